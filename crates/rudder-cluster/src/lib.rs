@@ -1,0 +1,1 @@
+//! rudder-cluster (being built).

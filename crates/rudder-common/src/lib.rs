@@ -1,0 +1,1 @@
+//! rudder-common (being built).

@@ -1,0 +1,1 @@
+//! rudder-registry (being built).

@@ -1,0 +1,1 @@
+//! rudder-rpc (being built).

@@ -1,0 +1,1 @@
+//! rudder (being built).

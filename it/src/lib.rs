@@ -1,0 +1,1 @@
+//! Harness for rudder integration tests (ZooKeeper in testcontainers, real Dubbo peers).
