@@ -1,1 +1,13 @@
-//! rudder-common (being built).
+//! Shared vocabulary of every rudder layer: the Dubbo URL, the invocation, errors and time.
+//!
+//! rudder's data path is registry → directory → cluster → load balance → rpc. Every layer speaks about
+//! providers as [`url::DubboUrl`]s, about calls as [`invocation::Invocation`]s, reports failures as
+//! [`error::RpcError`]s with Dubbo's codes, and reads time through a [`clock::Clock`] so tests can fix it.
+
+pub mod clock;
+pub mod error;
+pub mod invocation;
+pub mod java_string;
+pub mod url;
+
+pub use rudder_hessian::Value;

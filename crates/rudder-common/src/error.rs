@@ -1,0 +1,104 @@
+//! The error every call can end with, carrying Dubbo's numeric `RpcException` codes.
+
+use std::fmt;
+
+/// The kind of a failed call; the discriminant is Dubbo's `RpcException` code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RpcErrorKind {
+    /// 0: anything not classified below.
+    Unknown = 0,
+    /// 1: connection or send failure.
+    Network = 1,
+    /// 2: no answer within the timeout.
+    Timeout = 2,
+    /// 3: the provider's method threw (a business exception); never retried.
+    Biz = 3,
+    /// 4: the call was refused (e.g. the registry pushed `empty://`).
+    Forbidden = 4,
+    /// 5: a request or response could not be (de)serialized.
+    Serialization = 5,
+    /// 6: no provider is left after routing.
+    NoProvider = 6,
+    /// 7: a concurrency limit (`actives`) was hit.
+    LimitExceeded = 7,
+    /// 9: the registry failed.
+    Registry = 9,
+    /// 11: the provider has no such method or service.
+    MethodNotFound = 11,
+}
+
+impl RpcErrorKind {
+    /// Dubbo's numeric code.
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// Whether failover may try another provider after this kind of failure (Dubbo: all but business).
+    pub fn is_retryable(self) -> bool {
+        !matches!(self, RpcErrorKind::Biz)
+    }
+}
+
+impl fmt::Display for RpcErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            RpcErrorKind::Unknown => "unknown",
+            RpcErrorKind::Network => "network",
+            RpcErrorKind::Timeout => "timeout",
+            RpcErrorKind::Biz => "business",
+            RpcErrorKind::Forbidden => "forbidden",
+            RpcErrorKind::Serialization => "serialization",
+            RpcErrorKind::NoProvider => "no-provider",
+            RpcErrorKind::LimitExceeded => "limit-exceeded",
+            RpcErrorKind::Registry => "registry",
+            RpcErrorKind::MethodNotFound => "method-not-found",
+        };
+        f.write_str(name)
+    }
+}
+
+/// A failed call: its kind, a message that says what and where, and the cause if any.
+///
+/// ```
+/// use rudder_common::error::{RpcError, RpcErrorKind};
+/// let e = RpcError::new(RpcErrorKind::Timeout, "no answer from 10.0.0.1:20880 in 3000 ms");
+/// assert_eq!(e.kind().code(), 2);
+/// assert!(e.kind().is_retryable());
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct RpcError {
+    kind: RpcErrorKind,
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl RpcError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: RpcErrorKind, message: impl Into<String>) -> RpcError {
+        RpcError { kind, message: message.into(), source: None }
+    }
+
+    /// The same error with a cause attached.
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> RpcError {
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> RpcErrorKind {
+        self.kind
+    }
+
+    /// The message, without the kind.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<RpcError>();
+};
