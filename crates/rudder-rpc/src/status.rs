@@ -1,0 +1,241 @@
+//! Per-provider call statistics: Dubbo's `RpcStatus`, always on.
+//!
+//! Every call through rudder is counted twice, once for the provider and once for the provider's method,
+//! from the moment it is sent until its answer (or failure) arrives. `leastactive` reads the active count,
+//! `shortestresponse` the succeeded elapsed times. In Dubbo Java only the `actives` filter feeds these
+//! counters, so those balancers silently degrade to random without it (apache/dubbo#9650); in rudder the
+//! invoke path always counts.
+//!
+//! Counters are atomics: a call touches two [`RpcStatus`] values and never takes a lock. Statistics are keyed
+//! by provider identity (`protocol://host:port/path`), so they survive a registry update that only changes
+//! parameters.
+//!
+//! ```
+//! use rudder_rpc::status::StatusRegistry;
+//!
+//! let registry = StatusRegistry::default();
+//! let provider = registry.provider("dubbo://10.0.0.1:20880/com.acme.Greeter");
+//! let call = provider.begin("sayHello", 0).expect("no limit configured");
+//! assert_eq!(provider.method("sayHello").active(), 1);
+//! call.finish(12, true);
+//! assert_eq!(provider.method("sayHello").succeeded(), 1);
+//! assert_eq!(provider.service().total_elapsed(), 12);
+//! ```
+
+use std::sync::atomic::{AtomicI32, AtomicI64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+
+/// Counters for one provider, or one method of one provider (Dubbo's `RpcStatus`).
+#[derive(Debug, Default)]
+pub struct RpcStatus {
+    active: AtomicI32,
+    total: AtomicI64,
+    failed: AtomicI64,
+    total_elapsed: AtomicI64,
+    failed_elapsed: AtomicI64,
+    max_elapsed: AtomicI64,
+    failed_max_elapsed: AtomicI64,
+    succeeded_max_elapsed: AtomicI64,
+}
+
+impl RpcStatus {
+    /// Calls sent and not yet answered.
+    pub fn active(&self) -> i32 {
+        self.active.load(Relaxed)
+    }
+    /// Calls completed.
+    pub fn total(&self) -> i64 {
+        self.total.load(Relaxed)
+    }
+    /// Calls that failed.
+    pub fn failed(&self) -> i64 {
+        self.failed.load(Relaxed)
+    }
+    /// Calls that succeeded (`total - failed`).
+    pub fn succeeded(&self) -> i64 {
+        self.total() - self.failed()
+    }
+    /// Sum of elapsed milliseconds over all completed calls.
+    pub fn total_elapsed(&self) -> i64 {
+        self.total_elapsed.load(Relaxed)
+    }
+    /// Sum of elapsed milliseconds over failed calls.
+    pub fn failed_elapsed(&self) -> i64 {
+        self.failed_elapsed.load(Relaxed)
+    }
+    /// Sum of elapsed milliseconds over succeeded calls.
+    pub fn succeeded_elapsed(&self) -> i64 {
+        self.total_elapsed() - self.failed_elapsed()
+    }
+    /// Longest call, in milliseconds.
+    pub fn max_elapsed(&self) -> i64 {
+        self.max_elapsed.load(Relaxed)
+    }
+    /// Longest failed call.
+    pub fn failed_max_elapsed(&self) -> i64 {
+        self.failed_max_elapsed.load(Relaxed)
+    }
+    /// Longest succeeded call.
+    pub fn succeeded_max_elapsed(&self) -> i64 {
+        self.succeeded_max_elapsed.load(Relaxed)
+    }
+    /// `total_elapsed / total` (integer division; 0 with no calls).
+    pub fn average_elapsed(&self) -> i64 {
+        average(self.total_elapsed(), self.total())
+    }
+    /// `failed_elapsed / failed`.
+    pub fn failed_average_elapsed(&self) -> i64 {
+        average(self.failed_elapsed(), self.failed())
+    }
+    /// `succeeded_elapsed / succeeded`.
+    pub fn succeeded_average_elapsed(&self) -> i64 {
+        average(self.succeeded_elapsed(), self.succeeded())
+    }
+    /// Calls per second over the elapsed time, as Dubbo computes it.
+    pub fn average_tps(&self) -> i64 {
+        let elapsed = self.total_elapsed();
+        if elapsed >= 1000 {
+            self.total() / (elapsed / 1000)
+        } else {
+            self.total()
+        }
+    }
+
+    /// Takes an active slot if fewer than `max` are taken (`max <= 0` means no limit).
+    fn try_acquire(&self, max: i32) -> bool {
+        let max = if max <= 0 { i32::MAX } else { max };
+        self.active
+            .fetch_update(Relaxed, Relaxed, |active| (active < max).then_some(active + 1))
+            .is_ok()
+    }
+
+    fn record_end(&self, elapsed_millis: i64, succeeded: bool) {
+        self.active.fetch_sub(1, Relaxed);
+        self.total.fetch_add(1, Relaxed);
+        self.total_elapsed.fetch_add(elapsed_millis, Relaxed);
+        self.max_elapsed.fetch_max(elapsed_millis, Relaxed);
+        if succeeded {
+            self.succeeded_max_elapsed.fetch_max(elapsed_millis, Relaxed);
+        } else {
+            self.failed.fetch_add(1, Relaxed);
+            self.failed_elapsed.fetch_add(elapsed_millis, Relaxed);
+            self.failed_max_elapsed.fetch_max(elapsed_millis, Relaxed);
+        }
+    }
+}
+
+fn average(sum: i64, count: i64) -> i64 {
+    if count == 0 {
+        0
+    } else {
+        sum / count
+    }
+}
+
+/// The statistics of one provider: the provider-wide [`RpcStatus`] and one per method.
+#[derive(Debug, Default)]
+pub struct ProviderStatus {
+    service: RpcStatus,
+    methods: DashMap<Box<str>, Arc<RpcStatus>>,
+}
+
+impl ProviderStatus {
+    /// Provider-wide counters.
+    pub fn service(&self) -> &RpcStatus {
+        &self.service
+    }
+
+    /// Counters of `method`, created on first use. Hold on to the `Arc` on hot paths.
+    pub fn method(&self, method: &str) -> Arc<RpcStatus> {
+        if let Some(status) = self.methods.get(method) {
+            return Arc::clone(&status);
+        }
+        Arc::clone(&self.methods.entry(method.into()).or_default())
+    }
+
+    /// Starts counting a call of `method`; `None` if `max_active` (> 0) calls of it are already running.
+    ///
+    /// The limit applies to the method counter only, as in Dubbo; the provider-wide counter just counts.
+    pub fn begin(self: &Arc<Self>, method: &str, max_active: i32) -> Option<ActiveCall> {
+        let method = self.method(method);
+        self.begin_with(method, max_active)
+    }
+
+    /// As [`ProviderStatus::begin`], with the method counters already looked up.
+    pub fn begin_with(self: &Arc<Self>, method: Arc<RpcStatus>, max_active: i32) -> Option<ActiveCall> {
+        if !method.try_acquire(max_active) {
+            return None;
+        }
+        self.service.active.fetch_add(1, Relaxed);
+        Some(ActiveCall { provider: Arc::clone(self), method, done: false })
+    }
+}
+
+/// A call being counted. [`ActiveCall::finish`] records its outcome; dropping it unfinished records a
+/// failure with zero elapsed time, so an active slot can never leak (unlike apache/dubbo#16455).
+#[derive(Debug)]
+#[must_use = "an ActiveCall counts as failed when dropped without finish()"]
+pub struct ActiveCall {
+    provider: Arc<ProviderStatus>,
+    method: Arc<RpcStatus>,
+    done: bool,
+}
+
+impl ActiveCall {
+    /// Records the end of the call: elapsed milliseconds and whether it succeeded.
+    ///
+    /// A business exception returned by the provider is a success here, as in Dubbo: the provider answered.
+    pub fn finish(mut self, elapsed_millis: i64, succeeded: bool) {
+        self.end(elapsed_millis, succeeded);
+    }
+
+    fn end(&mut self, elapsed_millis: i64, succeeded: bool) {
+        if !self.done {
+            self.done = true;
+            self.provider.service.record_end(elapsed_millis, succeeded);
+            self.method.record_end(elapsed_millis, succeeded);
+        }
+    }
+}
+
+impl Drop for ActiveCall {
+    fn drop(&mut self) {
+        self.end(0, false);
+    }
+}
+
+/// All providers' statistics, keyed by provider identity.
+#[derive(Debug, Default)]
+pub struct StatusRegistry {
+    providers: DashMap<Box<str>, Arc<ProviderStatus>>,
+}
+
+impl StatusRegistry {
+    /// The statistics of the provider with this identity, created on first use.
+    pub fn provider(&self, identity: &str) -> Arc<ProviderStatus> {
+        if let Some(status) = self.providers.get(identity) {
+            return Arc::clone(&status);
+        }
+        Arc::clone(&self.providers.entry(identity.into()).or_default())
+    }
+
+    /// Forgets a provider's statistics (Dubbo never does; long-lived consumers may want to).
+    pub fn remove(&self, identity: &str) {
+        self.providers.remove(identity);
+    }
+
+    /// Number of providers with statistics.
+    pub fn len(&self) -> usize {
+        self.providers.len()
+    }
+
+    /// Whether no provider has statistics yet.
+    pub fn is_empty(&self) -> bool {
+        self.providers.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests;
