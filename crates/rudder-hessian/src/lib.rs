@@ -1,7 +1,77 @@
 //! Hessian 2.0 serialization, as Dubbo's `hessian-lite` writes and reads it.
 //!
-//! The codec itself is being built; for now this crate holds the [`Value`] model every layer shares.
+//! A Dubbo `dubbo://` request or response body is one Hessian 2.0 *stream*: several values written
+//! one after another by one Java `Hessian2Output`, sharing its class definitions, type names and
+//! back-reference numbering. [`Hessian2Writer`] and [`Hessian2Reader`] each stand for one such
+//! stream; use one per body.
+//!
+//! # How Hessian values map to Java types
+//!
+//! | [`Value`] | Hessian wire forms | Java |
+//! |---|---|---|
+//! | `Null` | `N` | `null` |
+//! | `Bool` | `T`, `F` | `boolean` / `Boolean` |
+//! | `Int` | `0x80-0xbf`, `0xc0-0xcf`, `0xd0-0xd7`, `I` | `int`; also `byte`, `short` |
+//! | `Long` | `0xd8-0xef`, `0xf0-0xff`, `0x38-0x3f`, `0x59`, `L` | `long` |
+//! | `Double` | `0x5b-0x5f`, `D` | `double`; also `float` |
+//! | `Date` | `0x4a` (millis), `0x4b` (minutes) | `java.util.Date` |
+//! | `String` | `0x00-0x1f`, `0x30-0x33`, `S`, chunks `R` | `String`; also `char` |
+//! | `Binary` | `0x20-0x2f`, `0x34-0x37`, `B`, chunks `A` | `byte[]` |
+//! | `List` | `0x70-0x7f`, `U V W X` | `ArrayList` (untyped); arrays and other collections (typed, e.g. `[java.lang.String`) |
+//! | `Map` | `H` (untyped), `M` (typed) | `HashMap` (untyped); other `Map` classes (typed) |
+//! | `Object` | class definition `C`, then `0x60-0x6f` or `O` | any serializable class: its non-transient, non-static fields |
+//! | `Ref` | `Q` | a second reference to the same list, map or object (here: only cycles) |
+//!
+//! Java enums arrive as objects with a single `name` field; `BigDecimal` as an object with a `value`
+//! string; exceptions as objects with `detailMessage`, `cause`, `stackTrace`… which
+//! [`JavaException::from_value`] understands.
+//!
+//! Strings count their length in UTF-16 units and encode characters outside the Basic Multilingual
+//! Plane as two 3-byte surrogates; the codec handles this, so Rust strings go in and come out.
+//!
+//! # Example: a Dubbo request body
+//!
+//! ```
+//! use rudder_hessian::{Hessian2Reader, Hessian2Writer, Value};
+//!
+//! let mut w = Hessian2Writer::new();
+//! for header in ["2.0.2", "org.apache.dubbo.demo.DemoService", "0.0.0", "sayHello", "Ljava/lang/String;"] {
+//!     w.write_utf(header);
+//! }
+//! w.write_value(&Value::from("rust"));
+//! w.write_attachments([("path", "org.apache.dubbo.demo.DemoService")]);
+//! let body = w.into_bytes();
+//!
+//! let mut r = Hessian2Reader::new(&body);
+//! assert_eq!(r.read_string()?, "2.0.2");
+//! # for _ in 0..4 { r.read_string()?; }
+//! assert_eq!(r.read_value()?, Value::from("rust"));
+//! # Ok::<(), rudder_hessian::DecodeError>(())
+//! ```
+//!
+//! # Rust types
+//!
+//! [`to_value`] and [`from_value`] convert serde types; see [`convert`](crate::to_value) for the table,
+//! and [`JavaClass`] / [`to_object_value`] to give a struct its Java class.
+//!
+//! # Hostile input
+//!
+//! The reader never allocates more than the remaining input justifies, caps nesting depth and lengths
+//! ([`DecodeLimits`]), bounds how far back-references may be expanded, and reports every problem as a
+//! [`DecodeError`] with its byte offset.
 
+mod convert;
+mod error;
+mod exception;
+mod reader;
+mod tags;
+mod text;
 mod value;
+mod writer;
 
+pub use convert::{from_value, to_java_object, to_object_value, to_value, JavaClass, SerdeError};
+pub use error::DecodeError;
+pub use exception::JavaException;
+pub use reader::{DecodeLimits, Hessian2Reader};
 pub use value::Value;
+pub use writer::Hessian2Writer;

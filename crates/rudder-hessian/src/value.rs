@@ -51,6 +51,14 @@ pub enum Value {
         /// Field names and values, in class-definition order.
         fields: Vec<(String, Value)>,
     },
+    /// A back-reference (Hessian `Q`) to the n-th list, map or object of the stream, counted from 0 in
+    /// the order their headers appear.
+    ///
+    /// The reader only produces this for a cycle: a reference to a value that is still being decoded,
+    /// such as a Java `Throwable` whose `cause` is itself. References to finished values are expanded
+    /// into copies. The writer emits `Q` with the index as given, so it must name a list, map or object
+    /// written earlier in the same stream.
+    Ref(usize),
 }
 
 impl Value {
@@ -60,6 +68,109 @@ impl Value {
             Value::String(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// The number as an `i32`, if this is an [`Value::Int`] or a [`Value::Long`] that fits.
+    ///
+    /// ```
+    /// use rudder_hessian::Value;
+    /// assert_eq!(Value::Long(7).as_i32(), Some(7));
+    /// assert_eq!(Value::Long(1 << 40).as_i32(), None);
+    /// ```
+    pub fn as_i32(&self) -> Option<i32> {
+        match *self {
+            Value::Int(v) => Some(v),
+            Value::Long(v) => i32::try_from(v).ok(),
+            _ => None,
+        }
+    }
+
+    /// The number as an `i64`, if this is an [`Value::Int`] or a [`Value::Long`].
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::Int(v) => Some(i64::from(v)),
+            Value::Long(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The number as an `f64`, if this is a [`Value::Double`], [`Value::Int`] or [`Value::Long`].
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::Double(v) => Some(v),
+            Value::Int(v) => Some(f64::from(v)),
+            // Java widens long to double the same lossy way.
+            Value::Long(v) => Some(v as f64),
+            _ => None,
+        }
+    }
+
+    /// The flag inside a [`Value::Bool`], if this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Value::Bool(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether this is Java `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// A field of an [`Value::Object`], or the value under a string key of a [`Value::Map`].
+    ///
+    /// ```
+    /// use rudder_hessian::Value;
+    /// let user = Value::Object {
+    ///     class: "com.example.User".into(),
+    ///     fields: vec![("name".into(), Value::from("alice"))],
+    /// };
+    /// assert_eq!(user.get("name").and_then(Value::as_str), Some("alice"));
+    /// ```
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        match self {
+            Value::Object { fields, .. } => fields.iter().find(|(k, _)| k == name).map(|(_, v)| v),
+            Value::Map { entries, .. } => entries
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(name))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// An untyped list (Java `ArrayList`) of the given items.
+    pub fn list(items: Vec<Value>) -> Self {
+        Value::List {
+            type_name: None,
+            items,
+        }
+    }
+
+    /// An untyped map (Java `HashMap`) of the given entries.
+    pub fn map(entries: Vec<(Value, Value)>) -> Self {
+        Value::Map {
+            type_name: None,
+            entries,
+        }
+    }
+}
+
+impl From<Vec<u8>> for Value {
+    fn from(v: Vec<u8>) -> Self {
+        Value::Binary(v)
+    }
+}
+
+impl From<Vec<Value>> for Value {
+    fn from(items: Vec<Value>) -> Self {
+        Value::list(items)
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Value::Null, Into::into)
     }
 }
 

@@ -1,0 +1,106 @@
+//! Java `Throwable`s as they arrive in a Dubbo error response.
+
+use std::fmt;
+
+use crate::Value;
+
+/// Deepest cause chain followed; Java chains are short, hostile ones need not be.
+const MAX_CAUSES: usize = 64;
+
+/// A Java exception decoded from its Hessian object form.
+///
+/// Java serializes a `Throwable` field by field: `detailMessage`, `cause` (which is the throwable
+/// itself, as a back-reference, when there is no cause), `stackTrace`, `suppressedExceptions`, plus
+/// any fields of the subclass.
+///
+/// ```
+/// use rudder_hessian::{JavaException, Value};
+/// let thrown = Value::Object {
+///     class: "java.lang.IllegalStateException".into(),
+///     fields: vec![
+///         ("detailMessage".into(), Value::from("boom")),
+///         ("cause".into(), Value::Ref(0)),
+///     ],
+/// };
+/// let e = JavaException::from_value(&thrown).unwrap();
+/// assert_eq!(e.message.as_deref(), Some("boom"));
+/// assert!(e.cause.is_none());
+/// assert_eq!(e.to_string(), "java.lang.IllegalStateException: boom");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JavaException {
+    /// Fully qualified class name, e.g. `java.lang.IllegalStateException`.
+    pub class: String,
+    /// `getMessage()`: the `detailMessage` field, if it is a string.
+    pub message: Option<String>,
+    /// `getCause()`, when it is a different throwable.
+    pub cause: Option<Box<JavaException>>,
+}
+
+impl JavaException {
+    /// Reads an exception out of a decoded object, if it looks like a Java `Throwable`: an object
+    /// whose class name ends in `Exception`, `Error` or `Throwable`, or which has a `detailMessage`
+    /// field. Returns `None` for anything else.
+    pub fn from_value(value: &Value) -> Option<JavaException> {
+        let mut chain = Vec::new();
+        let mut current = value;
+        while chain.len() < MAX_CAUSES {
+            let Some((class, message)) = throwable_parts(current) else {
+                break;
+            };
+            chain.push((class, message));
+            match current.get("cause") {
+                // A self-reference (or any cycle) means "no further cause".
+                Some(next @ Value::Object { .. }) => current = next,
+                _ => break,
+            }
+        }
+        chain
+            .into_iter()
+            .rev()
+            .fold(None, |cause, (class, message)| {
+                Some(Box::new(JavaException {
+                    class,
+                    message,
+                    cause,
+                }))
+            })
+            .map(|e| *e)
+    }
+}
+
+fn throwable_parts(value: &Value) -> Option<(String, Option<String>)> {
+    let Value::Object { class, fields } = value else {
+        return None;
+    };
+    let has_message_field = fields.iter().any(|(name, _)| name == "detailMessage");
+    let named_like_one = ["Exception", "Error", "Throwable"]
+        .iter()
+        .any(|suffix| class.ends_with(suffix));
+    if !(has_message_field || named_like_one) {
+        return None;
+    }
+    let message = value
+        .get("detailMessage")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Some((class.clone(), message))
+}
+
+impl fmt::Display for JavaException {
+    /// Like Java's `Throwable.toString()`; the cause is reported through `source()`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.message {
+            Some(m) => write!(f, "{}: {}", self.class, m),
+            None => write!(f, "{}", self.class),
+        }
+    }
+}
+
+impl std::error::Error for JavaException {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}

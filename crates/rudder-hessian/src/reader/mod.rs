@@ -1,0 +1,393 @@
+//! The decoder: Hessian 2.0 bytes to [`Value`]s, accepting every form of the grammar.
+
+mod input;
+mod refs;
+
+use crate::error::DecodeError;
+use crate::tags::*;
+use crate::Value;
+
+use refs::RefTable;
+
+/// Bounds that keep hostile input from exhausting the stack or memory.
+///
+/// ```
+/// use rudder_hessian::{DecodeLimits, Hessian2Reader};
+/// let limits = DecodeLimits { max_depth: 16, ..DecodeLimits::default() };
+/// let mut r = Hessian2Reader::with_limits(&[0x90], limits);
+/// assert_eq!(r.read_int().unwrap(), 0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeLimits {
+    /// Deepest nesting of lists, maps and objects (default 128).
+    pub max_depth: usize,
+    /// Largest string (in UTF-16 units), binary (in bytes) or list (in items) (default 16 MiB).
+    pub max_length: usize,
+    /// Most bytes re-read to expand back-references into copies, per reader (default 64 MiB).
+    pub max_ref_expansion: usize,
+}
+
+impl Default for DecodeLimits {
+    fn default() -> Self {
+        DecodeLimits {
+            max_depth: 128,
+            max_length: 16 << 20,
+            max_ref_expansion: 64 << 20,
+        }
+    }
+}
+
+/// A class definition (`C`): the class name and its field names, in wire order.
+#[derive(Debug, Clone)]
+struct ClassDef {
+    name: String,
+    fields: Vec<String>,
+}
+
+/// Reads one Hessian 2.0 stream of values from a byte slice.
+///
+/// Class definitions, type names and back-references are shared by every value read from one reader,
+/// as they are in a Java `Hessian2Input`; read a whole Dubbo body with one reader.
+///
+/// A back-reference to a finished list, map or object is expanded into a copy of it; a reference to
+/// one still being read (a cycle) becomes [`Value::Ref`].
+///
+/// ```
+/// use rudder_hessian::{Hessian2Reader, Value};
+/// // A Dubbo response body: kind flag 4, the value, the attachments.
+/// let body = b"\x94\x02hiH\x05dubbo\x052.0.2Z";
+/// let mut r = Hessian2Reader::new(body);
+/// assert_eq!(r.read_int()?, 4);
+/// assert_eq!(r.read_value()?, Value::from("hi"));
+/// assert_eq!(r.read_value()?.get("dubbo"), Some(&Value::from("2.0.2")));
+/// assert!(r.is_at_end());
+/// # Ok::<(), rudder_hessian::DecodeError>(())
+/// ```
+#[derive(Debug)]
+pub struct Hessian2Reader<'a> {
+    input: &'a [u8],
+    pos: usize,
+    limits: DecodeLimits,
+    classes: Vec<ClassDef>,
+    types: Vec<String>,
+    refs: RefTable,
+    depth: usize,
+}
+
+impl<'a> Hessian2Reader<'a> {
+    /// A reader over `input` with the default [`DecodeLimits`].
+    pub fn new(input: &'a [u8]) -> Self {
+        Self::with_limits(input, DecodeLimits::default())
+    }
+
+    /// A reader over `input` with the given limits.
+    pub fn with_limits(input: &'a [u8], limits: DecodeLimits) -> Self {
+        Hessian2Reader {
+            input,
+            pos: 0,
+            limits,
+            classes: Vec::new(),
+            types: Vec::new(),
+            refs: RefTable::default(),
+            depth: 0,
+        }
+    }
+
+    /// Offset of the next byte to read.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Whether every byte has been read.
+    pub fn is_at_end(&self) -> bool {
+        self.pos >= self.input.len()
+    }
+
+    /// Reads the next value, whatever its type.
+    pub fn read_value(&mut self) -> Result<Value, DecodeError> {
+        self.read_any()
+    }
+
+    /// Reads an `int` (any of its compact forms); anything else is an error.
+    ///
+    /// Dubbo's response kind flag is read this way.
+    pub fn read_int(&mut self) -> Result<i32, DecodeError> {
+        self.read_int_field("int")
+    }
+
+    /// Reads a `String` (what Dubbo's `writeUTF` wrote); `null` or any other type is an error.
+    pub fn read_string(&mut self) -> Result<String, DecodeError> {
+        let offset = self.pos;
+        let tag = self.byte("string")?;
+        if is_string_tag(tag) {
+            self.string_body(tag, offset)
+        } else {
+            Err(DecodeError::UnexpectedTag {
+                tag,
+                offset,
+                expected: "string",
+            })
+        }
+    }
+
+    fn read_any(&mut self) -> Result<Value, DecodeError> {
+        loop {
+            let offset = self.pos;
+            let tag = self.byte("value")?;
+            let value = match tag {
+                NULL => Value::Null,
+                TRUE => Value::Bool(true),
+                FALSE => Value::Bool(false),
+                0x80..=0xbf | 0xc0..=0xcf | 0xd0..=0xd7 | INT => Value::Int(self.int_body(tag)?),
+                0xd8..=0xef => Value::Long(i64::from(tag) - i64::from(LONG_ZERO)),
+                0xf0..=0xff => {
+                    let low = i64::from(self.byte("long")?);
+                    Value::Long(((i64::from(tag) - i64::from(LONG_BYTE_ZERO)) << 8) | low)
+                }
+                0x38..=0x3f => {
+                    let low = i64::from(u16::from_be_bytes(self.array("long")?));
+                    Value::Long(((i64::from(tag) - i64::from(LONG_SHORT_ZERO)) << 16) | low)
+                }
+                LONG_INT => Value::Long(i64::from(i32::from_be_bytes(self.array("long")?))),
+                LONG => Value::Long(i64::from_be_bytes(self.array("long")?)),
+                DOUBLE_ZERO => Value::Double(0.0),
+                DOUBLE_ONE => Value::Double(1.0),
+                DOUBLE_BYTE => Value::Double(f64::from(self.byte("double")? as i8)),
+                DOUBLE_SHORT => Value::Double(f64::from(i16::from_be_bytes(self.array("double")?))),
+                DOUBLE_MILL => {
+                    let mills = i32::from_be_bytes(self.array("double")?);
+                    Value::Double(0.001 * f64::from(mills))
+                }
+                DOUBLE => Value::Double(f64::from_bits(u64::from_be_bytes(self.array("double")?))),
+                DATE_MILLIS => Value::Date(i64::from_be_bytes(self.array("date")?)),
+                DATE_MINUTES => {
+                    let minutes = i32::from_be_bytes(self.array("date")?);
+                    Value::Date(i64::from(minutes) * 60_000)
+                }
+                t if is_string_tag(t) => Value::String(self.string_body(t, offset)?),
+                0x20..=0x2f | 0x34..=0x37 | BINARY_FINAL | BINARY_CHUNK => {
+                    Value::Binary(self.binary_body(tag, offset)?)
+                }
+                LIST_VARIABLE_TYPED
+                | LIST_VARIABLE_UNTYPED
+                | LIST_FIXED_TYPED
+                | LIST_FIXED_UNTYPED
+                | 0x70..=0x7f => self.list(tag, offset)?,
+                MAP_UNTYPED | MAP_TYPED => self.map(tag, offset)?,
+                CLASS_DEF => {
+                    // A definition is not a value: the value follows it.
+                    self.class_def(offset)?;
+                    continue;
+                }
+                OBJECT => {
+                    let def = self.read_int_field("class definition index")?;
+                    self.object(i64::from(def), offset)?
+                }
+                0x60..=0x6f => self.object(i64::from(tag - OBJECT_DIRECT), offset)?,
+                REF => {
+                    let index = self.read_int_field("reference index")?;
+                    self.resolve_ref(i64::from(index), offset)?
+                }
+                _ => return Err(DecodeError::UnknownTag { tag, offset }),
+            };
+            return Ok(value);
+        }
+    }
+
+    fn list(&mut self, tag: u8, offset: usize) -> Result<Value, DecodeError> {
+        let type_name = match tag {
+            LIST_VARIABLE_TYPED | LIST_FIXED_TYPED | 0x70..=0x77 => Some(self.read_type()?),
+            _ => None,
+        };
+        let len = match tag {
+            LIST_FIXED_TYPED | LIST_FIXED_UNTYPED => {
+                let len = self.read_int_field("list length")?;
+                Some(self.check_count("list", len, offset)?)
+            }
+            0x70..=0x77 => Some(usize::from(tag - LIST_DIRECT_TYPED)),
+            0x78..=0x7f => Some(usize::from(tag - LIST_DIRECT_UNTYPED)),
+            _ => None,
+        };
+        self.enter(offset)?;
+        let slot = self.refs.open(offset);
+        // Never trust a length for more than a small preallocation.
+        let mut items = Vec::with_capacity(len.unwrap_or(0).min(1024));
+        match len {
+            Some(len) => {
+                for _ in 0..len {
+                    items.push(self.read_any()?);
+                }
+            }
+            None => {
+                while !self.at_end_marker("list")? {
+                    items.push(self.read_any()?);
+                }
+            }
+        }
+        self.refs.close(slot, self.pos);
+        self.depth -= 1;
+        Ok(Value::List { type_name, items })
+    }
+
+    fn map(&mut self, tag: u8, offset: usize) -> Result<Value, DecodeError> {
+        let type_name = if tag == MAP_TYPED {
+            Some(self.read_type()?)
+        } else {
+            None
+        };
+        self.enter(offset)?;
+        let slot = self.refs.open(offset);
+        let mut entries = Vec::new();
+        while !self.at_end_marker("map")? {
+            let key = self.read_any()?;
+            let value = self.read_any()?;
+            entries.push((key, value));
+        }
+        self.refs.close(slot, self.pos);
+        self.depth -= 1;
+        Ok(Value::Map { type_name, entries })
+    }
+
+    fn object(&mut self, def: i64, offset: usize) -> Result<Value, DecodeError> {
+        let count = self.classes.len();
+        let def = usize::try_from(def)
+            .ok()
+            .and_then(|d| self.classes.get(d))
+            .cloned()
+            .ok_or(DecodeError::BadClassRef {
+                index: def,
+                count,
+                offset,
+            })?;
+        self.enter(offset)?;
+        let slot = self.refs.open(offset);
+        let mut fields = Vec::with_capacity(def.fields.len());
+        for name in def.fields {
+            let value = self.read_any()?;
+            fields.push((name, value));
+        }
+        self.refs.close(slot, self.pos);
+        self.depth -= 1;
+        Ok(Value::Object {
+            class: def.name,
+            fields,
+        })
+    }
+
+    fn class_def(&mut self, offset: usize) -> Result<(), DecodeError> {
+        let name = self.read_string()?;
+        let count = self.read_int_field("class field count")?;
+        let count = self.check_count("class definition", count, offset)?;
+        let mut fields = Vec::with_capacity(count.min(256));
+        for _ in 0..count {
+            fields.push(self.read_string()?);
+        }
+        if name.is_empty() {
+            return Err(DecodeError::InvalidClassDef {
+                offset,
+                reason: "empty class name",
+            });
+        }
+        // Replaying a region for a back-reference meets definitions that are already known.
+        if !self.refs.is_replaying() {
+            self.classes.push(ClassDef { name, fields });
+        }
+        Ok(())
+    }
+
+    /// A list or map type: a new name (a string) or the index of one seen earlier in the stream.
+    fn read_type(&mut self) -> Result<String, DecodeError> {
+        let offset = self.pos;
+        let tag = self.peek("type")?;
+        if is_string_tag(tag) {
+            let name = self.read_string()?;
+            if !self.refs.is_replaying() {
+                self.types.push(name.clone());
+            }
+            return Ok(name);
+        }
+        let index = self.read_int_field("type")?;
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.types.get(i))
+            .cloned()
+            .ok_or(DecodeError::BadTypeRef {
+                index: i64::from(index),
+                count: self.types.len(),
+                offset,
+            })
+    }
+
+    fn read_int_field(&mut self, what: &'static str) -> Result<i32, DecodeError> {
+        let offset = self.pos;
+        let tag = self.byte(what)?;
+        match tag {
+            0x80..=0xbf | 0xc0..=0xcf | 0xd0..=0xd7 | INT => self.int_body(tag),
+            _ => Err(DecodeError::UnexpectedTag {
+                tag,
+                offset,
+                expected: what,
+            }),
+        }
+    }
+
+    fn int_body(&mut self, tag: u8) -> Result<i32, DecodeError> {
+        Ok(match tag {
+            0x80..=0xbf => i32::from(tag) - i32::from(INT_ZERO),
+            0xc0..=0xcf => {
+                let low = i32::from(self.byte("int")?);
+                ((i32::from(tag) - i32::from(INT_BYTE_ZERO)) << 8) | low
+            }
+            0xd0..=0xd7 => {
+                let low = i32::from(u16::from_be_bytes(self.array("int")?));
+                ((i32::from(tag) - i32::from(INT_SHORT_ZERO)) << 16) | low
+            }
+            _ => i32::from_be_bytes(self.array("int")?),
+        })
+    }
+
+    /// Checks a declared count against the limit and against what the rest of the input could hold
+    /// (every item takes at least one byte).
+    fn check_count(
+        &self,
+        what: &'static str,
+        len: i32,
+        offset: usize,
+    ) -> Result<usize, DecodeError> {
+        let limit = self.limits.max_length.min(self.remaining());
+        usize::try_from(len)
+            .ok()
+            .filter(|n| *n <= limit)
+            .ok_or(DecodeError::LengthOverLimit {
+                what,
+                len: i64::from(len),
+                limit,
+                offset,
+            })
+    }
+
+    fn enter(&mut self, offset: usize) -> Result<(), DecodeError> {
+        if self.depth >= self.limits.max_depth {
+            return Err(DecodeError::TooDeep {
+                limit: self.limits.max_depth,
+                offset,
+            });
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Consumes the `Z` that ends a map or variable-length list, if it is next.
+    fn at_end_marker(&mut self, context: &'static str) -> Result<bool, DecodeError> {
+        if self.peek(context)? == END {
+            self.pos += 1;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+}
+
+fn is_string_tag(tag: u8) -> bool {
+    matches!(tag, 0x00..=0x1f | 0x30..=0x33 | STRING_FINAL | STRING_CHUNK)
+}
