@@ -1,1 +1,21 @@
 //! Harness for rudder integration tests (ZooKeeper in testcontainers, real Dubbo peers).
+//!
+//! ZooKeeper runs in Docker through testcontainers, with host networking and a loopback port
+//! chosen per container, so tests never touch anything but 127.0.0.1. The image is built
+//! locally (no registry needed) by `scripts/it-setup.sh`, which also starts a Docker engine.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), rudder_it::HarnessError> {
+//! let zookeeper = rudder_it::ZooKeeperContainer::start().await?;
+//! let client = zookeeper_client::Client::connect(&zookeeper.connect_string()).await.unwrap();
+//! # Ok(()) }
+//! ```
+
+mod error;
+mod loopback;
+mod zookeeper_container;
+mod zookeeper_image;
+
+pub use error::HarnessError;
+pub use zookeeper_container::ZooKeeperContainer;
+pub use zookeeper_image::{ZooKeeperImage, DEFAULT_ZOOKEEPER_IMAGE, ZOOKEEPER_IMAGE_ENV};

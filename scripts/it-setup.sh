@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# One-time (idempotent) set-up for rudder's integration tests: a running Docker engine and the
+# ZooKeeper image they start. Safe to run before every test run; a no-op when all is in place.
+#
+#   scripts/it-setup.sh && cargo test -p rudder-it
+#
+# Env: see scripts/ensure-docker.sh and scripts/build-zookeeper-image.sh (RUDDER_ZK_IMAGE, ...).
+set -euo pipefail
+
+script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+"$script_dir/ensure-docker.sh"
+"$script_dir/build-zookeeper-image.sh"
