@@ -1,1 +1,16 @@
-//! rudder-cluster (being built).
+//! The middle of rudder's data path: provider snapshots, load balancing and the cluster invoker.
+//!
+//! ```text
+//! registry ──▶ directory ──▶ cluster ──▶ load balance ──▶ rpc
+//!              (snapshot)    (Balancer)  (LoadBalance)
+//! ```
+//!
+//! * [`directory`] turns the registry's provider list into an immutable, atomically swapped snapshot.
+//! * [`loadbalance`] holds Dubbo's five policies and the name registry that selects one per method.
+//! * [`balancer`] joins them: for each call it reads the current snapshot, resolves the policy and picks.
+
+pub mod balancer;
+pub mod directory;
+pub mod loadbalance;
+pub mod provider;
+pub mod rng;

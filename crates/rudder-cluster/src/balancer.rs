@@ -1,0 +1,203 @@
+//! The balancer: for each call, the current snapshot, the policy its providers name, and one pick.
+//!
+//! This is the selection half of Dubbo's cluster invoker (`AbstractClusterInvoker.select`): it reads the
+//! directory's snapshot, resolves the policy from the first provider's `loadbalance` parameter for the
+//! method (default `random`) through a [`LoadBalanceRegistry`], and picks, skipping providers a retry has
+//! already tried. The resolved policy is cached per snapshot and method, so steady-state picks do no map
+//! lookups by name.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use rudder_cluster::{balancer::Balancer, directory::Directory};
+//! use rudder_common::{clock::ManualClock, invocation::Invocation, url::DubboUrl};
+//!
+//! let directory = Arc::new(Directory::default());
+//! directory.replace(vec![
+//!     DubboUrl::parse("dubbo://10.0.0.1:20880/S?loadbalance=roundrobin&weight=2")?,
+//!     DubboUrl::parse("dubbo://10.0.0.2:20880/S?weight=1")?,
+//! ]);
+//! let balancer = Balancer::builder(directory).clock(Arc::new(ManualClock::new(0))).seed(7).build();
+//! let call = Invocation::new("sayHello", vec![], vec![]);
+//! let picks: Vec<String> =
+//!     (0..3).map(|_| balancer.select(&call, &[]).unwrap().address().to_owned()).collect();
+//! assert_eq!(picks, ["10.0.0.1:20880", "10.0.0.2:20880", "10.0.0.1:20880"]);
+//! # Ok::<(), rudder_common::url::UrlError>(())
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+use rudder_common::clock::{Clock, SystemClock};
+use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::invocation::Invocation;
+
+use crate::directory::Directory;
+use crate::loadbalance::weight::WeightSource;
+use crate::loadbalance::{select, LoadBalance, LoadBalanceRegistry, MethodView, Pick, UnknownLoadBalance};
+use crate::provider::Provider;
+use crate::rng::RngSource;
+
+/// Picks a provider for each call. Share it behind an `Arc`; `select` takes `&self`.
+pub struct Balancer {
+    directory: Arc<Directory>,
+    policies: LoadBalanceRegistry,
+    forced: Option<Arc<dyn LoadBalance>>,
+    clock: Arc<dyn Clock>,
+    rng: RngSource,
+    weight_source: Option<Arc<dyn WeightSource>>,
+}
+
+impl Balancer {
+    /// Starts building a balancer over `directory` with the built-in policies and the system clock.
+    pub fn builder(directory: Arc<Directory>) -> BalancerBuilder {
+        BalancerBuilder {
+            directory,
+            policies: LoadBalanceRegistry::with_builtins(),
+            forced: None,
+            clock: Arc::new(SystemClock),
+            rng: RngSource::ThreadLocal,
+            weight_source: None,
+        }
+    }
+
+    /// The directory this balancer reads.
+    pub fn directory(&self) -> &Arc<Directory> {
+        &self.directory
+    }
+
+    /// The clock picks are made at.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The policy that would serve `view` (the forced one, or the one its first provider names).
+    ///
+    /// # Errors
+    /// [`UnknownLoadBalance`] when the name is not registered.
+    pub fn policy_for(&self, view: &MethodView) -> Result<Arc<dyn LoadBalance>, UnknownLoadBalance> {
+        match &self.forced {
+            Some(policy) => Ok(Arc::clone(policy)),
+            None => {
+                let cached = view.state(self as *const Balancer as usize, |v| self.policies.get(v.loadbalance_name()));
+                (*cached).clone()
+            }
+        }
+    }
+
+    /// Chooses a provider for `invocation`, skipping those in `excluded` (already tried by a retry).
+    ///
+    /// # Errors
+    /// [`RpcErrorKind::NoProvider`] when the directory is empty or every provider is excluded;
+    /// [`RpcErrorKind::Unknown`] when the providers name a policy that is not registered.
+    pub fn select(&self, invocation: &Invocation, excluded: &[Arc<Provider>]) -> Result<Arc<Provider>, RpcError> {
+        let snapshot = self.directory.snapshot();
+        let view = snapshot.view(invocation.method_name());
+        self.select_in(&view, invocation, excluded)
+    }
+
+    /// [`Balancer::select`] within a view the caller already holds.
+    ///
+    /// # Errors
+    /// As [`Balancer::select`].
+    pub fn select_in(
+        &self,
+        view: &MethodView,
+        invocation: &Invocation,
+        excluded: &[Arc<Provider>],
+    ) -> Result<Arc<Provider>, RpcError> {
+        if view.is_empty() {
+            return Err(RpcError::new(
+                RpcErrorKind::NoProvider,
+                format!("no provider available for method {} (the registry lists none)", invocation.method_name()),
+            ));
+        }
+        let policy = self.policy_for(view).map_err(|e| RpcError::new(RpcErrorKind::Unknown, e.to_string()))?;
+        let pick = Pick { now: self.clock.now_millis(), excluded, weight_source: self.weight_source.as_deref() };
+        let chosen = self.rng.with(|rng| select(&*policy, view, invocation, &pick, rng));
+        chosen.map(|i| Arc::clone(&view.providers()[i])).ok_or_else(|| {
+            RpcError::new(
+                RpcErrorKind::NoProvider,
+                format!(
+                    "no provider left for method {} after excluding {} already tried",
+                    invocation.method_name(),
+                    excluded.len()
+                ),
+            )
+        })
+    }
+}
+
+impl fmt::Debug for Balancer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Balancer")
+            .field("directory", &self.directory)
+            .field("policies", &self.policies)
+            .field("forced", &self.forced)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`Balancer`].
+pub struct BalancerBuilder {
+    directory: Arc<Directory>,
+    policies: LoadBalanceRegistry,
+    forced: Option<Arc<dyn LoadBalance>>,
+    clock: Arc<dyn Clock>,
+    rng: RngSource,
+    weight_source: Option<Arc<dyn WeightSource>>,
+}
+
+impl BalancerBuilder {
+    /// Uses `policies` instead of the built-ins (start from [`LoadBalanceRegistry::with_builtins`] to
+    /// add your own).
+    pub fn policies(mut self, policies: LoadBalanceRegistry) -> Self {
+        self.policies = policies;
+        self
+    }
+
+    /// Uses the policy called `name` for every call, whatever the providers say (a consumer-side
+    /// `loadbalance` setting).
+    ///
+    /// # Errors
+    /// [`UnknownLoadBalance`] when the name is not registered.
+    pub fn force_policy(mut self, name: &str) -> Result<Self, UnknownLoadBalance> {
+        self.forced = Some(self.policies.get(name)?);
+        Ok(self)
+    }
+
+    /// Reads time from `clock` (warmup, windows, recycling).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Makes every random choice reproducible from `seed`.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.rng = RngSource::seeded(seed);
+        self
+    }
+
+    /// Overrides provider weights at pick time (see [`WeightSource`]).
+    pub fn weight_source(mut self, source: Arc<dyn WeightSource>) -> Self {
+        self.weight_source = Some(source);
+        self
+    }
+
+    /// Builds the balancer.
+    pub fn build(self) -> Balancer {
+        Balancer {
+            directory: self.directory,
+            policies: self.policies,
+            forced: self.forced,
+            clock: self.clock,
+            rng: self.rng,
+            weight_source: self.weight_source,
+        }
+    }
+}
+
+impl fmt::Debug for BalancerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BalancerBuilder").field("policies", &self.policies).finish_non_exhaustive()
+    }
+}

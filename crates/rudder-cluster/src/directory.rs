@@ -1,0 +1,252 @@
+//! The directory: the current set of usable providers, as an immutable snapshot swapped atomically.
+//!
+//! The registry tells the directory what the provider list is now ([`Directory::replace`]) or what
+//! changed ([`Directory::apply`]). The directory builds a new [`ProviderSet`] and publishes it with one
+//! atomic pointer swap; a pick loads the current snapshot and never waits for an update. Providers are
+//! compared by their full URL, so a parameter change (a new weight) is an update, while the provider's
+//! identity, and with it its statistics and round-robin state, is kept.
+//!
+//! A provider URL whose balancer parameters cannot be read is skipped with a warning and counted in
+//! [`Directory::rejected`]; the other providers are unaffected.
+//!
+//! ```
+//! use rudder_cluster::directory::{Change, Directory};
+//! use rudder_common::url::DubboUrl;
+//!
+//! let directory = Directory::default();
+//! let a = DubboUrl::parse("dubbo://10.0.0.1:20880/S?weight=100")?;
+//! let bad = DubboUrl::parse("dubbo://10.0.0.2:20880/S?weight=heavy")?;
+//! let update = directory.replace(vec![a.clone(), bad]);
+//! assert_eq!((update.added, update.rejected), (1, 1));
+//! assert_eq!(directory.snapshot().providers().len(), 1);
+//!
+//! let heavier = a.clone().with_parameter("weight", "300");
+//! directory.apply(vec![Change::Remove(a), Change::Insert(heavier)]);
+//! assert_eq!(directory.snapshot().providers()[0].configured_weight("any"), 300);
+//! # Ok::<(), rudder_common::url::UrlError>(())
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use arc_swap::ArcSwap;
+use dashmap::DashMap;
+use rudder_common::url::DubboUrl;
+use rudder_rpc::status::StatusRegistry;
+
+use crate::loadbalance::MethodView;
+use crate::provider::Provider;
+
+/// One immutable provider snapshot, with per-method views built on first use.
+pub struct ProviderSet {
+    providers: Arc<[Arc<Provider>]>,
+    generation: u64,
+    views: DashMap<Box<str>, Arc<MethodView>>,
+}
+
+impl ProviderSet {
+    fn new(providers: Arc<[Arc<Provider>]>, generation: u64) -> ProviderSet {
+        ProviderSet { providers, generation, views: DashMap::new() }
+    }
+
+    /// The providers, in registry order.
+    pub fn providers(&self) -> &[Arc<Provider>] {
+        &self.providers
+    }
+
+    /// Increases by one with every published snapshot.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The precomputed view of this snapshot for `method`.
+    pub fn view(&self, method: &str) -> Arc<MethodView> {
+        if let Some(view) = self.views.get(method) {
+            return Arc::clone(&view);
+        }
+        let view = Arc::new(MethodView::new(Arc::clone(&self.providers), method));
+        Arc::clone(&self.views.entry(method.into()).or_insert(view))
+    }
+}
+
+impl fmt::Debug for ProviderSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderSet")
+            .field("generation", &self.generation)
+            .field("providers", &self.providers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One change to the provider list.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// A provider URL appeared (or re-appeared with new parameters).
+    Insert(DubboUrl),
+    /// A provider URL disappeared; matched by full URL.
+    Remove(DubboUrl),
+}
+
+/// What an update did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DirectoryUpdate {
+    /// Providers new to the snapshot.
+    pub added: usize,
+    /// Providers no longer in it.
+    pub removed: usize,
+    /// URLs skipped because a balancer parameter could not be read.
+    pub rejected: usize,
+    /// Providers in the published snapshot.
+    pub total: usize,
+}
+
+/// The directory of one service. Cheap to share behind an `Arc`.
+pub struct Directory {
+    current: ArcSwap<ProviderSet>,
+    statuses: Arc<StatusRegistry>,
+    /// Writer-side index, by full URL; picks never touch it.
+    writer: Mutex<Index>,
+    rejected: AtomicU64,
+}
+
+#[derive(Default)]
+struct Index {
+    by_url: HashMap<Box<str>, Arc<Provider>>,
+    order: Vec<Arc<Provider>>,
+    generation: u64,
+}
+
+impl Default for Directory {
+    fn default() -> Self {
+        Directory::new(Arc::new(StatusRegistry::default()))
+    }
+}
+
+impl Directory {
+    /// An empty directory whose providers take their statistics from `statuses`.
+    pub fn new(statuses: Arc<StatusRegistry>) -> Directory {
+        Directory {
+            current: ArcSwap::from_pointee(ProviderSet::new(Arc::from(Vec::new()), 0)),
+            statuses,
+            writer: Mutex::new(Index::default()),
+            rejected: AtomicU64::new(0),
+        }
+    }
+
+    /// The current snapshot. Lock-free.
+    pub fn snapshot(&self) -> Arc<ProviderSet> {
+        self.current.load_full()
+    }
+
+    /// The statistics registry providers are attached to.
+    pub fn statuses(&self) -> &Arc<StatusRegistry> {
+        &self.statuses
+    }
+
+    /// How many provider URLs have been rejected so far.
+    pub fn rejected(&self) -> u64 {
+        self.rejected.load(Relaxed)
+    }
+
+    /// Makes `urls` the provider list, in this order. Providers whose full URL is unchanged are kept as
+    /// they are; an empty list empties the directory.
+    pub fn replace(&self, urls: impl IntoIterator<Item = DubboUrl>) -> DirectoryUpdate {
+        let mut index = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut update = DirectoryUpdate::default();
+        let mut by_url = HashMap::with_capacity(index.by_url.len());
+        let mut order = Vec::with_capacity(index.order.len());
+        for url in urls {
+            let key: Box<str> = url.to_full_string().into();
+            if by_url.contains_key(&key) {
+                continue;
+            }
+            let provider = match index.by_url.remove(&key) {
+                Some(existing) => existing,
+                None => match self.admit(url) {
+                    Some(p) => {
+                        update.added += 1;
+                        p
+                    }
+                    None => {
+                        update.rejected += 1;
+                        continue;
+                    }
+                },
+            };
+            order.push(Arc::clone(&provider));
+            by_url.insert(key, provider);
+        }
+        update.removed = index.by_url.len();
+        index.by_url = by_url;
+        index.order = order;
+        self.publish(&mut index, update)
+    }
+
+    /// Applies `changes` in order. Work is proportional to the number of changes, plus one copy of the
+    /// snapshot's provider pointers.
+    pub fn apply(&self, changes: impl IntoIterator<Item = Change>) -> DirectoryUpdate {
+        let mut index = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut update = DirectoryUpdate::default();
+        let mut removed: HashSet<*const Provider> = HashSet::new();
+        let mut appended = Vec::new();
+        for change in changes {
+            match change {
+                Change::Insert(url) => {
+                    let key: Box<str> = url.to_full_string().into();
+                    if index.by_url.contains_key(&key) {
+                        continue;
+                    }
+                    match self.admit(url) {
+                        Some(p) => {
+                            update.added += 1;
+                            appended.push(Arc::clone(&p));
+                            index.by_url.insert(key, p);
+                        }
+                        None => update.rejected += 1,
+                    }
+                }
+                Change::Remove(url) => {
+                    if let Some(p) = index.by_url.remove(url.to_full_string().as_str()) {
+                        update.removed += 1;
+                        removed.insert(Arc::as_ptr(&p));
+                    }
+                }
+            }
+        }
+        let mut order = std::mem::take(&mut index.order);
+        if !removed.is_empty() {
+            order.retain(|p| !removed.contains(&Arc::as_ptr(p)));
+        }
+        // An insert removed again in the same batch is in `removed` and must not be appended.
+        order.extend(appended.into_iter().filter(|p| !removed.contains(&Arc::as_ptr(p))));
+        index.order = order;
+        self.publish(&mut index, update)
+    }
+
+    fn admit(&self, url: DubboUrl) -> Option<Arc<Provider>> {
+        match Provider::new(url.clone(), &self.statuses) {
+            Ok(p) => Some(Arc::new(p)),
+            Err(error) => {
+                self.rejected.fetch_add(1, Relaxed);
+                tracing::warn!(url = %url, %error, "skipping provider with an unreadable parameter");
+                None
+            }
+        }
+    }
+
+    fn publish(&self, index: &mut Index, mut update: DirectoryUpdate) -> DirectoryUpdate {
+        index.generation += 1;
+        let providers: Arc<[Arc<Provider>]> = index.order.iter().cloned().collect();
+        update.total = providers.len();
+        self.current.store(Arc::new(ProviderSet::new(providers, index.generation)));
+        update
+    }
+}
+
+impl fmt::Debug for Directory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Directory").field("current", &*self.current.load()).finish_non_exhaustive()
+    }
+}

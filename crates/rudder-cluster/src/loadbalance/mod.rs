@@ -1,0 +1,132 @@
+//! Load balancing: which provider serves the next call, decided exactly as Dubbo Java 3.3 decides it.
+//!
+//! A balancer is one small trait, [`LoadBalance`], with one method: pick an index into a [`MethodView`].
+//! The view (the provider snapshot seen from one method, with weights and statistics handles resolved
+//! ahead of time) is kept apart from the policy, as Envoy keeps its host set apart from its picking
+//! policies; state a policy needs per snapshot (prefix sums, a hash ring, round-robin counters) is built
+//! once per view through [`MethodView::state`], never on the pick path.
+//!
+//! The built-in policies carry Dubbo's names: [`random`], [`round_robin`] (`roundrobin`),
+//! [`least_active`] (`leastactive`), [`shortest_response`] (`shortestresponse`) and [`consistent_hash`]
+//! (`consistenthash`). A [`LoadBalanceRegistry`] maps names to policies, the Rust counterpart of Dubbo's
+//! SPI: the policy for a call is the first provider's `loadbalance` parameter for the method.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::sync::Arc;
+//! use rudder_cluster::loadbalance::{select, LoadBalanceRegistry, MethodView, Pick};
+//! use rudder_cluster::provider::Provider;
+//! use rudder_common::{invocation::Invocation, url::DubboUrl};
+//! use rudder_rpc::status::StatusRegistry;
+//! use rand::{rngs::SmallRng, SeedableRng};
+//!
+//! let statuses = StatusRegistry::default();
+//! let providers: Arc<[Arc<Provider>]> = ["dubbo://10.0.0.1:20880/S?weight=1", "dubbo://10.0.0.2:20880/S?weight=3"]
+//!     .iter()
+//!     .map(|u| Arc::new(Provider::new(DubboUrl::parse(u).unwrap(), &statuses).unwrap()))
+//!     .collect();
+//! let view = MethodView::new(providers, "sayHello");
+//! let balancer = LoadBalanceRegistry::with_builtins().get("roundrobin")?;
+//! let call = Invocation::new("sayHello", vec![], vec![]);
+//! let mut rng = SmallRng::seed_from_u64(1);
+//! let picks: Vec<usize> = (0..4)
+//!     .map(|_| {
+//!         let pick = Pick { now: 0, excluded: &[], weight_source: None };
+//!         select(&*balancer, &view, &call, &pick, &mut rng).unwrap()
+//!     })
+//!     .collect();
+//! assert_eq!(picks, [1, 0, 1, 1]);
+//! # Ok::<(), rudder_cluster::loadbalance::UnknownLoadBalance>(())
+//! ```
+
+pub mod consistent_hash;
+pub mod least_active;
+pub mod random;
+mod registry;
+pub mod round_robin;
+pub mod shortest_response;
+mod view;
+pub mod weight;
+
+use std::fmt;
+
+use rudder_common::invocation::Invocation;
+
+pub use crate::rng::PickRng;
+pub use registry::{LoadBalanceRegistry, UnknownLoadBalance};
+pub use view::{MethodView, Pick};
+
+/// The policy used when no provider names one: Dubbo's default.
+pub const DEFAULT_LOADBALANCE: &str = "random";
+
+/// A load-balancing policy.
+///
+/// Implementations pick among the providers of `view` that `pick` allows, and return the index of the
+/// chosen one. They are called through [`select`], which has already handled the empty and
+/// single-candidate cases. State that must persist across picks lives in the policy (shared by all views,
+/// keyed as Dubbo keys it) or in per-view state from [`MethodView::state`].
+pub trait LoadBalance: Send + Sync + fmt::Debug {
+    /// Chooses a provider for `invocation`; `None` only when no candidate is allowed.
+    fn pick(&self, view: &MethodView, invocation: &Invocation, pick: &Pick<'_>, rng: &mut dyn PickRng)
+        -> Option<usize>;
+}
+
+/// Dubbo's `AbstractLoadBalance.select`: no candidate gives `None`, a single candidate is returned without
+/// consulting the policy (even with weight 0), otherwise the policy decides.
+pub fn select(
+    balancer: &dyn LoadBalance,
+    view: &MethodView,
+    invocation: &Invocation,
+    pick: &Pick<'_>,
+    rng: &mut dyn PickRng,
+) -> Option<usize> {
+    let mut allowed = (0..view.len()).filter(|&i| pick.allows(view, i));
+    let first = allowed.next()?;
+    if allowed.next().is_none() {
+        return Some(first);
+    }
+    balancer.pick(view, invocation, pick, rng)
+}
+
+/// Dubbo's weighted tie-break over `candidates` (`(index, weight)` in list order): with differing weights
+/// and a positive total, the first candidate whose running sum exceeds a uniform offset in `0..total`;
+/// otherwise a uniform choice.
+pub(crate) fn weighted_choice(candidates: &[(usize, i32)], rng: &mut dyn PickRng) -> Option<usize> {
+    let (_, first) = *candidates.first()?;
+    let total: i64 = candidates.iter().map(|&(_, w)| i64::from(w)).sum();
+    let same = candidates.iter().all(|&(_, w)| w == first);
+    if !same && total > 0 {
+        let mut offset = rng.below(total as u64) as i64;
+        for &(i, w) in candidates {
+            offset -= i64::from(w);
+            if offset < 0 {
+                return Some(i);
+            }
+        }
+    }
+    Some(candidates[rng.below(candidates.len() as u64) as usize].0)
+}
+
+/// Runs `f` with an empty per-thread buffer for `(index, weight)` candidates.
+///
+/// Policies that must read each provider once (live counters change under them) collect candidates here
+/// instead of allocating; the buffer keeps its capacity, so after warm-up a pick allocates nothing.
+pub(crate) fn with_candidates<T>(f: impl FnOnce(&mut Vec<(usize, i32)>) -> T) -> T {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<(usize, i32)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            f(&mut buf)
+        }
+        // Re-entered from inside a pick (a weight hook that picks): use a fresh buffer.
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
+/// A stable small number identifying a policy instance, for [`MethodView::state`].
+pub(crate) fn owner_id<T>(policy: &T) -> usize {
+    policy as *const T as usize
+}

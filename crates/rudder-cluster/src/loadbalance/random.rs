@@ -1,0 +1,42 @@
+//! `random`: weighted random choice, Dubbo's default policy (`RandomLoadBalance`).
+//!
+//! The offset is uniform in `0..total_weight` and the winner is the first provider whose running weight
+//! sum exceeds it; equal weights (or a zero total) give a uniform choice. When no provider is warming up
+//! the running sums are precomputed per snapshot and the winner is found by binary search, O(log n);
+//! otherwise weights are recomputed for the pick, O(n), without allocating.
+//!
+//! # Differences from Dubbo
+//!
+//! Dubbo 3.x first asks whether provider 0 alone carries a `weight` or `timestamp`, and if not it picks
+//! uniformly even when other providers carry weights. rudder always honours every provider's weight.
+
+use rudder_common::invocation::Invocation;
+
+use super::{weighted_choice, with_candidates, LoadBalance, MethodView, Pick, PickRng};
+
+/// Weighted random choice.
+///
+/// ```
+/// use rudder_cluster::loadbalance::{random::Random, LoadBalance};
+/// let policy: Box<dyn LoadBalance> = Box::new(Random);
+/// ```
+#[derive(Debug, Default)]
+pub struct Random;
+
+impl LoadBalance for Random {
+    fn pick(&self, view: &MethodView, _: &Invocation, pick: &Pick<'_>, rng: &mut dyn PickRng) -> Option<usize> {
+        if let Some((prefix, same_weight)) = view.static_prefix(pick) {
+            let total = *prefix.last()?;
+            if same_weight || total <= 0 {
+                return Some(rng.below(prefix.len() as u64) as usize);
+            }
+            let offset = rng.below(total as u64) as i64;
+            return Some(prefix.partition_point(|&sum| sum <= offset));
+        }
+        with_candidates(|candidates| {
+            let allowed = (0..view.len()).filter(|&i| pick.allows(view, i));
+            candidates.extend(allowed.map(|i| (i, view.weight(i, pick))));
+            weighted_choice(candidates, rng)
+        })
+    }
+}

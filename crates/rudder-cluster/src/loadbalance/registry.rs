@@ -1,0 +1,86 @@
+//! Policies by name: the Rust counterpart of Dubbo's `LoadBalance` SPI.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use super::consistent_hash::ConsistentHash;
+use super::least_active::LeastActive;
+use super::random::Random;
+use super::round_robin::RoundRobin;
+use super::shortest_response::ShortestResponse;
+use super::LoadBalance;
+
+/// The name asked for is not registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown load balancer {name:?}; registered: {}", registered.join(", "))]
+pub struct UnknownLoadBalance {
+    /// The name asked for.
+    pub name: String,
+    /// The names that are registered, sorted.
+    pub registered: Vec<String>,
+}
+
+/// Load-balancing policies by name. Each policy is one shared instance, so its state (round-robin
+/// counters, response-time windows) is shared by every service of the consumer and separated by the keys
+/// Dubbo uses, as a Dubbo extension singleton is.
+///
+/// ```
+/// use std::sync::Arc;
+/// use rudder_cluster::loadbalance::{random::Random, LoadBalanceRegistry};
+///
+/// let mut registry = LoadBalanceRegistry::with_builtins();
+/// registry.register("myrandom", Arc::new(Random::default()));
+/// assert!(registry.get("myrandom").is_ok());
+/// let err = registry.get("p2c").unwrap_err();
+/// assert!(err.to_string().contains("consistenthash, leastactive, myrandom, random, roundrobin"));
+/// ```
+#[derive(Clone, Default)]
+pub struct LoadBalanceRegistry {
+    policies: BTreeMap<String, Arc<dyn LoadBalance>>,
+}
+
+impl LoadBalanceRegistry {
+    /// An empty registry.
+    pub fn new() -> LoadBalanceRegistry {
+        LoadBalanceRegistry::default()
+    }
+
+    /// The five Dubbo policies under their Dubbo names.
+    pub fn with_builtins() -> LoadBalanceRegistry {
+        let mut registry = LoadBalanceRegistry::new();
+        registry.register("random", Arc::new(Random::default()));
+        registry.register("roundrobin", Arc::new(RoundRobin::default()));
+        registry.register("leastactive", Arc::new(LeastActive::default()));
+        registry.register("shortestresponse", Arc::new(ShortestResponse::default()));
+        registry.register("consistenthash", Arc::new(ConsistentHash::default()));
+        registry
+    }
+
+    /// Registers (or replaces) the policy called `name`.
+    pub fn register(&mut self, name: &str, policy: Arc<dyn LoadBalance>) {
+        self.policies.insert(name.to_owned(), policy);
+    }
+
+    /// The policy called `name`.
+    ///
+    /// # Errors
+    /// [`UnknownLoadBalance`], listing the registered names.
+    pub fn get(&self, name: &str) -> Result<Arc<dyn LoadBalance>, UnknownLoadBalance> {
+        self.policies.get(name).cloned().ok_or_else(|| UnknownLoadBalance {
+            name: name.to_owned(),
+            registered: self.names().map(str::to_owned).collect(),
+        })
+    }
+
+    /// Registered names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.policies.keys().map(String::as_str)
+    }
+}
+
+impl fmt::Debug for LoadBalanceRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}

@@ -1,0 +1,133 @@
+//! `shortestresponse`: the provider expected to answer soonest (`ShortestResponseLoadBalance`, Dubbo 3.x).
+//!
+//! A provider's estimate is its average succeeded-call time within the current window multiplied by
+//! `active + 1`; the lowest estimate wins, ties broken by weight as in [`least_active`](super::least_active).
+//! A provider with no success in the window estimates 0 and is preferred, so unexplored providers get
+//! tried. The window is tumbling: every `slide period` (30 s) all providers' window offsets are reset at
+//! once. Dubbo resets on a background thread after the pick that noticed the period ended; rudder resets
+//! synchronously after that pick's decision, which decides identically and is deterministic.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use rudder_common::invocation::Invocation;
+use rudder_rpc::status::RpcStatus;
+
+use super::{owner_id, weighted_choice, with_candidates, LoadBalance, MethodView, Pick, PickRng};
+
+/// Dubbo's default `shortestResponseSlidePeriod`.
+pub const DEFAULT_SLIDE_PERIOD_MILLIS: i64 = 30_000;
+
+/// Shortest expected response.
+///
+/// ```
+/// use rudder_cluster::loadbalance::shortest_response::ShortestResponse;
+/// let policy = ShortestResponse::with_slide_period(10_000);
+/// ```
+#[derive(Debug)]
+pub struct ShortestResponse {
+    slide_period: i64,
+    /// Start of the current window; `i64::MIN` until the first pick sets it.
+    window_start: AtomicI64,
+    resetting: AtomicBool,
+    windows: DashMap<usize, Arc<Window>>,
+}
+
+impl Default for ShortestResponse {
+    fn default() -> Self {
+        ShortestResponse::with_slide_period(DEFAULT_SLIDE_PERIOD_MILLIS)
+    }
+}
+
+/// The window of one method-level status: counters at the window's start.
+#[derive(Debug)]
+struct Window {
+    status: Arc<RpcStatus>,
+    succeeded_offset: AtomicI64,
+    elapsed_offset: AtomicI64,
+}
+
+impl Window {
+    fn estimate(&self) -> i64 {
+        let succeeded = self.status.succeeded() - self.succeeded_offset.load(Relaxed);
+        let average = if succeeded <= 0 {
+            0
+        } else {
+            (self.status.succeeded_elapsed() - self.elapsed_offset.load(Relaxed)) / succeeded
+        };
+        average.saturating_mul(i64::from(self.status.active()) + 1)
+    }
+
+    fn reset(&self) {
+        self.succeeded_offset.store(self.status.succeeded(), Relaxed);
+        self.elapsed_offset.store(self.status.succeeded_elapsed(), Relaxed);
+    }
+}
+
+impl ShortestResponse {
+    /// A policy whose window lasts `millis`.
+    pub fn with_slide_period(millis: i64) -> ShortestResponse {
+        ShortestResponse {
+            slide_period: millis,
+            window_start: AtomicI64::new(i64::MIN),
+            resetting: AtomicBool::new(false),
+            windows: DashMap::new(),
+        }
+    }
+
+    fn resolve(&self, view: &MethodView) -> Box<[Arc<Window>]> {
+        (0..view.len())
+            .map(|i| {
+                let status = view.providers()[i].status().method(view.method());
+                let key = Arc::as_ptr(&status) as usize;
+                let window = self.windows.entry(key).or_insert_with(|| {
+                    Arc::new(Window { status, succeeded_offset: AtomicI64::new(0), elapsed_offset: AtomicI64::new(0) })
+                });
+                Arc::clone(&window)
+            })
+            .collect()
+    }
+
+    fn maybe_reset(&self, now: i64) {
+        let start = self.window_start.load(Relaxed);
+        if start == i64::MIN {
+            let _ = self.window_start.compare_exchange(start, now, Relaxed, Relaxed);
+            return;
+        }
+        if now - start > self.slide_period && self.resetting.compare_exchange(false, true, Relaxed, Relaxed).is_ok() {
+            for window in self.windows.iter() {
+                window.reset();
+            }
+            self.window_start.store(now, Relaxed);
+            self.resetting.store(false, Relaxed);
+        }
+    }
+
+    /// Moves the start of the current window (tests use it to end a window without waiting).
+    pub fn set_window_start(&self, millis: i64) {
+        self.window_start.store(millis, Relaxed);
+    }
+}
+
+impl LoadBalance for ShortestResponse {
+    fn pick(&self, view: &MethodView, _: &Invocation, pick: &Pick<'_>, rng: &mut dyn PickRng) -> Option<usize> {
+        let windows = view.state(owner_id(self), |view| self.resolve(view));
+        let chosen = with_candidates(|tied| {
+            let mut shortest = i64::MAX;
+            for i in (0..view.len()).filter(|&i| pick.allows(view, i)) {
+                let estimate = windows[i].estimate();
+                if estimate < shortest {
+                    shortest = estimate;
+                    tied.clear();
+                }
+                if estimate == shortest {
+                    tied.push((i, view.weight(i, pick)));
+                }
+            }
+            weighted_choice(tied, rng)
+        });
+        self.maybe_reset(pick.now);
+        chosen
+    }
+}

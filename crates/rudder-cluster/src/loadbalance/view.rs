@@ -1,0 +1,203 @@
+//! The per-method view of a provider snapshot: everything a pick reads, precomputed.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use rudder_rpc::status::RpcStatus;
+
+use super::weight::effective_weight;
+use crate::provider::Provider;
+
+/// Strategy state slots per view; a view normally serves one strategy, rarely two.
+const STATE_SLOTS: usize = 4;
+
+/// A provider snapshot seen from one method: parsed weights, prefix sums and per-strategy state.
+///
+/// Built once per (snapshot, method) on the first call and then shared, so a pick does no URL parsing,
+/// no hashing of provider keys and no allocation. Time-dependent warmup weights are computed per pick from
+/// the pre-parsed numbers; once every provider is past its warmup the precomputed prefix sums are used.
+pub struct MethodView {
+    method: Box<str>,
+    service_key: Box<str>,
+    providers: Arc<[Arc<Provider>]>,
+    weights: Box<[i32]>,
+    method_status: Box<[Arc<RpcStatus>]>,
+    prefix: Box<[i64]>,
+    same_weight: bool,
+    /// From this instant on no provider is warming up (and none has a timestamp in the future).
+    static_from: i64,
+    loadbalance: Box<str>,
+    states: [OnceLock<(usize, Arc<dyn Any + Send + Sync>)>; STATE_SLOTS],
+}
+
+impl MethodView {
+    /// Precomputes the view of `providers` for `method`.
+    pub fn new(providers: Arc<[Arc<Provider>]>, method: &str) -> MethodView {
+        let weights: Box<[i32]> = providers.iter().map(|p| p.configured_weight(method)).collect();
+        let mut total = 0i64;
+        let prefix = weights
+            .iter()
+            .map(|&w| {
+                total += i64::from(w.max(0));
+                total
+            })
+            .collect();
+        let same_weight = weights.windows(2).all(|w| w[0].max(0) == w[1].max(0));
+        let static_from = providers
+            .iter()
+            .zip(weights.iter())
+            .filter(|(p, &w)| w > 0 && p.timestamp() > 0)
+            .map(|(p, _)| p.timestamp().saturating_add(p.warmup().max(0)))
+            .max()
+            .unwrap_or(i64::MIN);
+        let first = providers.first();
+        let loadbalance = first
+            .and_then(|p| p.url().method_parameter(method, "loadbalance"))
+            .filter(|name| !name.is_empty())
+            .unwrap_or(super::DEFAULT_LOADBALANCE)
+            .into();
+        MethodView {
+            method: method.into(),
+            service_key: first.map(|p| p.url().service_key()).unwrap_or_default().into(),
+            method_status: providers.iter().map(|p| p.status().method(method)).collect(),
+            providers,
+            weights,
+            prefix,
+            same_weight,
+            static_from,
+            loadbalance,
+            states: Default::default(),
+        }
+    }
+
+    /// The method this view serves.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The service key of the first provider (`[group/]interface[:version]`), which keys strategy state.
+    pub fn service_key(&self) -> &str {
+        &self.service_key
+    }
+
+    /// The providers, in registry order.
+    pub fn providers(&self) -> &[Arc<Provider>] {
+        &self.providers
+    }
+
+    /// Number of providers.
+    pub fn len(&self) -> usize {
+        self.providers.len()
+    }
+
+    /// Whether there is no provider.
+    pub fn is_empty(&self) -> bool {
+        self.providers.is_empty()
+    }
+
+    /// The balancer named by the first provider for this method (`loadbalance`, default `random`).
+    pub fn loadbalance_name(&self) -> &str {
+        &self.loadbalance
+    }
+
+    /// Method-level statistics of provider `index`.
+    pub fn method_status(&self, index: usize) -> &RpcStatus {
+        &self.method_status[index]
+    }
+
+    /// The configured weight of provider `index` for this method, before warmup.
+    pub fn configured_weight(&self, index: usize) -> i32 {
+        self.weights[index]
+    }
+
+    /// The effective weight of provider `index` for this pick (warmup, then any weight hook).
+    pub fn weight(&self, index: usize, pick: &Pick<'_>) -> i32 {
+        let configured = self.weights[index];
+        if pick.weight_source.is_none() && pick.now >= self.static_from {
+            return configured.max(0);
+        }
+        let provider = &self.providers[index];
+        let computed = effective_weight(configured, provider.timestamp(), provider.warmup(), pick.now);
+        match pick.weight_source {
+            Some(source) => source.weight(provider, &self.method, computed).max(0),
+            None => computed,
+        }
+    }
+
+    /// Precomputed prefix sums of full weights, when they are valid for this pick (no warmup in progress,
+    /// no weight hook, nothing excluded); with whether all weights are equal.
+    pub fn static_prefix(&self, pick: &Pick<'_>) -> Option<(&[i64], bool)> {
+        let usable = pick.now >= self.static_from && pick.weight_source.is_none() && pick.excluded.is_empty();
+        usable.then_some((&self.prefix, self.same_weight))
+    }
+
+    /// Strategy state attached to this view, created by `init` on first use by the strategy `owner`.
+    ///
+    /// `owner` identifies the strategy instance (its address). The state lives as long as the view, so it
+    /// is rebuilt exactly when the provider snapshot changes.
+    pub fn state<T: Any + Send + Sync>(&self, owner: usize, init: impl FnOnce(&MethodView) -> T) -> Arc<T> {
+        let mut init = Some(init);
+        for slot in &self.states {
+            let (slot_owner, state) = slot.get_or_init(|| {
+                let init = init.take().expect("init runs at most once");
+                (owner, Arc::new(init(self)))
+            });
+            if *slot_owner == owner {
+                if let Ok(state) = Arc::clone(state).downcast::<T>() {
+                    return state;
+                }
+            }
+            if init.is_none() {
+                break;
+            }
+        }
+        // More strategies than slots used this view: build a private state (slow, never in normal use).
+        match init {
+            Some(init) => Arc::new(init(self)),
+            None => unreachable!("a slot was initialised with this owner's state"),
+        }
+    }
+}
+
+impl fmt::Debug for MethodView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MethodView")
+            .field("method", &self.method)
+            .field("providers", &self.providers.len())
+            .field("loadbalance", &self.loadbalance)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The per-pick context: time, exclusions and the optional weight hook.
+#[derive(Clone, Copy, Default)]
+pub struct Pick<'a> {
+    /// Now, in epoch milliseconds.
+    pub now: i64,
+    /// Providers not to pick (already tried by failover), by identity.
+    pub excluded: &'a [Arc<Provider>],
+    /// Overrides computed weights, if set.
+    pub weight_source: Option<&'a dyn super::weight::WeightSource>,
+}
+
+impl Pick<'_> {
+    /// Whether provider `index` of `view` may be picked.
+    pub fn allows(&self, view: &MethodView, index: usize) -> bool {
+        if self.excluded.is_empty() {
+            return true;
+        }
+        let p = &view.providers[index];
+        !self.excluded.iter().any(|e| Arc::ptr_eq(e, p) || e.identity() == p.identity())
+    }
+}
+
+impl fmt::Debug for Pick<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pick")
+            .field("now", &self.now)
+            .field("excluded", &self.excluded.len())
+            .field("weight_source", &self.weight_source)
+            .finish_non_exhaustive()
+    }
+}
