@@ -85,9 +85,20 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
         visitor.visit_enum(EnumAccess { variant, content })
     }
 
+    /// A `byte[]` also fills a sequence such as `Vec<u8>`.
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.0 {
+            Value::Binary(bytes) => {
+                let items: Vec<Value> = bytes.into_iter().map(|b| Value::Int(b.into())).collect();
+                visitor.visit_seq(SeqAccess(items.into_iter()))
+            }
+            other => ValueDeserializer(other).deserialize_any(visitor),
+        }
+    }
+
     forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+        bytes byte_buf unit unit_struct tuple tuple_struct map struct identifier ignored_any
     }
 }
 

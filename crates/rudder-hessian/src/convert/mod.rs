@@ -7,7 +7,7 @@
 //! | `i64`, `u32`, `u64` (up to `i64::MAX`) | `Long` | `long` |
 //! | `f32`, `f64` | `Double` | `double` |
 //! | `char`, `String`, `&str` | `String` | `String` |
-//! | bytes (`serde_bytes`) | `Binary` | `byte[]` |
+//! | bytes (e.g. `serde_bytes`; plain `Vec<u8>` is a list) | `Binary` | `byte[]` |
 //! | `Option<T>` | `Null` or `T` | nullable reference |
 //! | `()`, unit structs | `Null` | `null` |
 //! | `Vec<T>`, tuples, sets | untyped `List` | `ArrayList` |

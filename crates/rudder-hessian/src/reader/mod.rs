@@ -23,7 +23,11 @@ pub struct DecodeLimits {
     pub max_depth: usize,
     /// Largest string (in UTF-16 units), binary (in bytes) or list (in items) (default 16 MiB).
     pub max_length: usize,
-    /// Most bytes re-read to expand back-references into copies, per reader (default 64 MiB).
+    /// Most bytes re-read to expand back-references into copies, per reader (default 8 MiB).
+    ///
+    /// Like the input itself, each byte read can become one [`Value`] node (tens of bytes of memory),
+    /// so the default lets references amplify memory no more than an 8 MiB body (Dubbo's default
+    /// payload limit) already can.
     pub max_ref_expansion: usize,
 }
 
@@ -32,7 +36,7 @@ impl Default for DecodeLimits {
         DecodeLimits {
             max_depth: 128,
             max_length: 16 << 20,
-            max_ref_expansion: 64 << 20,
+            max_ref_expansion: 8 << 20,
         }
     }
 }
