@@ -1,1 +1,53 @@
-fn main() {}
+//! `rudder`: preview, inspect and call Dubbo services from the command line.
+//!
+//! Exit codes: 0 success, 1 a call failed or no provider was found, 2 bad usage or an internal error.
+
+mod json;
+mod simulate;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use rudder_common::error::RpcError;
+
+/// A Rust consumer for Apache Dubbo services.
+#[derive(Debug, Parser)]
+#[command(name = "rudder", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Preview which provider each call would go to, exactly as a Dubbo consumer would pick.
+    Simulate(simulate::SimulateArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RUDDER_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = match cli.command {
+        Command::Simulate(args) => simulate::run(args, &mut out),
+    };
+    let flushed = out.flush();
+    match result.and(flushed.map_err(Into::into)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            let call_failed = error
+                .chain()
+                .any(|e| e.downcast_ref::<RpcError>().is_some());
+            ExitCode::from(if call_failed { 1 } else { 2 })
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! JSON arguments to Hessian values: how the command line spells Java arguments.
+
+use anyhow::{bail, Context, Result};
+use rudder_common::Value;
+use serde_json::Value as Json;
+
+/// Converts one JSON value: strings, booleans and null map directly; integers become Java `int` when they
+/// fit and `long` otherwise; other numbers `double`; arrays lists; objects string-keyed maps.
+pub(crate) fn to_value(json: &Json) -> Value {
+    match json {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i32::try_from(i).map_or(Value::Long(i), Value::Int),
+            (None, Some(f)) => Value::Double(f),
+            (None, None) => Value::String(n.to_string()),
+        },
+        Json::String(s) => Value::String(s.clone()),
+        Json::Array(items) => Value::List {
+            type_name: None,
+            items: items.iter().map(to_value).collect(),
+        },
+        Json::Object(map) => Value::Map {
+            type_name: None,
+            entries: map
+                .iter()
+                .map(|(k, v)| (Value::String(k.clone()), to_value(v)))
+                .collect(),
+        },
+    }
+}
+
+/// Parses a JSON array of arguments.
+pub(crate) fn parse_args(text: &str) -> Result<Vec<Value>> {
+    let json: Json =
+        serde_json::from_str(text).with_context(|| format!("arguments are not JSON: {text}"))?;
+    match json {
+        Json::Array(items) => Ok(items.iter().map(to_value).collect()),
+        other => bail!("arguments must be a JSON array, got {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_java_widths() {
+        let args = parse_args(r#"[1, 3000000000, 1.5, "x", null, true]"#).unwrap();
+        assert_eq!(
+            args,
+            [
+                Value::Int(1),
+                Value::Long(3_000_000_000),
+                Value::Double(1.5),
+                Value::from("x"),
+                Value::Null,
+                Value::Bool(true)
+            ]
+        );
+        assert!(parse_args("{}").is_err());
+        assert!(parse_args("[1,").is_err());
+    }
+}

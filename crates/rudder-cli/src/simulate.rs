@@ -1,0 +1,166 @@
+//! `rudder simulate`: what would the consumer pick? The real balancer over a given provider list, with a
+//! fixed clock and seed, printing one chosen address per call, the weights, or a per-provider summary.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use rudder_cluster::balancer::Balancer;
+use rudder_cluster::directory::Directory;
+use rudder_cluster::loadbalance::Pick;
+use rudder_common::clock::{Clock, ManualClock, SystemClock};
+use rudder_common::invocation::Invocation;
+use rudder_common::url::DubboUrl;
+use rudder_common::Value;
+
+use crate::json;
+
+/// Arguments of `rudder simulate`.
+#[derive(Debug, Args)]
+pub(crate) struct SimulateArgs {
+    /// A provider URL, plain or percent-encoded (repeatable; list order matters).
+    #[arg(long = "provider", value_name = "URL")]
+    providers: Vec<String>,
+    /// A file with one provider URL per line (blank lines and `#` comments skipped).
+    #[arg(long, value_name = "FILE")]
+    providers_file: Option<PathBuf>,
+    /// The method being called.
+    #[arg(long, default_value = "sayHello")]
+    method: String,
+    /// Use this balancer instead of the one the providers name.
+    #[arg(long, value_name = "NAME")]
+    loadbalance: Option<String>,
+    /// Fix the clock at this instant (epoch ms); default: now.
+    #[arg(long, value_name = "EPOCH_MS")]
+    now: Option<i64>,
+    /// Number of calls.
+    #[arg(long, default_value_t = 10)]
+    calls: usize,
+    /// Arguments of every call, as a JSON array (consistenthash keys on them).
+    #[arg(long, value_name = "JSON_ARRAY", conflicts_with = "args_file")]
+    args: Option<String>,
+    /// A file with one JSON array per line: one call per line.
+    #[arg(long, value_name = "FILE")]
+    args_file: Option<PathBuf>,
+    /// Seed for random choices (default: random).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print each provider's effective weight for the method and exit.
+    #[arg(long, conflicts_with = "summary")]
+    weights: bool,
+    /// Print how many calls each provider got instead of one line per call.
+    #[arg(long)]
+    summary: bool,
+}
+
+pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
+    let urls = provider_urls(&args)?;
+    if urls.is_empty() {
+        bail!("no providers: give --provider URL or --providers-file FILE");
+    }
+    let directory = Arc::new(Directory::default());
+    let update = directory.replace(urls);
+    if update.rejected > 0 {
+        bail!(
+            "{} provider URL(s) have unreadable parameters (see the warnings above)",
+            update.rejected
+        );
+    }
+    let clock: Arc<dyn Clock> = match args.now {
+        Some(now) => Arc::new(ManualClock::new(now)),
+        None => Arc::new(SystemClock),
+    };
+    let mut builder = Balancer::builder(Arc::clone(&directory)).clock(Arc::clone(&clock));
+    if let Some(seed) = args.seed {
+        builder = builder.seed(seed);
+    }
+    if let Some(name) = &args.loadbalance {
+        builder = builder.force_policy(name)?;
+    }
+    let balancer = builder.build();
+    let snapshot = directory.snapshot();
+    let view = snapshot.view(&args.method);
+
+    if args.weights {
+        let pick = Pick {
+            now: clock.now_millis(),
+            ..Pick::default()
+        };
+        for (i, provider) in view.providers().iter().enumerate() {
+            writeln!(out, "{} {}", provider.address(), view.weight(i, &pick))?;
+        }
+        return Ok(());
+    }
+
+    let calls = call_arguments(&args)?;
+    let mut counts = vec![0usize; view.len()];
+    for arguments in calls {
+        let types = vec!["java.lang.Object".to_owned(); arguments.len()];
+        let invocation = Invocation::new(args.method.clone(), types, arguments);
+        let chosen = balancer.select_in(&view, &invocation, &[])?;
+        if args.summary {
+            let index = view
+                .providers()
+                .iter()
+                .position(|p| Arc::ptr_eq(p, &chosen))
+                .unwrap_or(0);
+            counts[index] += 1;
+        } else {
+            writeln!(out, "{}", chosen.address())?;
+        }
+    }
+    if args.summary {
+        for (provider, count) in view.providers().iter().zip(counts) {
+            writeln!(out, "{} {count}", provider.address())?;
+        }
+    }
+    Ok(())
+}
+
+fn provider_urls(args: &SimulateArgs) -> Result<Vec<DubboUrl>> {
+    let mut texts: Vec<(String, String)> = args
+        .providers
+        .iter()
+        .enumerate()
+        .map(|(i, u)| (format!("--provider #{}", i + 1), u.clone()))
+        .collect();
+    if let Some(path) = &args.providers_file {
+        let content =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        for (n, line) in content.lines().enumerate() {
+            let line = line.trim();
+            if !line.is_empty() && !line.starts_with('#') {
+                texts.push((format!("{}:{}", path.display(), n + 1), line.to_owned()));
+            }
+        }
+    }
+    texts
+        .into_iter()
+        .map(|(origin, text)| {
+            DubboUrl::parse_any(&text)
+                .with_context(|| format!("{origin}: bad provider URL {text:?}"))
+        })
+        .collect()
+}
+
+fn call_arguments(args: &SimulateArgs) -> Result<Vec<Vec<Value>>> {
+    if let Some(path) = &args.args_file {
+        let content =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        return content
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(n, l)| {
+                json::parse_args(l).with_context(|| format!("{}:{}", path.display(), n + 1))
+            })
+            .collect();
+    }
+    let one = match &args.args {
+        Some(text) => json::parse_args(text)?,
+        None => Vec::new(),
+    };
+    Ok(vec![one; args.calls])
+}
