@@ -36,7 +36,13 @@ unsafe impl GlobalAlloc for CountingAllocator {
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-const POLICIES: [&str; 5] = ["random", "roundrobin", "leastactive", "shortestresponse", "consistenthash"];
+const POLICIES: [&str; 5] = [
+    "random",
+    "roundrobin",
+    "leastactive",
+    "shortestresponse",
+    "consistenthash",
+];
 const SIZES: [usize; 4] = [3, 10, 100, 1000];
 const NOW: i64 = 1_800_000_000_000;
 
@@ -53,11 +59,17 @@ fn balancer(policy: &str, providers: usize) -> Balancer {
         );
         DubboUrl::parse(&url).unwrap()
     }));
-    Balancer::builder(directory).clock(Arc::new(ManualClock::new(NOW))).build()
+    Balancer::builder(directory)
+        .clock(Arc::new(ManualClock::new(NOW)))
+        .build()
 }
 
 fn call() -> Invocation {
-    Invocation::new("sayHello", vec!["java.lang.String".into()], vec![Value::from("user-42")])
+    Invocation::new(
+        "sayHello",
+        vec!["java.lang.String".into()],
+        vec![Value::from("user-42")],
+    )
 }
 
 fn print_allocations() {

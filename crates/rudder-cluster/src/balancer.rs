@@ -33,7 +33,9 @@ use rudder_common::invocation::Invocation;
 
 use crate::directory::Directory;
 use crate::loadbalance::weight::WeightSource;
-use crate::loadbalance::{select, LoadBalance, LoadBalanceRegistry, MethodView, Pick, UnknownLoadBalance};
+use crate::loadbalance::{
+    select, LoadBalance, LoadBalanceRegistry, MethodView, Pick, UnknownLoadBalance,
+};
 use crate::provider::Provider;
 use crate::rng::RngSource;
 
@@ -74,11 +76,16 @@ impl Balancer {
     ///
     /// # Errors
     /// [`UnknownLoadBalance`] when the name is not registered.
-    pub fn policy_for(&self, view: &MethodView) -> Result<Arc<dyn LoadBalance>, UnknownLoadBalance> {
+    pub fn policy_for(
+        &self,
+        view: &MethodView,
+    ) -> Result<Arc<dyn LoadBalance>, UnknownLoadBalance> {
         match &self.forced {
             Some(policy) => Ok(Arc::clone(policy)),
             None => {
-                let cached = view.state(self as *const Balancer as usize, |v| self.policies.get(v.loadbalance_name()));
+                let cached = view.state(self as *const Balancer as usize, |v| {
+                    self.policies.get(v.loadbalance_name())
+                });
                 (*cached).clone()
             }
         }
@@ -89,7 +96,11 @@ impl Balancer {
     /// # Errors
     /// [`RpcErrorKind::NoProvider`] when the directory is empty or every provider is excluded;
     /// [`RpcErrorKind::Unknown`] when the providers name a policy that is not registered.
-    pub fn select(&self, invocation: &Invocation, excluded: &[Arc<Provider>]) -> Result<Arc<Provider>, RpcError> {
+    pub fn select(
+        &self,
+        invocation: &Invocation,
+        excluded: &[Arc<Provider>],
+    ) -> Result<Arc<Provider>, RpcError> {
         let snapshot = self.directory.snapshot();
         let view = snapshot.view(invocation.method_name());
         self.select_in(&view, invocation, excluded)
@@ -108,22 +119,35 @@ impl Balancer {
         if view.is_empty() {
             return Err(RpcError::new(
                 RpcErrorKind::NoProvider,
-                format!("no provider available for method {} (the registry lists none)", invocation.method_name()),
+                format!(
+                    "no provider available for method {} (the registry lists none)",
+                    invocation.method_name()
+                ),
             ));
         }
-        let policy = self.policy_for(view).map_err(|e| RpcError::new(RpcErrorKind::Unknown, e.to_string()))?;
-        let pick = Pick { now: self.clock.now_millis(), excluded, weight_source: self.weight_source.as_deref() };
-        let chosen = self.rng.with(|rng| select(&*policy, view, invocation, &pick, rng));
-        chosen.map(|i| Arc::clone(&view.providers()[i])).ok_or_else(|| {
-            RpcError::new(
-                RpcErrorKind::NoProvider,
-                format!(
-                    "no provider left for method {} after excluding {} already tried",
-                    invocation.method_name(),
-                    excluded.len()
-                ),
-            )
-        })
+        let policy = self
+            .policy_for(view)
+            .map_err(|e| RpcError::new(RpcErrorKind::Unknown, e.to_string()))?;
+        let pick = Pick {
+            now: self.clock.now_millis(),
+            excluded,
+            weight_source: self.weight_source.as_deref(),
+        };
+        let chosen = self
+            .rng
+            .with(|rng| select(&*policy, view, invocation, &pick, rng));
+        chosen
+            .map(|i| Arc::clone(&view.providers()[i]))
+            .ok_or_else(|| {
+                RpcError::new(
+                    RpcErrorKind::NoProvider,
+                    format!(
+                        "no provider left for method {} after excluding {} already tried",
+                        invocation.method_name(),
+                        excluded.len()
+                    ),
+                )
+            })
     }
 }
 
@@ -198,6 +222,8 @@ impl BalancerBuilder {
 
 impl fmt::Debug for BalancerBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BalancerBuilder").field("policies", &self.policies).finish_non_exhaustive()
+        f.debug_struct("BalancerBuilder")
+            .field("policies", &self.policies)
+            .finish_non_exhaustive()
     }
 }

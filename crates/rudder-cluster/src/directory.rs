@@ -48,7 +48,11 @@ pub struct ProviderSet {
 
 impl ProviderSet {
     fn new(providers: Arc<[Arc<Provider>]>, generation: u64) -> ProviderSet {
-        ProviderSet { providers, generation, views: DashMap::new() }
+        ProviderSet {
+            providers,
+            generation,
+            views: DashMap::new(),
+        }
     }
 
     /// The providers, in registry order.
@@ -220,7 +224,11 @@ impl Directory {
             order.retain(|p| !removed.contains(&Arc::as_ptr(p)));
         }
         // An insert removed again in the same batch is in `removed` and must not be appended.
-        order.extend(appended.into_iter().filter(|p| !removed.contains(&Arc::as_ptr(p))));
+        order.extend(
+            appended
+                .into_iter()
+                .filter(|p| !removed.contains(&Arc::as_ptr(p))),
+        );
         index.order = order;
         self.publish(&mut index, update)
     }
@@ -240,13 +248,16 @@ impl Directory {
         index.generation += 1;
         let providers: Arc<[Arc<Provider>]> = index.order.iter().cloned().collect();
         update.total = providers.len();
-        self.current.store(Arc::new(ProviderSet::new(providers, index.generation)));
+        self.current
+            .store(Arc::new(ProviderSet::new(providers, index.generation)));
         update
     }
 }
 
 impl fmt::Debug for Directory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Directory").field("current", &*self.current.load()).finish_non_exhaustive()
+        f.debug_struct("Directory")
+            .field("current", &*self.current.load())
+            .finish_non_exhaustive()
     }
 }

@@ -46,14 +46,26 @@ impl Provider {
         for (key, value) in url.parameters() {
             let numeric = key == "weight" || key.ends_with(".weight") || key == "warmup";
             if numeric && !value.trim().is_empty() && value.trim().parse::<i32>().is_err() {
-                return Err(UrlError::BadNumber { key: key.to_owned(), value: value.to_owned() });
+                return Err(UrlError::BadNumber {
+                    key: key.to_owned(),
+                    value: value.to_owned(),
+                });
             }
         }
         let timestamp = url.parameter_number::<i64>("timestamp")?.unwrap_or(0);
-        let warmup = url.parameter_number::<i32>("warmup")?.map_or(DEFAULT_WARMUP_MILLIS, i64::from);
+        let warmup = url
+            .parameter_number::<i32>("warmup")?
+            .map_or(DEFAULT_WARMUP_MILLIS, i64::from);
         let identity: Arc<str> = url.identity().into();
         let status = statuses.provider(&identity);
-        Ok(Provider { address: url.address().into(), identity, timestamp, warmup, status, url })
+        Ok(Provider {
+            address: url.address().into(),
+            identity,
+            timestamp,
+            warmup,
+            status,
+            url,
+        })
     }
 
     /// The provider URL as the registry (plus configurators) describes it.
@@ -74,7 +86,11 @@ impl Provider {
     /// The configured weight for `method` (`<method>.weight`, then `weight`, default 100), before warmup.
     pub fn configured_weight(&self, method: &str) -> i32 {
         // Validated in `new`, so a parse failure cannot happen here.
-        self.url.method_parameter_number::<i32>(method, "weight").ok().flatten().unwrap_or(DEFAULT_WEIGHT)
+        self.url
+            .method_parameter_number::<i32>(method, "weight")
+            .ok()
+            .flatten()
+            .unwrap_or(DEFAULT_WEIGHT)
     }
 
     /// The provider's start time (`timestamp`, epoch ms); 0 when unknown, which disables warmup.
@@ -95,6 +111,8 @@ impl Provider {
 
 impl fmt::Debug for Provider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Provider").field("url", &self.url).finish_non_exhaustive()
+        f.debug_struct("Provider")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
     }
 }

@@ -44,7 +44,9 @@ impl RngSource {
         match self {
             RngSource::ThreadLocal => THREAD_RNG.with(|rng| f(&mut *rng.borrow_mut())),
             RngSource::Seeded(rng) => {
-                let mut guard = rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut guard = rng
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 f(&mut *guard)
             }
         }

@@ -40,7 +40,10 @@ fn least_active_sends_everything_to_the_least_busy() {
             held.push(p.status().begin("method1", 0).unwrap());
         }
     }
-    assert_eq!(counts(&LeastActive, &view, &call("method1"), 1000, 2), [1000, 0, 0, 0, 0]);
+    assert_eq!(
+        counts(&LeastActive, &view, &call("method1"), 1000, 2),
+        [1000, 0, 0, 0, 0]
+    );
 }
 
 #[test]
@@ -49,14 +52,20 @@ fn random_follows_weights_1_9_6() {
     let view = view(&WEIGHTED, "test", &statuses);
     let counts = counts(&Random, &view, &call("test"), 10000, 3);
     assert_eq!(counts.iter().sum::<usize>(), 10000);
-    assert!(chi_square(&counts, &[1.0, 9.0, 6.0]) < CHI2_P001[1], "{counts:?}");
+    assert!(
+        chi_square(&counts, &[1.0, 9.0, 6.0]) < CHI2_P001[1],
+        "{counts:?}"
+    );
 }
 
 #[test]
 fn round_robin_over_equal_providers_is_exact() {
     let statuses = StatusRegistry::default();
     let view = view(&FIVE, "method1", &statuses);
-    assert_eq!(counts(&RoundRobin::default(), &view, &call("method1"), 10000, 0), [2000; 5]);
+    assert_eq!(
+        counts(&RoundRobin::default(), &view, &call("method1"), 10000, 0),
+        [2000; 5]
+    );
 }
 
 #[test]
@@ -77,10 +86,14 @@ fn round_robin_by_weight_from_ten_threads_stays_close() {
     let call = call("test");
     let (policy, view, call) = (&policy, &view, &call);
     let per_thread: Vec<Vec<usize>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..10).map(|t| s.spawn(move || counts(policy, view, call, 10000, t))).collect();
+        let handles: Vec<_> = (0..10)
+            .map(|t| s.spawn(move || counts(policy, view, call, 10000, t)))
+            .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let total: Vec<usize> = (0..3).map(|i| per_thread.iter().map(|c| c[i]).sum()).collect();
+    let total: Vec<usize> = (0..3)
+        .map(|i| per_thread.iter().map(|c| c[i]).sum())
+        .collect();
     assert_eq!(total.iter().sum::<usize>(), 100000);
     for (count, weight) in total.iter().zip([1usize, 9, 6]) {
         let expected = weight * 100000 / 16;
@@ -96,7 +109,10 @@ fn tmp_urls() -> Vec<&'static str> {
 
 fn pick_at(policy: &RoundRobin, view: &MethodView, now: i64, runs: usize) {
     let mut rng = SmallRng::seed_from_u64(0);
-    let pick = Pick { now, ..Pick::default() };
+    let pick = Pick {
+        now,
+        ..Pick::default()
+    };
     for _ in 0..runs {
         select(policy, view, &call("test"), &pick, &mut rng).unwrap();
     }
@@ -133,7 +149,10 @@ fn least_active_never_picks_the_busy_provider_and_splits_by_weight() {
     let counts = counts(&LeastActive, &view, &call("test"), 10000, 4);
     assert_eq!(counts[2], 0);
     assert_eq!(counts.iter().sum::<usize>(), 10000);
-    assert!(chi_square(&counts[..2], &[1.0, 9.0]) < CHI2_P001[0], "{counts:?}");
+    assert!(
+        chi_square(&counts[..2], &[1.0, 9.0]) < CHI2_P001[0],
+        "{counts:?}"
+    );
 }
 
 fn sr_fixture(statuses: &StatusRegistry) -> MethodView {
@@ -163,15 +182,41 @@ fn shortest_response_forgets_after_the_window_slides() {
     let now = 1_000_000;
     policy.set_window_start(now - 31_000);
     // This pick still sees the old window (w5 slow), then resets every window.
-    let first = select(&policy, &view, &call("test"), &Pick { now, ..Pick::default() }, &mut rng).unwrap();
+    let first = select(
+        &policy,
+        &view,
+        &call("test"),
+        &Pick {
+            now,
+            ..Pick::default()
+        },
+        &mut rng,
+    )
+    .unwrap();
     assert_ne!(first, 2);
     let mut counts = [0usize; 3];
     for _ in 0..10000 {
-        counts[select(&policy, &view, &call("test"), &Pick { now, ..Pick::default() }, &mut rng).unwrap()] += 1;
+        counts[select(
+            &policy,
+            &view,
+            &call("test"),
+            &Pick {
+                now,
+                ..Pick::default()
+            },
+            &mut rng,
+        )
+        .unwrap()] += 1;
     }
     assert_eq!(counts.iter().sum::<usize>(), 10000);
-    assert!(counts[1].abs_diff(9 * 400) < 9 * 800 && counts[2].abs_diff(15 * 400) < 15 * 800, "{counts:?}");
-    assert!(chi_square(&counts, &[1.0, 9.0, 15.0]) < CHI2_P001[1], "{counts:?}");
+    assert!(
+        counts[1].abs_diff(9 * 400) < 9 * 800 && counts[2].abs_diff(15 * 400) < 15 * 800,
+        "{counts:?}"
+    );
+    assert!(
+        chi_square(&counts, &[1.0, 9.0, 15.0]) < CHI2_P001[1],
+        "{counts:?}"
+    );
 }
 
 #[test]
@@ -179,7 +224,11 @@ fn consistent_hash_sends_one_key_to_one_provider() {
     let statuses = StatusRegistry::default();
     let view = view(&FIVE, "method1", &statuses);
     let counts = counts(&ConsistentHash, &view, &call("method1"), 10000, 7);
-    assert_eq!(counts, [0, 10000, 0, 0, 0], "arg1 belongs to 127.0.0.1:2 (frozen vector)");
+    assert_eq!(
+        counts,
+        [0, 10000, 0, 0, 0],
+        "arg1 belongs to 127.0.0.1:2 (frozen vector)"
+    );
 }
 
 #[test]
@@ -190,10 +239,19 @@ fn consistent_hash_is_stable_across_snapshots_with_the_same_providers() {
     let mut owners = Vec::new();
     for round in 0..100 {
         // Alternate a parameter so every round publishes a genuinely new snapshot.
-        let round_urls = urls.iter().map(|u| u.clone().with_parameter("round", &(round % 2).to_string()));
+        let round_urls = urls
+            .iter()
+            .map(|u| u.clone().with_parameter("round", &(round % 2).to_string()));
         directory.replace(round_urls);
         let view = directory.snapshot().view("method1");
-        let chosen = select(&ConsistentHash, &view, &call("method1"), &Pick::default(), &mut rng).unwrap();
+        let chosen = select(
+            &ConsistentHash,
+            &view,
+            &call("method1"),
+            &Pick::default(),
+            &mut rng,
+        )
+        .unwrap();
         owners.push(view.providers()[chosen].address().to_owned());
     }
     assert!(owners.iter().all(|o| o == "127.0.0.1:2"), "{owners:?}");
@@ -206,14 +264,24 @@ fn consistent_hash_spreads_many_keys_over_every_provider() {
     let mut rng = SmallRng::seed_from_u64(0);
     let mut counts = [0usize; 5];
     for i in 0..1000 {
-        let generic = Invocation::new("method1", vec!["java.lang.String".into()], vec![Value::from(format!("arg{i}"))])
-            .into_generic();
+        let generic = Invocation::new(
+            "method1",
+            vec!["java.lang.String".into()],
+            vec![Value::from(format!("arg{i}"))],
+        )
+        .into_generic();
         for _ in 0..5 {
-            counts[select(&ConsistentHash, &view, &generic, &Pick::default(), &mut rng).unwrap()] += 1;
+            counts
+                [select(&ConsistentHash, &view, &generic, &Pick::default(), &mut rng).unwrap()] +=
+                1;
         }
     }
     assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
-    assert_eq!(counts, [180 * 5, 250 * 5, 169 * 5, 179 * 5, 222 * 5], "owner histogram from the Java vectors");
+    assert_eq!(
+        counts,
+        [180 * 5, 250 * 5, 169 * 5, 179 * 5, 222 * 5],
+        "owner histogram from the Java vectors"
+    );
 }
 
 #[test]
@@ -221,8 +289,20 @@ fn consistent_hash_generic_call_hits_the_same_provider_as_a_normal_call() {
     let statuses = StatusRegistry::default();
     let view = view(&FIVE, "method1", &statuses);
     let mut rng = SmallRng::seed_from_u64(0);
-    let normal = select(&ConsistentHash, &view, &call("method1"), &Pick::default(), &mut rng);
-    let generic = select(&ConsistentHash, &view, &call("method1").into_generic(), &Pick::default(), &mut rng);
+    let normal = select(
+        &ConsistentHash,
+        &view,
+        &call("method1"),
+        &Pick::default(),
+        &mut rng,
+    );
+    let generic = select(
+        &ConsistentHash,
+        &view,
+        &call("method1").into_generic(),
+        &Pick::default(),
+        &mut rng,
+    );
     assert_eq!(normal, generic);
 }
 
@@ -231,21 +311,38 @@ fn single_provider_is_returned_even_with_weight_zero_and_empty_gives_none() {
     let statuses = StatusRegistry::default();
     let mut rng = SmallRng::seed_from_u64(0);
     let one = view(&["dubbo://10.0.0.1:1/S?weight=0"], "m", &statuses);
-    assert_eq!(select(&Random, &one, &call("m"), &Pick::default(), &mut rng), Some(0));
+    assert_eq!(
+        select(&Random, &one, &call("m"), &Pick::default(), &mut rng),
+        Some(0)
+    );
     let none = MethodView::new(Arc::from(Vec::new()), "m");
-    assert_eq!(select(&Random, &none, &call("m"), &Pick::default(), &mut rng), None);
+    assert_eq!(
+        select(&Random, &none, &call("m"), &Pick::default(), &mut rng),
+        None
+    );
 }
 
 #[test]
 fn excluded_providers_are_never_picked_by_any_policy() {
     let statuses = StatusRegistry::default();
     let view = view(&FIVE, "method1", &statuses);
-    let excluded = [Arc::clone(&view.providers()[1]), Arc::clone(&view.providers()[3])];
-    let policies: [&dyn rudder_cluster::loadbalance::LoadBalance; 5] =
-        [&Random, &RoundRobin::default(), &LeastActive, &ShortestResponse::default(), &ConsistentHash];
+    let excluded = [
+        Arc::clone(&view.providers()[1]),
+        Arc::clone(&view.providers()[3]),
+    ];
+    let policies: [&dyn rudder_cluster::loadbalance::LoadBalance; 5] = [
+        &Random,
+        &RoundRobin::default(),
+        &LeastActive,
+        &ShortestResponse::default(),
+        &ConsistentHash,
+    ];
     let mut rng = SmallRng::seed_from_u64(0);
     for policy in policies {
-        let pick = Pick { excluded: &excluded, ..Pick::default() };
+        let pick = Pick {
+            excluded: &excluded,
+            ..Pick::default()
+        };
         for _ in 0..200 {
             let i = select(policy, &view, &call("method1"), &pick, &mut rng).unwrap();
             assert!(i != 1 && i != 3, "{policy:?} picked excluded {i}");

@@ -20,24 +20,36 @@ use rudder_rpc::status::StatusRegistry;
 fn vectors(name: &str) -> Vec<String> {
     let path = format!("{}/tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let lines: Vec<String> = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).map(str::to_owned).collect();
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(str::to_owned)
+        .collect();
     assert!(!lines.is_empty(), "{path} has no vectors");
     lines
 }
 
 fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
-    line.split(' ').find_map(|f| f.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
+    line.split(' ')
+        .find_map(|f| f.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
 }
 
 fn hex_decode(hex: &str) -> Vec<u8> {
-    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect()
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 #[test]
 fn warmup_weight_matches_java_f32_arithmetic() {
     for line in vectors("warmup.txt") {
         let n: Vec<i32> = line.split(' ').map(|x| x.parse().unwrap()).collect();
-        assert_eq!(warmup_weight(n[0], n[1], n[2]), n[3], "uptime warmup weight = {line}");
+        assert_eq!(
+            warmup_weight(n[0], n[1], n[2]),
+            n[3],
+            "uptime warmup weight = {line}"
+        );
     }
 }
 
@@ -52,10 +64,18 @@ fn get_weight_matches_java_from_url_parameters() {
                 url = url.with_parameter(key, value);
             }
         }
-        let providers: Arc<[Arc<Provider>]> = Arc::from(vec![Arc::new(Provider::new(url, &statuses).unwrap())]);
+        let providers: Arc<[Arc<Provider>]> =
+            Arc::from(vec![Arc::new(Provider::new(url, &statuses).unwrap())]);
         let view = MethodView::new(providers, "test");
-        let pick = Pick { now: f[3].parse().unwrap(), ..Pick::default() };
-        assert_eq!(view.weight(0, &pick), f[4].parse::<i32>().unwrap(), "{line}");
+        let pick = Pick {
+            now: f[3].parse().unwrap(),
+            ..Pick::default()
+        };
+        assert_eq!(
+            view.weight(0, &pick),
+            f[4].parse::<i32>().unwrap(),
+            "{line}"
+        );
     }
 }
 
@@ -72,7 +92,13 @@ fn weighted_view(weights: &str, statuses: &StatusRegistry) -> MethodView {
 fn rr_picks(policy: &RoundRobin, view: &MethodView, runs: usize) -> Vec<String> {
     let mut rng = SmallRng::seed_from_u64(0);
     let call = Invocation::new("test", vec![], vec![]);
-    (0..runs).map(|_| select(policy, view, &call, &Pick::default(), &mut rng).unwrap().to_string()).collect()
+    (0..runs)
+        .map(|_| {
+            select(policy, view, &call, &Pick::default(), &mut rng)
+                .unwrap()
+                .to_string()
+        })
+        .collect()
 }
 
 #[test]
@@ -83,12 +109,20 @@ fn round_robin_sequences_match_java() {
         let first = weighted_view(field(&line, "weights").unwrap(), &statuses);
         let expected: Vec<&str> = field(&line, "picks").unwrap().split(',').collect();
         match field(&line, "then") {
-            None => assert_eq!(rr_picks(&policy, &first, expected.len()), expected, "{line}"),
+            None => assert_eq!(
+                rr_picks(&policy, &first, expected.len()),
+                expected,
+                "{line}"
+            ),
             Some(then) => {
                 rr_picks(&policy, &first, 50);
                 // Same identities, new weights: a new snapshot, as a registry weight change produces.
                 let changed = weighted_view(then, &statuses);
-                assert_eq!(rr_picks(&policy, &changed, expected.len()), expected, "{line}");
+                assert_eq!(
+                    rr_picks(&policy, &changed, expected.len()),
+                    expected,
+                    "{line}"
+                );
             }
         }
     }
@@ -101,7 +135,11 @@ fn consistent_hash_owners_match_java() {
     let mut last: Option<(String, MethodView)> = None;
     let statuses = StatusRegistry::default();
     for line in vectors("consistenthash.txt") {
-        let list = format!("{} {}", field(&line, "providers").unwrap(), field(&line, "nodes").unwrap());
+        let list = format!(
+            "{} {}",
+            field(&line, "providers").unwrap(),
+            field(&line, "nodes").unwrap()
+        );
         if last.as_ref().is_none_or(|(l, _)| *l != list) {
             let nodes = field(&line, "nodes").unwrap();
             let urls: Vec<String> = field(&line, "providers")
@@ -114,10 +152,22 @@ fn consistent_hash_owners_match_java() {
         }
         let view = &last.as_ref().unwrap().1;
         let key = String::from_utf8(hex_decode(field(&line, "keyhex").unwrap())).unwrap();
-        assert_eq!(key_hash(&key).to_string(), field(&line, "hash").unwrap(), "{line}");
-        let call = Invocation::new("test", vec!["java.lang.String".into()], vec![Value::from(key.as_str())]);
+        assert_eq!(
+            key_hash(&key).to_string(),
+            field(&line, "hash").unwrap(),
+            "{line}"
+        );
+        let call = Invocation::new(
+            "test",
+            vec!["java.lang.String".into()],
+            vec![Value::from(key.as_str())],
+        );
         let chosen = select(&ConsistentHash, view, &call, &Pick::default(), &mut rng).unwrap();
-        assert_eq!(view.providers()[chosen].address(), field(&line, "owner").unwrap(), "{line}");
+        assert_eq!(
+            view.providers()[chosen].address(),
+            field(&line, "owner").unwrap(),
+            "{line}"
+        );
         checked += 1;
     }
     assert!(checked > 3000);
@@ -151,5 +201,8 @@ fn doubles_render_as_java_double_to_string() {
         assert!(same_value, "{d:e}: java {want}, ours {ours}");
         java17_longer += 1;
     }
-    assert!(exact >= 420 && java17_longer <= 80, "exact {exact}, longer in Java 17 {java17_longer}");
+    assert!(
+        exact >= 420 && java17_longer <= 80,
+        "exact {exact}, longer in Java 17 {java17_longer}"
+    );
 }

@@ -23,7 +23,9 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_millis(&self) -> i64 {
-        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
     }
 }
 
@@ -43,7 +45,9 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock reading `now` epoch milliseconds.
     pub fn new(now: i64) -> ManualClock {
-        ManualClock { now: AtomicI64::new(now) }
+        ManualClock {
+            now: AtomicI64::new(now),
+        }
     }
 
     /// Sets the time.

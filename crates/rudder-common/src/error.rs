@@ -78,11 +78,18 @@ pub struct RpcError {
 impl RpcError {
     /// An error of `kind` with `message`.
     pub fn new(kind: RpcErrorKind, message: impl Into<String>) -> RpcError {
-        RpcError { kind, message: message.into(), source: None }
+        RpcError {
+            kind,
+            message: message.into(),
+            source: None,
+        }
     }
 
     /// The same error with a cause attached.
-    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> RpcError {
+    pub fn with_source(
+        mut self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> RpcError {
         self.source = Some(Box::new(source));
         self
     }

@@ -35,7 +35,11 @@ pub struct Invocation {
 
 impl Invocation {
     /// A direct call of `method` with Java parameter types (e.g. `java.lang.String`, `int`) and arguments.
-    pub fn new(method: impl Into<String>, parameter_types: Vec<String>, arguments: Vec<Value>) -> Invocation {
+    pub fn new(
+        method: impl Into<String>,
+        parameter_types: Vec<String>,
+        arguments: Vec<Value>,
+    ) -> Invocation {
         Invocation {
             method: method.into(),
             parameter_types,
@@ -93,7 +97,10 @@ impl Invocation {
 
     /// The attachment `key`, if set.
     pub fn attachment(&self, key: &str) -> Option<&str> {
-        self.attachments.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.attachments
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Sets attachment `key`, replacing an earlier value.

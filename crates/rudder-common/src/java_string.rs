@@ -152,7 +152,10 @@ struct StackBuf {
 
 impl StackBuf {
     fn new() -> StackBuf {
-        StackBuf { bytes: [0; 40], len: 0 }
+        StackBuf {
+            bytes: [0; 40],
+            len: 0,
+        }
     }
 
     fn as_str(&self) -> &str {

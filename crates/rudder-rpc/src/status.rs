@@ -107,7 +107,9 @@ impl RpcStatus {
     fn try_acquire(&self, max: i32) -> bool {
         let max = if max <= 0 { i32::MAX } else { max };
         self.active
-            .fetch_update(Relaxed, Relaxed, |active| (active < max).then_some(active + 1))
+            .fetch_update(Relaxed, Relaxed, |active| {
+                (active < max).then_some(active + 1)
+            })
             .is_ok()
     }
 
@@ -117,7 +119,8 @@ impl RpcStatus {
         self.total_elapsed.fetch_add(elapsed_millis, Relaxed);
         self.max_elapsed.fetch_max(elapsed_millis, Relaxed);
         if succeeded {
-            self.succeeded_max_elapsed.fetch_max(elapsed_millis, Relaxed);
+            self.succeeded_max_elapsed
+                .fetch_max(elapsed_millis, Relaxed);
         } else {
             self.failed.fetch_add(1, Relaxed);
             self.failed_elapsed.fetch_add(elapsed_millis, Relaxed);
@@ -164,12 +167,20 @@ impl ProviderStatus {
     }
 
     /// As [`ProviderStatus::begin`], with the method counters already looked up.
-    pub fn begin_with(self: &Arc<Self>, method: Arc<RpcStatus>, max_active: i32) -> Option<ActiveCall> {
+    pub fn begin_with(
+        self: &Arc<Self>,
+        method: Arc<RpcStatus>,
+        max_active: i32,
+    ) -> Option<ActiveCall> {
         if !method.try_acquire(max_active) {
             return None;
         }
         self.service.active.fetch_add(1, Relaxed);
-        Some(ActiveCall { provider: Arc::clone(self), method, done: false })
+        Some(ActiveCall {
+            provider: Arc::clone(self),
+            method,
+            done: false,
+        })
     }
 }
 

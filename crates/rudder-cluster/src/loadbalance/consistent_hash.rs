@@ -47,10 +47,16 @@ impl Ring {
     fn build(view: &MethodView) -> Ring {
         let first = view.providers().first().map(|p| p.url());
         let nodes = first
-            .and_then(|u| u.method_parameter_number::<u32>(view.method(), "hash.nodes").ok().flatten())
+            .and_then(|u| {
+                u.method_parameter_number::<u32>(view.method(), "hash.nodes")
+                    .ok()
+                    .flatten()
+            })
             .unwrap_or(DEFAULT_HASH_NODES)
             .max(4);
-        let arguments = first.and_then(|u| u.method_parameter(view.method(), "hash.arguments")).unwrap_or("0");
+        let arguments = first
+            .and_then(|u| u.method_parameter(view.method(), "hash.arguments"))
+            .unwrap_or("0");
         let argument_indexes = arguments
             .split(',')
             .map(str::trim)
@@ -58,7 +64,11 @@ impl Ring {
             .filter_map(|s| match s.parse::<usize>() {
                 Ok(i) => Some(i),
                 Err(_) => {
-                    tracing::warn!(method = view.method(), value = s, "ignoring non-numeric hash.arguments entry");
+                    tracing::warn!(
+                        method = view.method(),
+                        value = s,
+                        "ignoring non-numeric hash.arguments entry"
+                    );
                     None
                 }
             })
@@ -86,7 +96,10 @@ impl Ring {
                 _ => ring.push(entry),
             }
         }
-        Ring { points: ring.into(), argument_indexes }
+        Ring {
+            points: ring.into(),
+            argument_indexes,
+        }
     }
 
     fn key_hash(&self, invocation: &Invocation) -> u32 {
@@ -124,7 +137,13 @@ pub fn key_hash(key: &str) -> u32 {
 }
 
 impl LoadBalance for ConsistentHash {
-    fn pick(&self, view: &MethodView, invocation: &Invocation, pick: &Pick<'_>, _: &mut dyn PickRng) -> Option<usize> {
+    fn pick(
+        &self,
+        view: &MethodView,
+        invocation: &Invocation,
+        pick: &Pick<'_>,
+        _: &mut dyn PickRng,
+    ) -> Option<usize> {
         let ring = view.state(owner_id(self), Ring::build);
         let len = ring.points.len();
         if len == 0 {

@@ -23,7 +23,13 @@ use super::{weighted_choice, with_candidates, LoadBalance, MethodView, Pick, Pic
 pub struct LeastActive;
 
 impl LoadBalance for LeastActive {
-    fn pick(&self, view: &MethodView, _: &Invocation, pick: &Pick<'_>, rng: &mut dyn PickRng) -> Option<usize> {
+    fn pick(
+        &self,
+        view: &MethodView,
+        _: &Invocation,
+        pick: &Pick<'_>,
+        rng: &mut dyn PickRng,
+    ) -> Option<usize> {
         with_candidates(|tied| {
             let mut least = i32::MAX;
             for i in (0..view.len()).filter(|&i| pick.allows(view, i)) {

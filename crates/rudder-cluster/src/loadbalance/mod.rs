@@ -68,8 +68,13 @@ pub const DEFAULT_LOADBALANCE: &str = "random";
 /// keyed as Dubbo keys it) or in per-view state from [`MethodView::state`].
 pub trait LoadBalance: Send + Sync + fmt::Debug {
     /// Chooses a provider for `invocation`; `None` only when no candidate is allowed.
-    fn pick(&self, view: &MethodView, invocation: &Invocation, pick: &Pick<'_>, rng: &mut dyn PickRng)
-        -> Option<usize>;
+    fn pick(
+        &self,
+        view: &MethodView,
+        invocation: &Invocation,
+        pick: &Pick<'_>,
+        rng: &mut dyn PickRng,
+    ) -> Option<usize>;
 }
 
 /// Dubbo's `AbstractLoadBalance.select`: no candidate gives `None`, a single candidate is returned without

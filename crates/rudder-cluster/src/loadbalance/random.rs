@@ -24,7 +24,13 @@ use super::{weighted_choice, with_candidates, LoadBalance, MethodView, Pick, Pic
 pub struct Random;
 
 impl LoadBalance for Random {
-    fn pick(&self, view: &MethodView, _: &Invocation, pick: &Pick<'_>, rng: &mut dyn PickRng) -> Option<usize> {
+    fn pick(
+        &self,
+        view: &MethodView,
+        _: &Invocation,
+        pick: &Pick<'_>,
+        rng: &mut dyn PickRng,
+    ) -> Option<usize> {
         if let Some((prefix, same_weight)) = view.static_prefix(pick) {
             let total = *prefix.last()?;
             if same_weight || total <= 0 {

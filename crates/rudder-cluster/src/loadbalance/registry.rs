@@ -67,10 +67,13 @@ impl LoadBalanceRegistry {
     /// # Errors
     /// [`UnknownLoadBalance`], listing the registered names.
     pub fn get(&self, name: &str) -> Result<Arc<dyn LoadBalance>, UnknownLoadBalance> {
-        self.policies.get(name).cloned().ok_or_else(|| UnknownLoadBalance {
-            name: name.to_owned(),
-            registered: self.names().map(str::to_owned).collect(),
-        })
+        self.policies
+            .get(name)
+            .cloned()
+            .ok_or_else(|| UnknownLoadBalance {
+                name: name.to_owned(),
+                registered: self.names().map(str::to_owned).collect(),
+            })
     }
 
     /// Registered names, sorted.

@@ -44,7 +44,10 @@ impl Default for RoundRobin {
 impl RoundRobin {
     /// A policy that forgets identities unused for `millis` (Dubbo: 60000, not configurable there).
     pub fn with_recycle_period(millis: i64) -> RoundRobin {
-        RoundRobin { recycle_period: millis, groups: DashMap::new() }
+        RoundRobin {
+            recycle_period: millis,
+            groups: DashMap::new(),
+        }
     }
 
     /// How many provider identities are tracked under `key` (`service key + "." + method`).
@@ -90,13 +93,21 @@ impl Group {
             .collect();
         self.count.store(entries.len(), Relaxed);
         drop(entries);
-        ViewCounters { group: self, counters }
+        ViewCounters {
+            group: self,
+            counters,
+        }
     }
 
     /// Forgets identities not picked from for `period` ms; runs at most once per second of clock time.
     fn recycle(&self, now: i64, period: i64) {
         let last = self.last_recycle.load(Relaxed);
-        if now - last < period.min(1000) || self.last_recycle.compare_exchange(last, now, Relaxed, Relaxed).is_err() {
+        if now - last < period.min(1000)
+            || self
+                .last_recycle
+                .compare_exchange(last, now, Relaxed, Relaxed)
+                .is_err()
+        {
             return;
         }
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
@@ -106,7 +117,13 @@ impl Group {
 }
 
 impl LoadBalance for RoundRobin {
-    fn pick(&self, view: &MethodView, _: &Invocation, pick: &Pick<'_>, _: &mut dyn PickRng) -> Option<usize> {
+    fn pick(
+        &self,
+        view: &MethodView,
+        _: &Invocation,
+        pick: &Pick<'_>,
+        _: &mut dyn PickRng,
+    ) -> Option<usize> {
         let state = view.state(owner_id(self), |view| self.group(view).resolve(view));
         let mut total = 0i64;
         let mut best: Option<(usize, i64)> = None;

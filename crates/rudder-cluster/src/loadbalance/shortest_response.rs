@@ -60,8 +60,10 @@ impl Window {
     }
 
     fn reset(&self) {
-        self.succeeded_offset.store(self.status.succeeded(), Relaxed);
-        self.elapsed_offset.store(self.status.succeeded_elapsed(), Relaxed);
+        self.succeeded_offset
+            .store(self.status.succeeded(), Relaxed);
+        self.elapsed_offset
+            .store(self.status.succeeded_elapsed(), Relaxed);
     }
 }
 
@@ -82,7 +84,11 @@ impl ShortestResponse {
                 let status = view.providers()[i].status().method(view.method());
                 let key = Arc::as_ptr(&status) as usize;
                 let window = self.windows.entry(key).or_insert_with(|| {
-                    Arc::new(Window { status, succeeded_offset: AtomicI64::new(0), elapsed_offset: AtomicI64::new(0) })
+                    Arc::new(Window {
+                        status,
+                        succeeded_offset: AtomicI64::new(0),
+                        elapsed_offset: AtomicI64::new(0),
+                    })
                 });
                 Arc::clone(&window)
             })
@@ -92,10 +98,17 @@ impl ShortestResponse {
     fn maybe_reset(&self, now: i64) {
         let start = self.window_start.load(Relaxed);
         if start == i64::MIN {
-            let _ = self.window_start.compare_exchange(start, now, Relaxed, Relaxed);
+            let _ = self
+                .window_start
+                .compare_exchange(start, now, Relaxed, Relaxed);
             return;
         }
-        if now - start > self.slide_period && self.resetting.compare_exchange(false, true, Relaxed, Relaxed).is_ok() {
+        if now - start > self.slide_period
+            && self
+                .resetting
+                .compare_exchange(false, true, Relaxed, Relaxed)
+                .is_ok()
+        {
             for window in self.windows.iter() {
                 window.reset();
             }
@@ -111,7 +124,13 @@ impl ShortestResponse {
 }
 
 impl LoadBalance for ShortestResponse {
-    fn pick(&self, view: &MethodView, _: &Invocation, pick: &Pick<'_>, rng: &mut dyn PickRng) -> Option<usize> {
+    fn pick(
+        &self,
+        view: &MethodView,
+        _: &Invocation,
+        pick: &Pick<'_>,
+        rng: &mut dyn PickRng,
+    ) -> Option<usize> {
         let windows = view.state(owner_id(self), |view| self.resolve(view));
         let chosen = with_candidates(|tied| {
             let mut shortest = i64::MAX;

@@ -34,7 +34,10 @@ pub struct MethodView {
 impl MethodView {
     /// Precomputes the view of `providers` for `method`.
     pub fn new(providers: Arc<[Arc<Provider>]>, method: &str) -> MethodView {
-        let weights: Box<[i32]> = providers.iter().map(|p| p.configured_weight(method)).collect();
+        let weights: Box<[i32]> = providers
+            .iter()
+            .map(|p| p.configured_weight(method))
+            .collect();
         let mut total = 0i64;
         let prefix = weights
             .iter()
@@ -59,8 +62,14 @@ impl MethodView {
             .into();
         MethodView {
             method: method.into(),
-            service_key: first.map(|p| p.url().service_key()).unwrap_or_default().into(),
-            method_status: providers.iter().map(|p| p.status().method(method)).collect(),
+            service_key: first
+                .map(|p| p.url().service_key())
+                .unwrap_or_default()
+                .into(),
+            method_status: providers
+                .iter()
+                .map(|p| p.status().method(method))
+                .collect(),
             providers,
             weights,
             prefix,
@@ -118,7 +127,12 @@ impl MethodView {
             return configured.max(0);
         }
         let provider = &self.providers[index];
-        let computed = effective_weight(configured, provider.timestamp(), provider.warmup(), pick.now);
+        let computed = effective_weight(
+            configured,
+            provider.timestamp(),
+            provider.warmup(),
+            pick.now,
+        );
         match pick.weight_source {
             Some(source) => source.weight(provider, &self.method, computed).max(0),
             None => computed,
@@ -128,7 +142,9 @@ impl MethodView {
     /// Precomputed prefix sums of full weights, when they are valid for this pick (no warmup in progress,
     /// no weight hook, nothing excluded); with whether all weights are equal.
     pub fn static_prefix(&self, pick: &Pick<'_>) -> Option<(&[i64], bool)> {
-        let usable = pick.now >= self.static_from && pick.weight_source.is_none() && pick.excluded.is_empty();
+        let usable = pick.now >= self.static_from
+            && pick.weight_source.is_none()
+            && pick.excluded.is_empty();
         usable.then_some((&self.prefix, self.same_weight))
     }
 
@@ -136,7 +152,11 @@ impl MethodView {
     ///
     /// `owner` identifies the strategy instance (its address). The state lives as long as the view, so it
     /// is rebuilt exactly when the provider snapshot changes.
-    pub fn state<T: Any + Send + Sync>(&self, owner: usize, init: impl FnOnce(&MethodView) -> T) -> Arc<T> {
+    pub fn state<T: Any + Send + Sync>(
+        &self,
+        owner: usize,
+        init: impl FnOnce(&MethodView) -> T,
+    ) -> Arc<T> {
         let mut init = Some(init);
         for slot in &self.states {
             let (slot_owner, state) = slot.get_or_init(|| {
@@ -188,7 +208,10 @@ impl Pick<'_> {
             return true;
         }
         let p = &view.providers[index];
-        !self.excluded.iter().any(|e| Arc::ptr_eq(e, p) || e.identity() == p.identity())
+        !self
+            .excluded
+            .iter()
+            .any(|e| Arc::ptr_eq(e, p) || e.identity() == p.identity())
     }
 }
 

@@ -118,8 +118,16 @@ mod tests {
     fn edge_cases() {
         assert_eq!(effective_weight(-5, 1, 600_000, 100), 0);
         assert_eq!(effective_weight(0, 1, 600_000, 100), 0);
-        assert_eq!(effective_weight(100, 1000, 600_000, 1000), 100, "uptime 0 is full weight");
-        assert_eq!(effective_weight(100, 1000, 0, 2000), 100, "warmup 0 disables warmup");
+        assert_eq!(
+            effective_weight(100, 1000, 600_000, 1000),
+            100,
+            "uptime 0 is full weight"
+        );
+        assert_eq!(
+            effective_weight(100, 1000, 0, 2000),
+            100,
+            "warmup 0 disables warmup"
+        );
         assert_eq!(effective_weight(100, 1000, -1, 2000), 100);
     }
 }

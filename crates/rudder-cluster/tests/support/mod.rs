@@ -36,7 +36,9 @@ pub const WEIGHTED_SR: [&str; 3] = [
 ];
 
 pub fn providers(urls: &[&str], statuses: &StatusRegistry) -> Arc<[Arc<Provider>]> {
-    urls.iter().map(|u| Arc::new(Provider::new(DubboUrl::parse(u).unwrap(), statuses).unwrap())).collect()
+    urls.iter()
+        .map(|u| Arc::new(Provider::new(DubboUrl::parse(u).unwrap(), statuses).unwrap()))
+        .collect()
 }
 
 pub fn view(urls: &[&str], method: &str, statuses: &StatusRegistry) -> MethodView {
@@ -47,12 +49,22 @@ pub fn call(method: &str) -> Invocation {
     Invocation::new(
         method,
         vec!["java.lang.String".into(); 3],
-        vec![Value::from("arg1"), Value::from("arg2"), Value::from("arg3")],
+        vec![
+            Value::from("arg1"),
+            Value::from("arg2"),
+            Value::from("arg3"),
+        ],
     )
 }
 
 /// Picks `runs` times at time `now` and counts picks per provider index.
-pub fn counts(policy: &dyn LoadBalance, view: &MethodView, call: &Invocation, runs: usize, seed: u64) -> Vec<usize> {
+pub fn counts(
+    policy: &dyn LoadBalance,
+    view: &MethodView,
+    call: &Invocation,
+    runs: usize,
+    seed: u64,
+) -> Vec<usize> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut counts = vec![0; view.len()];
     let pick = Pick::default();
@@ -78,4 +90,6 @@ pub fn chi_square(observed: &[usize], weights: &[f64]) -> f64 {
 }
 
 /// Chi-square critical values at p = 0.001 for 1..=10 degrees of freedom.
-pub const CHI2_P001: [f64; 10] = [10.83, 13.82, 16.27, 18.47, 20.52, 22.46, 24.32, 26.12, 27.88, 29.59];
+pub const CHI2_P001: [f64; 10] = [
+    10.83, 13.82, 16.27, 18.47, 20.52, 22.46, 24.32, 26.12, 27.88, 29.59,
+];

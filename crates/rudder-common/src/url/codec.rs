@@ -57,7 +57,9 @@ pub fn java_url_decode(s: &str) -> Result<String, UrlError> {
                 i += 1;
             }
             b'%' => {
-                let hex = bytes.get(i + 1..i + 3).ok_or(UrlError::BadEscape { offset: i })?;
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .ok_or(UrlError::BadEscape { offset: i })?;
                 let hi = hex_value(hex[0]).ok_or(UrlError::BadEscape { offset: i })?;
                 let lo = hex_value(hex[1]).ok_or(UrlError::BadEscape { offset: i })?;
                 out.push(hi << 4 | lo);
@@ -93,8 +95,14 @@ mod tests {
 
     #[test]
     fn decode_rejects_truncated_and_non_hex_escapes() {
-        assert_eq!(java_url_decode("%4"), Err(UrlError::BadEscape { offset: 0 }));
-        assert_eq!(java_url_decode("ab%zz"), Err(UrlError::BadEscape { offset: 2 }));
+        assert_eq!(
+            java_url_decode("%4"),
+            Err(UrlError::BadEscape { offset: 0 })
+        );
+        assert_eq!(
+            java_url_decode("ab%zz"),
+            Err(UrlError::BadEscape { offset: 2 })
+        );
         assert_eq!(java_url_decode("%FF"), Err(UrlError::NotUtf8));
     }
 

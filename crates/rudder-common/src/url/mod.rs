@@ -214,7 +214,9 @@ impl DubboUrl {
 
     /// The exact value of `key`, falling back to the legacy alias `default.<key>`.
     pub fn parameter(&self, key: &str) -> Option<&str> {
-        self.params.get(key).or_else(|| self.params.get_dotted("default", key))
+        self.params
+            .get(key)
+            .or_else(|| self.params.get_dotted("default", key))
     }
 
     /// `<method>.<key>` if set and non-empty, else [`DubboUrl::parameter`]`(key)` (Dubbo 3.3 semantics).
@@ -224,7 +226,11 @@ impl DubboUrl {
             _ => true,
         };
         if listed {
-            if let Some(v) = self.params.get_dotted(method, key).filter(|v| !v.is_empty()) {
+            if let Some(v) = self
+                .params
+                .get_dotted(method, key)
+                .filter(|v| !v.is_empty())
+            {
                 return Some(v);
             }
         }
@@ -354,7 +360,10 @@ impl DubboUrl {
     }
 }
 
-fn parse_number<T: std::str::FromStr>(key: &str, value: Option<&str>) -> Result<Option<T>, UrlError> {
+fn parse_number<T: std::str::FromStr>(
+    key: &str,
+    value: Option<&str>,
+) -> Result<Option<T>, UrlError> {
     match value.map(str::trim) {
         None | Some("") => Ok(None),
         Some(v) => v.parse().map(Some).map_err(|_| UrlError::BadNumber {

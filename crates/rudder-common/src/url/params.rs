@@ -33,7 +33,10 @@ impl Params {
     }
 
     fn find(&self, cmp: impl Fn(&str) -> Ordering) -> Option<&str> {
-        self.pairs.binary_search_by(|(k, _)| cmp(k)).ok().map(|i| &*self.pairs[i].1)
+        self.pairs
+            .binary_search_by(|(k, _)| cmp(k))
+            .ok()
+            .map(|i| &*self.pairs[i].1)
     }
 
     pub(crate) fn set(&mut self, key: &str, value: &str) {
@@ -59,7 +62,10 @@ impl Params {
 
 /// Compares `stored` with the string `prefix + "." + key`, byte by byte.
 fn cmp_dotted(stored: &str, prefix: &str, key: &str) -> Ordering {
-    let joined = prefix.bytes().chain(std::iter::once(b'.')).chain(key.bytes());
+    let joined = prefix
+        .bytes()
+        .chain(std::iter::once(b'.'))
+        .chain(key.bytes());
     stored.bytes().cmp(joined)
 }
 

@@ -17,7 +17,10 @@ pub(super) fn parse_plain(input: &str) -> Result<DubboUrl, UrlError> {
         Some(i) => (&rest[..i], &rest[i + 3..]),
         None => ("", rest),
     };
-    if !protocol.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.' | b'_')) {
+    if !protocol
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.' | b'_'))
+    {
         return Err(UrlError::BadProtocol(protocol.to_owned()));
     }
     let (authority, path) = match rest.find('/') {
@@ -49,7 +52,9 @@ pub(super) fn parse_plain(input: &str) -> Result<DubboUrl, UrlError> {
 
 fn split_host_port(hostport: &str) -> Result<(&str, u16), UrlError> {
     if let Some(v6) = hostport.strip_prefix('[') {
-        let end = v6.find(']').ok_or_else(|| UrlError::BadHost(hostport.to_owned()))?;
+        let end = v6
+            .find(']')
+            .ok_or_else(|| UrlError::BadHost(hostport.to_owned()))?;
         let host = &v6[..end];
         return match &v6[end + 1..] {
             "" => Ok((host, 0)),
@@ -102,8 +107,10 @@ mod tests {
 
     #[test]
     fn no_protocol_like_dubbo_url_test() {
-        let u = parse_plain("10.20.130.230:20880/context/path?interface=org.apache.dubbo.test.interfaceName")
-            .unwrap();
+        let u = parse_plain(
+            "10.20.130.230:20880/context/path?interface=org.apache.dubbo.test.interfaceName",
+        )
+        .unwrap();
         assert_eq!(u.protocol(), "");
         assert_eq!(u.path(), "context/path");
         assert_eq!(u.service_key(), "org.apache.dubbo.test.interfaceName");
@@ -113,10 +120,22 @@ mod tests {
     fn errors_name_the_problem() {
         assert_eq!(parse_plain("  "), Err(UrlError::Empty));
         assert_eq!(parse_plain("://h:1/x"), Err(UrlError::MissingProtocol));
-        assert_eq!(parse_plain("dubbo://h:99999/x"), Err(UrlError::BadPort("99999".into())));
-        assert_eq!(parse_plain("dubbo://h:ab/x"), Err(UrlError::BadPort("ab".into())));
-        assert_eq!(parse_plain("dubbo://[::1/x"), Err(UrlError::BadHost("[::1".into())));
-        assert!(matches!(parse_plain("du bo://h:1/x"), Err(UrlError::BadProtocol(_))));
+        assert_eq!(
+            parse_plain("dubbo://h:99999/x"),
+            Err(UrlError::BadPort("99999".into()))
+        );
+        assert_eq!(
+            parse_plain("dubbo://h:ab/x"),
+            Err(UrlError::BadPort("ab".into()))
+        );
+        assert_eq!(
+            parse_plain("dubbo://[::1/x"),
+            Err(UrlError::BadHost("[::1".into()))
+        );
+        assert!(matches!(
+            parse_plain("du bo://h:1/x"),
+            Err(UrlError::BadProtocol(_))
+        ));
     }
 
     #[test]

@@ -8,7 +8,10 @@ fn service_key_vectors_from_dubbo_url_test() {
     let u = DubboUrl::parse(base).unwrap();
     assert_eq!(u.service_key(), "org.apache.dubbo.test.interfaceName");
     let u = DubboUrl::parse(&format!("{base}&group=group1&version=1.0.0")).unwrap();
-    assert_eq!(u.service_key(), "group1/org.apache.dubbo.test.interfaceName:1.0.0");
+    assert_eq!(
+        u.service_key(),
+        "group1/org.apache.dubbo.test.interfaceName:1.0.0"
+    );
 }
 
 #[test]
@@ -37,7 +40,10 @@ fn numbers_are_typed_errors() {
     let u = DubboUrl::parse("dubbo://h:1/S?weight=abc&warmup=").unwrap();
     assert_eq!(
         u.parameter_number::<i32>("weight"),
-        Err(UrlError::BadNumber { key: "weight".into(), value: "abc".into() })
+        Err(UrlError::BadNumber {
+            key: "weight".into(),
+            value: "abc".into()
+        })
     );
     assert_eq!(u.parameter_number::<i32>("warmup"), Ok(None));
 }
@@ -61,7 +67,8 @@ fn display_and_debug_hide_the_password() {
 
 #[test]
 fn sofa_and_python_urls_without_path() {
-    let sofa = DubboUrl::parse("dubbo://127.0.0.1:12200?interface=com.x.Greeter&version=1.0").unwrap();
+    let sofa =
+        DubboUrl::parse("dubbo://127.0.0.1:12200?interface=com.x.Greeter&version=1.0").unwrap();
     assert_eq!(sofa.service_key(), "com.x.Greeter:1.0");
     let py = DubboUrl::parse("tri://127.0.0.1:50051?service=com.x.Greeter&side=provider").unwrap();
     assert_eq!(py.service_interface(), "com.x.Greeter");
@@ -69,10 +76,15 @@ fn sofa_and_python_urls_without_path() {
 
 #[test]
 fn full_string_sorts_parameters_like_tree_map() {
-    let u = DubboUrl::parse("dubbo://10.0.0.1:20880/S?weight=200&application=demo&methods=a,b").unwrap();
-    assert_eq!(u.to_full_string(), "dubbo://10.0.0.1:20880/S?application=demo&methods=a,b&weight=200");
+    let u = DubboUrl::parse("dubbo://10.0.0.1:20880/S?weight=200&application=demo&methods=a,b")
+        .unwrap();
+    assert_eq!(
+        u.to_full_string(),
+        "dubbo://10.0.0.1:20880/S?application=demo&methods=a,b&weight=200"
+    );
     let node = u.to_node_name();
-    assert!(node.starts_with("dubbo%3A%2F%2F10.0.0.1%3A20880%2FS%3Fapplication%3Ddemo%26methods%3Da%2Cb"));
+    assert!(node
+        .starts_with("dubbo%3A%2F%2F10.0.0.1%3A20880%2FS%3Fapplication%3Ddemo%26methods%3Da%2Cb"));
     assert_eq!(DubboUrl::from_node_name(&node).unwrap(), u);
 }
 

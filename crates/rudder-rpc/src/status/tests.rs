@@ -25,7 +25,13 @@ fn concurrent_begins_respect_the_limit_exactly() {
     let p = registry.provider(URL);
     let admitted: Vec<Vec<ActiveCall>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..10)
-            .map(|_| s.spawn(|| (0..100).filter_map(|_| p.begin("test", 50)).collect::<Vec<_>>()))
+            .map(|_| {
+                s.spawn(|| {
+                    (0..100)
+                        .filter_map(|_| p.begin("test", 50))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
@@ -38,7 +44,11 @@ fn statistics_table_matches_dubbo() {
     let registry = StatusRegistry::default();
     let p = registry.provider(URL);
     let calls: Vec<_> = (0..4).map(|_| p.begin("test", 0).unwrap()).collect();
-    for (call, (elapsed, ok)) in calls.into_iter().zip([(1000, true), (2000, true), (3000, false), (4000, false)]) {
+    for (call, (elapsed, ok)) in
+        calls
+            .into_iter()
+            .zip([(1000, true), (2000, true), (3000, false), (4000, false)])
+    {
         call.finish(elapsed, ok);
     }
     for s in [p.service(), &*p.method("test")] {
