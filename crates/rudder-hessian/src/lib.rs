@@ -51,8 +51,9 @@
 //!
 //! # Rust types
 //!
-//! [`to_value`] and [`from_value`] convert serde types; see [`convert`](crate::to_value) for the table,
-//! and [`JavaClass`] / [`to_object_value`] to give a struct its Java class.
+//! [`to_value`] and [`from_value`] convert serde types (the mapping table is on [`to_value`]); use
+//! `#[serde(rename = "com.example.User")]`, [`JavaClass`] or [`to_object_value`] to give a struct its
+//! Java class.
 //!
 //! # Hostile input
 //!

@@ -1,27 +1,6 @@
 //! serde support: Rust types to and from [`Value`].
 //!
-//! | Rust | Value | Java |
-//! |---|---|---|
-//! | `bool` | `Bool` | `boolean` |
-//! | `i8`, `i16`, `i32`, `u8`, `u16` | `Int` | `int` |
-//! | `i64`, `u32`, `u64` (up to `i64::MAX`) | `Long` | `long` |
-//! | `f32`, `f64` | `Double` | `double` |
-//! | `char`, `String`, `&str` | `String` | `String` |
-//! | bytes (e.g. `serde_bytes`; plain `Vec<u8>` is a list) | `Binary` | `byte[]` |
-//! | `Option<T>` | `Null` or `T` | nullable reference |
-//! | `()`, unit structs | `Null` | `null` |
-//! | `Vec<T>`, tuples, sets | untyped `List` | `ArrayList` |
-//! | maps | untyped `Map` | `HashMap` |
-//! | struct whose serde name contains a `.` | `Object` of that class | a POJO |
-//! | any other struct | untyped `Map` keyed by field name | `HashMap` |
-//! | unit enum variant | `String` of its name | (enum name) |
-//! | other enum variants | one-entry `Map` `{variant: content}` | `HashMap` |
-//!
-//! Give a struct its Java class with `#[serde(rename = "com.example.User")]` (which also works for
-//! nested structs), or, for the top-level value only, with [`JavaClass`] and [`to_java_object`] or
-//! with [`to_object_value`]. Java field names are camelCase: `#[serde(rename_all = "camelCase")]`
-//! helps. Deserializing accepts objects and maps for structs, and a Java enum object (a `name`
-//! field) for a unit variant.
+//! The mapping table is on [`to_value`].
 
 mod de;
 mod ser;
@@ -79,7 +58,32 @@ pub trait JavaClass {
     const CLASS: &'static str;
 }
 
-/// Converts any serializable value to a [`Value`] (see the module table for the mapping).
+/// Converts any serializable value to a [`Value`].
+///
+/// | Rust | Value | Java |
+/// |---|---|---|
+/// | `bool` | `Bool` | `boolean` |
+/// | `i8`, `i16`, `i32`, `u8`, `u16` | `Int` | `int` |
+/// | `i64`, `u32`, `u64` (up to `i64::MAX`) | `Long` | `long` |
+/// | `f32`, `f64` | `Double` | `double` |
+/// | `char`, `String`, `&str` | `String` | `String` |
+/// | bytes (e.g. `serde_bytes`; plain `Vec<u8>` is a list) | `Binary` | `byte[]` |
+/// | `Option<T>` | `Null` or `T` | nullable reference |
+/// | `()`, unit structs | `Null` | `null` |
+/// | `Vec<T>`, tuples, sets | untyped `List` | `ArrayList` |
+/// | maps | untyped `Map` | `HashMap` |
+/// | struct whose serde name contains a `.` | `Object` of that class | a POJO |
+/// | any other struct | untyped `Map` keyed by field name | `HashMap` |
+/// | unit enum variant | `String` of its name | (enum name) |
+/// | other enum variants | one-entry `Map` `{variant: content}` | `HashMap` |
+///
+/// Give a struct its Java class with `#[serde(rename = "com.example.User")]` (which also works for
+/// nested structs), or, for the top-level value only, with [`JavaClass`] and [`to_java_object`] or
+/// with [`to_object_value`]. Java field names are camelCase: `#[serde(rename_all = "camelCase")]`
+/// helps. Deserializing accepts objects and maps for structs, and a Java enum object (a `name`
+/// field) for a unit variant.
+///
+/// # Example
 ///
 /// ```
 /// use rudder_hessian::{to_value, Value};
