@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 success, 1 a call failed or no provider was found, 2 bad usage or an internal error.
 
+mod demo;
 mod json;
 mod simulate;
 
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Preview which provider each call would go to, exactly as a Dubbo consumer would pick.
     Simulate(simulate::SimulateArgs),
+    /// Run the five balancers against embedded providers and show how each splits the traffic.
+    Demo(demo::DemoArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args, &mut out),
+        Command::Demo(args) => demo::run(args, &mut out),
     };
     let flushed = out.flush();
     match result.and(flushed.map_err(Into::into)) {

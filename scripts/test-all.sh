@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Everything rudder's tests need, then every test. Idempotent; the README's test command and CI's.
+#
+#   bash scripts/test-all.sh
+#
+# 1. Integration prerequisites: Docker engine + the local ZooKeeper image (scripts/it-setup.sh), and the
+#    real Dubbo peers under it/ (Java Dubbo 3.3 provider via Maven, sofa-rpc-node via npm) when present.
+# 2. Formatting and lints (cargo fmt --check, clippy -D warnings).
+# 3. cargo test for the whole workspace (unit, conformance, CLI and integration tests).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "integration prerequisites"
+bash scripts/it-setup.sh
+for peer in scripts/peers/build-java-provider.sh scripts/peers/build-node-provider.sh; do
+    if [ -f "$peer" ]; then
+        bash "$peer"
+    fi
+done
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "cargo test"
+cargo test --workspace --no-fail-fast
