@@ -5,7 +5,8 @@
 # with debootstrap (openjdk-17-jre-headless + Debian's zookeeper 3.8 package), imported into
 # Docker, plus a start script (/usr/local/bin/rudder-zk-start) that writes zoo.cfg from env vars.
 #
-# Two caches make a rebuild fast:
+# The image carries a label with a hash of the start script, so editing the script and
+# re-running this rebuilds it. Two caches make a rebuild fast:
 #   - the debootstrap rootfs tarball under $RUDDER_CACHE_DIR (default ~/.cache/rudder);
 #   - the imported rootfs image ($RUDDER_ZK_BASE_IMAGE), so changing only the start script
 #     costs a docker commit.
@@ -25,8 +26,13 @@ base_image="${RUDDER_ZK_BASE_IMAGE:-rudder/zookeeper-rootfs:bookworm}"
 cache_dir="${RUDDER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rudder}"
 suite="${RUDDER_DEBIAN_SUITE:-bookworm}"
 packages="openjdk-17-jre-headless,zookeeper,netcat-openbsd"
-rootfs_tar="$cache_dir/zookeeper-rootfs-$suite.tar"
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+start_script="$script_dir/zookeeper/rudder-zk-start"
+# Cache keys: a change of package list or start script must not reuse a stale build.
+rootfs_key="$(printf '%s' "$packages" | sha256sum | cut -c1-12)"
+rootfs_tar="$cache_dir/zookeeper-rootfs-$suite-$rootfs_key.tar"
+base_image="$base_image-$rootfs_key"
+start_script_key="$(sha256sum "$start_script" | cut -c1-12)"
 
 fail() {
     echo "build-zookeeper-image: $*" >&2
@@ -107,6 +113,8 @@ build_rootfs_tarball() {
     trap - EXIT
 }
 
+"$script_dir/ensure-docker.sh"
+
 case "$image" in
 rudder/*) ;;
 *)
@@ -117,9 +125,10 @@ rudder/*) ;;
     ;;
 esac
 
-image_present "$image" && exit 0
-
-"$script_dir/ensure-docker.sh"
+built_from="$(docker image inspect -f '{{ index .Config.Labels "rudder.start-script" }}' "$image" 2>/dev/null || true)"
+[ "$built_from" = "$start_script_key" ] && exit 0
+# An image built from an older start script is replaced; its id is removed at the end.
+stale_id="$(docker image inspect -f '{{ .Id }}' "$image" 2>/dev/null || true)"
 
 if ! image_present "$base_image"; then
     [ -s "$rootfs_tar" ] || build_rootfs_tarball
@@ -129,9 +138,14 @@ fi
 # Layer the start script over the rootfs with create/cp/commit: needs no builder plugin.
 container="$(docker create "$base_image" /bin/true)"
 trap 'docker rm -f "$container" >/dev/null 2>&1 || true' EXIT
-quietly docker cp "$script_dir/zookeeper/rudder-zk-start" "$container:/usr/local/bin/rudder-zk-start"
+quietly docker cp "$start_script" "$container:/usr/local/bin/rudder-zk-start"
 quietly docker commit \
     --change 'CMD ["/usr/local/bin/rudder-zk-start"]' \
     --change 'ENV ZK_PORT=2181 ZK_DATA_DIR=/data ZK_TICK_TIME=500' \
     --change 'LABEL org.opencontainers.image.title="rudder ZooKeeper for integration tests"' \
+    --change "LABEL rudder.start-script=$start_script_key" \
     "$container" "$image"
+if [ -n "$stale_id" ]; then
+    # Still used by a container? Then leave it; docker refuses and nothing is lost.
+    docker rmi "$stale_id" >/dev/null 2>&1 || true
+fi

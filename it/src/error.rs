@@ -9,11 +9,17 @@ const SETUP_HINT: &str = "run scripts/it-setup.sh (starts Docker and builds the 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HarnessError {
-    /// No Docker engine socket exists, so testcontainers cannot work at all.
-    #[error("no Docker engine at {socket}: {SETUP_HINT}")]
+    /// No Docker engine answers, so testcontainers cannot work at all.
+    #[error("no Docker engine answers ({reason}): {SETUP_HINT}")]
     DockerUnavailable {
-        /// The socket path that was looked for.
-        socket: String,
+        /// What the Docker client reported.
+        reason: String,
+    },
+    /// The locally built image is absent; the harness never pulls it, since no registry has it.
+    #[error("image {image} is not built: {SETUP_HINT}")]
+    ImageMissing {
+        /// The image that was asked for.
+        image: String,
     },
     /// Docker refused or failed to run the container (engine down, image missing, ...).
     #[error("could not start ZooKeeper from image {image}: {source}; {SETUP_HINT}")]

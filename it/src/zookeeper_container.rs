@@ -1,8 +1,9 @@
 //! A ZooKeeper server in a Docker container, controllable from a test.
 
-use std::path::Path;
 use std::time::Duration;
 
+use testcontainers::bollard;
+use testcontainers::core::client::docker_client_instance;
 use testcontainers::runners::AsyncRunner;
 use testcontainers::{ContainerAsync, GenericImage, ImageExt};
 
@@ -54,7 +55,7 @@ impl ZooKeeperContainer {
 
     /// Starts a given image and waits until it serves clients.
     pub async fn start_image(image: ZooKeeperImage) -> Result<Self, HarnessError> {
-        check_docker_socket()?;
+        check_engine_and_image(&image).await?;
         let port = loopback::free_port()
             .await
             .map_err(HarnessError::NoFreePort)?;
@@ -161,15 +162,28 @@ impl ZooKeeperContainer {
     }
 }
 
-/// Fails early, with the set-up hint, when the default Docker socket is plainly absent.
+/// Fails early, with the set-up hint, when Docker does not answer or the local image is absent.
 ///
-/// A remote engine (`DOCKER_HOST`) is left to testcontainers to reach.
-fn check_docker_socket() -> Result<(), HarnessError> {
-    const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
-    if std::env::var_os("DOCKER_HOST").is_none() && !Path::new(DEFAULT_SOCKET).exists() {
-        return Err(HarnessError::DockerUnavailable {
-            socket: DEFAULT_SOCKET.to_owned(),
-        });
+/// Without this check testcontainers would try to pull a missing `rudder/` image from Docker
+/// Hub, which cannot have it, and fail with a less helpful network error.
+async fn check_engine_and_image(image: &ZooKeeperImage) -> Result<(), HarnessError> {
+    let unavailable = |err: &dyn std::fmt::Display| HarnessError::DockerUnavailable {
+        reason: err.to_string(),
+    };
+    let docker = docker_client_instance()
+        .await
+        .map_err(|err| unavailable(&err))?;
+    docker.ping().await.map_err(|err| unavailable(&err))?;
+    if !image.is_local_build() {
+        return Ok(());
     }
-    Ok(())
+    match docker.inspect_image(&image.reference()).await {
+        Ok(_) => Ok(()),
+        Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => Err(HarnessError::ImageMissing {
+            image: image.reference(),
+        }),
+        Err(err) => Err(unavailable(&err)),
+    }
 }

@@ -81,6 +81,11 @@ impl ZooKeeperImage {
         format!("{}:{}", self.name, self.tag)
     }
 
+    /// Whether this is the image `scripts/build-zookeeper-image.sh` builds (never pulled).
+    pub fn is_local_build(&self) -> bool {
+        self.flavour == Flavour::Local
+    }
+
     /// `"local"` or `"official"`: which configuration convention the harness applies.
     pub fn flavour_name(&self) -> &'static str {
         match self.flavour {

@@ -111,6 +111,13 @@ async fn pausing_the_server_expires_a_short_session() {
             .expect("the server should expire the session");
         assert_eq!(event.event_type, EventType::NodeDeleted);
     }
+    assert_eq!(
+        observer
+            .check_stat("/held-by-short-session")
+            .await
+            .expect("stat"),
+        None
+    );
 }
 
 #[tokio::test]
