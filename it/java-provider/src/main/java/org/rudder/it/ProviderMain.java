@@ -1,0 +1,94 @@
+package org.rudder.it;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import org.apache.dubbo.config.ApplicationConfig;
+import org.apache.dubbo.config.ProtocolConfig;
+import org.apache.dubbo.config.RegistryConfig;
+import org.apache.dubbo.config.ServiceConfig;
+import org.apache.dubbo.config.bootstrap.DubboBootstrap;
+
+/**
+ * Starts one GreetingService provider on 127.0.0.1 and registers it in ZooKeeper.
+ *
+ * <p>Settings (system property, or the environment variable in brackets):
+ * <ul>
+ *   <li>{@code rudder.zk.address} [RUDDER_ZK_ADDRESS], default 127.0.0.1:2181</li>
+ *   <li>{@code rudder.dubbo.port} [RUDDER_DUBBO_PORT], default 20880</li>
+ *   <li>{@code rudder.instance} [RUDDER_INSTANCE], default java-PORT; echoed by sayHello</li>
+ *   <li>{@code rudder.weight} [RUDDER_WEIGHT], optional</li>
+ *   <li>{@code rudder.version} [RUDDER_VERSION], optional</li>
+ *   <li>{@code rudder.group} [RUDDER_GROUP], optional</li>
+ *   <li>{@code rudder.warmup} [RUDDER_WARMUP], optional, milliseconds</li>
+ *   <li>{@code rudder.register.mode} [RUDDER_REGISTER_MODE], interface | instance | all, default all</li>
+ *   <li>{@code rudder.application} [RUDDER_APPLICATION], default rudder-it-java-provider</li>
+ * </ul>
+ * Binds and advertises 127.0.0.1 only (see {@link LoopbackConfiguratorFactory}).
+ * Prints one line {@code READY <provider url>} on stdout once exported and registered,
+ * then runs until killed. Dubbo's own logging goes to stderr.
+ */
+public final class ProviderMain {
+
+    private ProviderMain() {
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        LoopbackHost.pin();
+        String zk = Settings.get("rudder.zk.address", "127.0.0.1:2181");
+        int port = Settings.getInt("rudder.dubbo.port", 20880);
+        String instance = Settings.get("rudder.instance", "java-" + port);
+        String weight = Settings.get("rudder.weight", null);
+        String version = Settings.get("rudder.version", null);
+        String group = Settings.get("rudder.group", null);
+        String warmup = Settings.get("rudder.warmup", null);
+        String registerMode = Settings.get("rudder.register.mode", "all");
+        String appName = Settings.get("rudder.application", "rudder-it-java-provider");
+
+        ApplicationConfig application = new ApplicationConfig(appName);
+        application.setRegisterMode(registerMode);
+        // Several providers run side by side in tests; the QoS console would fight over port 22222.
+        application.setQosEnable(false);
+
+        RegistryConfig registry = new RegistryConfig("zookeeper://" + zk);
+
+        ProtocolConfig protocol = new ProtocolConfig("dubbo", port);
+        protocol.setHost("127.0.0.1");
+        protocol.setSerialization("hessian2");
+
+        ServiceConfig<GreetingService> service = new ServiceConfig<>();
+        service.setInterface(GreetingService.class);
+        service.setRef(new GreetingServiceImpl(instance));
+        if (version != null) {
+            service.setVersion(version);
+        }
+        if (group != null) {
+            service.setGroup(group);
+        }
+        if (weight != null) {
+            service.setWeight(Integer.parseInt(weight.trim()));
+        }
+        if (warmup != null) {
+            service.setWarmup(Integer.parseInt(warmup.trim()));
+        }
+        Map<String, String> extra = new HashMap<>();
+        extra.put("rudder.instance", instance);
+        service.setParameters(extra);
+
+        DubboBootstrap bootstrap = DubboBootstrap.getInstance()
+                .application(application)
+                .registry(registry)
+                .protocol(protocol)
+                .service(service);
+        bootstrap.start();
+
+        String url = service.getExportedUrls().isEmpty()
+                ? "?"
+                : service.getExportedUrls().get(0).toFullString();
+        System.out.println("READY " + url);
+        System.out.flush();
+
+        // Block forever; a SIGTERM runs Dubbo's shutdown hook, which unregisters the node.
+        new CountDownLatch(1).await();
+    }
+}
