@@ -1,1 +1,3 @@
-//! Support code shared by the examples and their tests.
+//! Support code for rudder's runnable examples; each example's logic lives here so a test can run it.
+
+pub mod capacity_weights;

@@ -3,6 +3,11 @@
 //!
 //! Run: `cargo bench -p rudder-cluster --bench pick`. The allocation table is printed first.
 
+// The only unsafe code in the workspace: a global allocator that counts calls and forwards to `System`.
+#![allow(unsafe_code)]
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
