@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.config.RegistryConfig;
@@ -83,23 +84,41 @@ public final class ConsumerMain {
     }
 
     private static int callEachMethod(GreetingService greeting) {
-        System.out.println("sayHello: " + greeting.sayHello("rudder"));
-        System.out.println("add: " + greeting.add(2, 40));
-        User user = new User("alice", 30, List.of("a", "b"));
-        System.out.println("echoUser: " + greeting.echoUser(user));
-        System.out.println("nullValue: " + greeting.nullValue());
+        int failures = 0;
+        failures += report("sayHello", () -> greeting.sayHello("rudder"));
+        failures += report("add", () -> greeting.add(2, 40));
+        // A zero result is falsy in JS: sofa-rpc-node then drops the response flag.
+        failures += report("add(0,0)", () -> greeting.add(0, 0));
+        failures += report("echoUser", () -> greeting.echoUser(new User("alice", 30, List.of("a", "b"))));
+        failures += report("nullValue", greeting::nullValue);
         try {
             greeting.fail("boom");
             System.out.println("fail: no exception (unexpected)");
-            return 1;
+            failures++;
         } catch (GreetingException e) {
             System.out.println("fail: GreetingException " + e.getMessage());
         } catch (RuntimeException e) {
-            System.out.println("fail: unexpected " + e);
+            System.out.println("fail: other exception " + e.getClass().getName() + ": " + firstLine(e));
+            failures++;
+        }
+        failures += report("slow", () -> greeting.slow(50));
+        return failures == 0 ? 0 : 1;
+    }
+
+    private static int report(String what, Supplier<Object> call) {
+        try {
+            System.out.println(what + ": " + call.get());
+            return 0;
+        } catch (RuntimeException e) {
+            System.out.println(what + ": ERROR " + e.getClass().getName() + ": " + firstLine(e));
             return 1;
         }
-        System.out.println("slow: " + greeting.slow(50));
-        return 0;
+    }
+
+    private static String firstLine(Throwable e) {
+        String message = String.valueOf(e.getMessage());
+        int newline = message.indexOf('\n');
+        return newline < 0 ? message : message.substring(0, newline);
     }
 
     private static int bench(GreetingService greeting) throws InterruptedException {
