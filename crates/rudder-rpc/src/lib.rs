@@ -3,4 +3,9 @@
 //! [`status`] holds Dubbo's `RpcStatus` counters, which the `leastactive` and `shortestresponse`
 //! balancers read.
 
+#[allow(dead_code)]
+mod codec;
+mod response;
 pub mod status;
+
+pub use response::{ProviderError, ResponseStatus, RpcResponse};

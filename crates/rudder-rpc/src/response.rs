@@ -1,0 +1,244 @@
+//! What a provider answers: a value or a business exception, plus attachments; or a status error.
+
+use std::fmt;
+
+use rudder_common::error::RpcErrorKind;
+use rudder_hessian::{JavaException, Value};
+
+/// A provider's answer to one call.
+///
+/// A business exception (the provider's method threw) is a *normal* answer in Dubbo, not an
+/// [`RpcError`](rudder_common::error::RpcError): the provider was reached and did its work, so it
+/// is never retried and counts as a success in [`RpcStatus`](crate::status::RpcStatus).
+///
+/// ```
+/// use rudder_rpc::RpcResponse;
+/// use rudder_hessian::Value;
+///
+/// let ok = RpcResponse::from_value(Value::from("Hello"));
+/// assert_eq!(ok.value().and_then(Value::as_str), Some("Hello"));
+/// assert!(ok.exception().is_none());
+/// assert_eq!(ok.into_result().unwrap(), Value::from("Hello"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcResponse {
+    outcome: Result<Value, JavaException>,
+    attachments: Vec<(String, Value)>,
+}
+
+impl RpcResponse {
+    /// A response carrying `value` (use [`Value::Null`] for a `null` or `void` result).
+    pub fn from_value(value: Value) -> RpcResponse {
+        RpcResponse {
+            outcome: Ok(value),
+            attachments: Vec::new(),
+        }
+    }
+
+    /// A response carrying a business exception.
+    pub fn from_exception(exception: JavaException) -> RpcResponse {
+        RpcResponse {
+            outcome: Err(exception),
+            attachments: Vec::new(),
+        }
+    }
+
+    /// The same response with these attachments.
+    pub fn with_attachments(mut self, attachments: Vec<(String, Value)>) -> RpcResponse {
+        self.attachments = attachments;
+        self
+    }
+
+    /// The returned value, unless the method threw.
+    pub fn value(&self) -> Option<&Value> {
+        self.outcome.as_ref().ok()
+    }
+
+    /// The business exception, if the method threw.
+    pub fn exception(&self) -> Option<&JavaException> {
+        self.outcome.as_ref().err()
+    }
+
+    /// The value, or the business exception as the error.
+    pub fn into_result(self) -> Result<Value, JavaException> {
+        self.outcome
+    }
+
+    /// Attachments the provider sent back (Dubbo ≥ 2.0.2 always sends `dubbo`), in wire order.
+    pub fn attachments(&self) -> &[(String, Value)] {
+        &self.attachments
+    }
+
+    /// The attachment `key`, if sent.
+    pub fn attachment(&self, key: &str) -> Option<&Value> {
+        self.attachments
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+}
+
+/// The status byte of a dubbo:// response header (Dubbo's `Response` constants).
+///
+/// ```
+/// use rudder_rpc::ResponseStatus;
+/// assert_eq!(ResponseStatus::from_byte(80), ResponseStatus::ServerError);
+/// assert_eq!(ResponseStatus::from_byte(7), ResponseStatus::Unknown(7));
+/// assert_eq!(ResponseStatus::ServerError.code(), 80);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResponseStatus {
+    /// 20: the call was executed; the body holds its result.
+    Ok,
+    /// 25: the provider could not serialize.
+    SerializationError,
+    /// 30: a client-side timeout (written by Java consumers into their own futures).
+    ClientTimeout,
+    /// 31: the provider gave up waiting for its own work.
+    ServerTimeout,
+    /// 35: the channel was inactive.
+    ChannelInactive,
+    /// 40: the provider could not decode the request (also: unknown interface called with arguments).
+    BadRequest,
+    /// 50: the provider could not encode its response (e.g. over its payload limit).
+    BadResponse,
+    /// 60: no such service.
+    ServiceNotFound,
+    /// 70: the provider failed to dispatch the call (e.g. "Not found exported service").
+    ServiceError,
+    /// 80: the provider failed internally.
+    ServerError,
+    /// 90: the consumer side failed.
+    ClientError,
+    /// 100: the provider's thread pool is exhausted.
+    ThreadpoolExhausted,
+    /// Any other byte.
+    Unknown(u8),
+}
+
+impl ResponseStatus {
+    /// The status of a byte; unknown bytes map to [`ResponseStatus::Unknown`].
+    pub fn from_byte(byte: u8) -> ResponseStatus {
+        match byte {
+            20 => ResponseStatus::Ok,
+            25 => ResponseStatus::SerializationError,
+            30 => ResponseStatus::ClientTimeout,
+            31 => ResponseStatus::ServerTimeout,
+            35 => ResponseStatus::ChannelInactive,
+            40 => ResponseStatus::BadRequest,
+            50 => ResponseStatus::BadResponse,
+            60 => ResponseStatus::ServiceNotFound,
+            70 => ResponseStatus::ServiceError,
+            80 => ResponseStatus::ServerError,
+            90 => ResponseStatus::ClientError,
+            100 => ResponseStatus::ThreadpoolExhausted,
+            other => ResponseStatus::Unknown(other),
+        }
+    }
+
+    /// The byte on the wire.
+    pub fn code(self) -> u8 {
+        match self {
+            ResponseStatus::Ok => 20,
+            ResponseStatus::SerializationError => 25,
+            ResponseStatus::ClientTimeout => 30,
+            ResponseStatus::ServerTimeout => 31,
+            ResponseStatus::ChannelInactive => 35,
+            ResponseStatus::BadRequest => 40,
+            ResponseStatus::BadResponse => 50,
+            ResponseStatus::ServiceNotFound => 60,
+            ResponseStatus::ServiceError => 70,
+            ResponseStatus::ServerError => 80,
+            ResponseStatus::ClientError => 90,
+            ResponseStatus::ThreadpoolExhausted => 100,
+            ResponseStatus::Unknown(b) => b,
+        }
+    }
+
+    /// The [`RpcErrorKind`] a non-OK status becomes, given the provider's message.
+    ///
+    /// | status | kind |
+    /// |---|---|
+    /// | 30, 31 | `Timeout` |
+    /// | 35 | `Network` |
+    /// | 25, 40, 50 | `Serialization` |
+    /// | 60; 70 or 40 whose message says the service is not found | `MethodNotFound` |
+    /// | 100 | `LimitExceeded` |
+    /// | 70, 80, 90, unknown | `Unknown` |
+    ///
+    /// (Java consumers report every non-timeout status as a network error; rudder keeps the
+    /// distinctions. None of these is a business error, so failover retries them all.)
+    pub fn error_kind(self, message: &str) -> RpcErrorKind {
+        let not_found =
+            message.contains("Not found exported service") || message.contains("Service not found");
+        match self {
+            ResponseStatus::ClientTimeout | ResponseStatus::ServerTimeout => RpcErrorKind::Timeout,
+            ResponseStatus::ChannelInactive => RpcErrorKind::Network,
+            ResponseStatus::ServiceNotFound => RpcErrorKind::MethodNotFound,
+            ResponseStatus::ServiceError | ResponseStatus::BadRequest if not_found => {
+                RpcErrorKind::MethodNotFound
+            }
+            ResponseStatus::SerializationError
+            | ResponseStatus::BadRequest
+            | ResponseStatus::BadResponse => RpcErrorKind::Serialization,
+            ResponseStatus::ThreadpoolExhausted => RpcErrorKind::LimitExceeded,
+            _ => RpcErrorKind::Unknown,
+        }
+    }
+}
+
+impl fmt::Display for ResponseStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            ResponseStatus::Ok => "OK",
+            ResponseStatus::SerializationError => "SERIALIZATION_ERROR",
+            ResponseStatus::ClientTimeout => "CLIENT_TIMEOUT",
+            ResponseStatus::ServerTimeout => "SERVER_TIMEOUT",
+            ResponseStatus::ChannelInactive => "CHANNEL_INACTIVE",
+            ResponseStatus::BadRequest => "BAD_REQUEST",
+            ResponseStatus::BadResponse => "BAD_RESPONSE",
+            ResponseStatus::ServiceNotFound => "SERVICE_NOT_FOUND",
+            ResponseStatus::ServiceError => "SERVICE_ERROR",
+            ResponseStatus::ServerError => "SERVER_ERROR",
+            ResponseStatus::ClientError => "CLIENT_ERROR",
+            ResponseStatus::ThreadpoolExhausted => "SERVER_THREADPOOL_EXHAUSTED_ERROR",
+            ResponseStatus::Unknown(_) => "UNKNOWN",
+        };
+        write!(f, "{} {name}", self.code())
+    }
+}
+
+/// A non-OK status answer, attached as the `source()` of the [`RpcError`](rudder_common::error::RpcError)
+/// it becomes; downcast to read the status.
+///
+/// ```
+/// use rudder_rpc::{ProviderError, ResponseStatus};
+/// let e = ProviderError::new(ResponseStatus::ServiceError, "Not found exported service: x");
+/// assert_eq!(e.status(), ResponseStatus::ServiceError);
+/// assert_eq!(e.to_string(), "provider answered 70 SERVICE_ERROR: Not found exported service: x");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("provider answered {status}: {message}")]
+pub struct ProviderError {
+    status: ResponseStatus,
+    message: String,
+}
+
+impl ProviderError {
+    /// A status answer with the provider's message.
+    pub fn new(status: ResponseStatus, message: impl Into<String>) -> ProviderError {
+        ProviderError {
+            status,
+            message: message.into(),
+        }
+    }
+    /// The status byte.
+    pub fn status(&self) -> ResponseStatus {
+        self.status
+    }
+    /// The provider's error message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
