@@ -88,7 +88,24 @@ host_debian_mirror() {
     return 1
 }
 
+# Removes a debootstrap work directory, but only once nothing is mounted below it: debootstrap
+# may bind-mount the host's /dev into the target, and rm -rf must never reach through that.
+remove_build_dir() {
+    local dir="$1"
+    [ -d "$dir" ] || return 0
+    awk -v d="$dir/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r |
+        while read -r mount_point; do
+            umount -l "$mount_point" 2>/dev/null || true
+        done
+    if awk -v d="$dir/" 'index($2, d) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+        echo "build-zookeeper-image: left $dir in place: something is still mounted below it" >&2
+        return 0
+    fi
+    rm -rf "$dir"
+}
+
 build_rootfs_tarball() {
+    [ "$(id -u)" -eq 0 ] || fail "debootstrap needs root; run as root (or with sudo)"
     if ! command -v debootstrap >/dev/null 2>&1; then
         quietly apt-get update -q
         quietly env DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap
@@ -100,16 +117,15 @@ build_rootfs_tarball() {
     fi
     mkdir -p "$cache_dir"
     build_dir="$(mktemp -d "$cache_dir/rootfs.XXXXXX")"
-    # debootstrap mounts /proc and friends inside the target; never leave them mounted.
-    trap 'umount -R "$build_dir/rootfs/proc" "$build_dir/rootfs/sys" 2>/dev/null || true; rm -rf "$build_dir"' EXIT
+    trap 'remove_build_dir "$build_dir"' EXIT
     quietly debootstrap --variant=minbase --include="$packages" "$suite" "$build_dir/rootfs" "$mirror"
     # Trim what a test container never needs; keeps the tarball and the import smaller.
     rm -rf "$build_dir/rootfs/var/cache/apt/archives/"*.deb "$build_dir/rootfs/var/lib/apt/lists/"* \
         "$build_dir/rootfs/usr/share/doc" "$build_dir/rootfs/usr/share/man" \
         "$build_dir/rootfs/usr/share/locale"
-    quietly tar -C "$build_dir/rootfs" --numeric-owner -cf "$build_dir/rootfs.tar" .
+    quietly tar -C "$build_dir/rootfs" --one-file-system --numeric-owner -cf "$build_dir/rootfs.tar" .
     mv "$build_dir/rootfs.tar" "$rootfs_tar"
-    rm -rf "$build_dir"
+    remove_build_dir "$build_dir"
     trap - EXIT
 }
 

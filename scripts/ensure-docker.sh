@@ -48,7 +48,9 @@ if ! command -v docker >/dev/null 2>&1 || ! command -v dockerd >/dev/null 2>&1; 
 fi
 command -v dockerd >/dev/null 2>&1 || fail "dockerd still missing after installing docker.io"
 
-if ! pgrep -x dockerd >/dev/null 2>&1; then
+# A daemon that is already starting (pid file of a live process) is waited for, not doubled.
+pid_file=/var/run/docker.pid
+if ! { [ -s "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; }; then
     # setsid + nohup: the daemon must outlive this script and the shell that ran it.
     as_root setsid nohup dockerd --iptables=false --ip-masq=false --bridge=none \
         >>"$log_file" 2>&1 </dev/null &

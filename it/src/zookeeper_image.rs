@@ -128,3 +128,22 @@ impl ZooKeeperImage {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registry_port_is_not_mistaken_for_a_tag() {
+        let image = ZooKeeperImage::parse("localhost:5000/zookeeper");
+        assert_eq!(image.reference(), "localhost:5000/zookeeper:latest");
+        assert!(!image.is_local_build());
+    }
+
+    #[test]
+    fn only_rudder_images_are_local_builds() {
+        assert!(ZooKeeperImage::parse(DEFAULT_ZOOKEEPER_IMAGE).is_local_build());
+        assert!(ZooKeeperImage::parse("rudder/zookeeper:dev").is_local_build());
+        assert!(!ZooKeeperImage::parse("zookeeper:3.9").is_local_build());
+    }
+}
