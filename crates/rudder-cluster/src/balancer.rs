@@ -72,23 +72,22 @@ impl Balancer {
         &self.clock
     }
 
-    /// The policy that would serve `view` (the forced one, or the one its first provider names).
-    ///
-    /// # Errors
-    /// [`UnknownLoadBalance`] when the name is not registered.
-    pub fn policy_for(
+    /// Runs `f` with the policy that serves `view`: the forced one, or the one its first provider names
+    /// (resolved once per view).
+    fn with_policy<R>(
         &self,
         view: &MethodView,
-    ) -> Result<Arc<dyn LoadBalance>, UnknownLoadBalance> {
-        match &self.forced {
-            Some(policy) => Ok(Arc::clone(policy)),
-            None => {
-                let cached = view.state(self as *const Balancer as usize, |v| {
-                    self.policies.get(v.loadbalance_name())
-                });
-                (*cached).clone()
-            }
+        f: impl FnOnce(Result<&dyn LoadBalance, &UnknownLoadBalance>) -> R,
+    ) -> R {
+        if let Some(policy) = &self.forced {
+            return f(Ok(&**policy));
         }
+        let owner = self as *const Balancer as usize;
+        view.with_state(
+            owner,
+            |v| self.policies.get(v.loadbalance_name()),
+            |resolved| f(resolved.as_ref().map(|p| &**p)),
+        )
     }
 
     /// Chooses a provider for `invocation`, skipping those in `excluded` (already tried by a retry).
@@ -101,9 +100,8 @@ impl Balancer {
         invocation: &Invocation,
         excluded: &[Arc<Provider>],
     ) -> Result<Arc<Provider>, RpcError> {
-        let snapshot = self.directory.snapshot();
-        let view = snapshot.view(invocation.method_name());
-        self.select_in(&view, invocation, excluded)
+        let snapshot = self.directory.load();
+        snapshot.with_view(invocation.method_name(), |view| self.select_in(view, invocation, excluded))
     }
 
     /// [`Balancer::select`] within a view the caller already holds.
@@ -125,17 +123,15 @@ impl Balancer {
                 ),
             ));
         }
-        let policy = self
-            .policy_for(view)
-            .map_err(|e| RpcError::new(RpcErrorKind::Unknown, e.to_string()))?;
         let pick = Pick {
             now: self.clock.now_millis(),
             excluded,
             weight_source: self.weight_source.as_deref(),
         };
-        let chosen = self
-            .rng
-            .with(|rng| select(&*policy, view, invocation, &pick, rng));
+        let chosen = self.with_policy(view, |policy| match policy {
+            Ok(policy) => Ok(self.rng.with(|rng| select(policy, view, invocation, &pick, rng))),
+            Err(unknown) => Err(RpcError::new(RpcErrorKind::Unknown, unknown.to_string())),
+        })?;
         chosen
             .map(|i| Arc::clone(&view.providers()[i]))
             .ok_or_else(|| {

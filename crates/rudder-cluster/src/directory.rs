@@ -32,7 +32,6 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
-use dashmap::DashMap;
 use rudder_common::url::DubboUrl;
 use rudder_rpc::status::StatusRegistry;
 
@@ -43,7 +42,9 @@ use crate::provider::Provider;
 pub struct ProviderSet {
     providers: Arc<[Arc<Provider>]>,
     generation: u64,
-    views: DashMap<Box<str>, Arc<MethodView>>,
+    /// Views by method: a short copy-on-write list, since a service has few methods and a pick only reads.
+    views: ArcSwap<Vec<(Box<str>, Arc<MethodView>)>>,
+    views_writer: Mutex<()>,
 }
 
 impl ProviderSet {
@@ -51,7 +52,8 @@ impl ProviderSet {
         ProviderSet {
             providers,
             generation,
-            views: DashMap::new(),
+            views: ArcSwap::default(),
+            views_writer: Mutex::new(()),
         }
     }
 
@@ -65,13 +67,30 @@ impl ProviderSet {
         self.generation
     }
 
-    /// The precomputed view of this snapshot for `method`.
+    /// The precomputed view of this snapshot for `method`, built on first use.
     pub fn view(&self, method: &str) -> Arc<MethodView> {
-        if let Some(view) = self.views.get(method) {
-            return Arc::clone(&view);
+        self.with_view(method, |view| Arc::clone(view))
+    }
+
+    /// Runs `f` with the view for `method` without taking a reference count: the pick path.
+    pub fn with_view<R>(&self, method: &str, f: impl FnOnce(&Arc<MethodView>) -> R) -> R {
+        let views = self.views.load();
+        if let Some((_, view)) = views.iter().find(|(m, _)| **m == *method) {
+            return f(view);
         }
-        let view = Arc::new(MethodView::new(Arc::clone(&self.providers), method));
-        Arc::clone(&self.views.entry(method.into()).or_insert(view))
+        drop(views);
+        let _writer = self.views_writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut views = Vec::clone(&self.views.load());
+        let view = match views.iter().find(|(m, _)| **m == *method) {
+            Some((_, view)) => Arc::clone(view),
+            None => {
+                let view = Arc::new(MethodView::new(Arc::clone(&self.providers), method));
+                views.push((method.into(), Arc::clone(&view)));
+                self.views.store(Arc::new(views));
+                view
+            }
+        };
+        f(&view)
     }
 }
 
@@ -142,6 +161,11 @@ impl Directory {
     /// The current snapshot. Lock-free.
     pub fn snapshot(&self) -> Arc<ProviderSet> {
         self.current.load_full()
+    }
+
+    /// The current snapshot without a reference count, for the pick path.
+    pub(crate) fn load(&self) -> arc_swap::Guard<Arc<ProviderSet>> {
+        self.current.load()
     }
 
     /// The statistics registry providers are attached to.

@@ -144,7 +144,13 @@ impl LoadBalance for ConsistentHash {
         pick: &Pick<'_>,
         _: &mut dyn PickRng,
     ) -> Option<usize> {
-        let ring = view.state(owner_id(self), Ring::build);
+        view.with_state(owner_id(self), Ring::build, |ring| ring.pick(view, invocation, pick))
+    }
+}
+
+impl Ring {
+    fn pick(&self, view: &MethodView, invocation: &Invocation, pick: &Pick<'_>) -> Option<usize> {
+        let ring = self;
         let len = ring.points.len();
         if len == 0 {
             return None;

@@ -4,7 +4,7 @@
 //! The view (the provider snapshot seen from one method, with weights and statistics handles resolved
 //! ahead of time) is kept apart from the policy, as Envoy keeps its host set apart from its picking
 //! policies; state a policy needs per snapshot (prefix sums, a hash ring, round-robin counters) is built
-//! once per view through [`MethodView::state`], never on the pick path.
+//! once per view through [`MethodView::with_state`], never on the pick path.
 //!
 //! The built-in policies carry Dubbo's names: [`random`], [`round_robin`] (`roundrobin`),
 //! [`least_active`] (`leastactive`), [`shortest_response`] (`shortestresponse`) and [`consistent_hash`]
@@ -65,7 +65,7 @@ pub const DEFAULT_LOADBALANCE: &str = "random";
 /// Implementations pick among the providers of `view` that `pick` allows, and return the index of the
 /// chosen one. They are called through [`select`], which has already handled the empty and
 /// single-candidate cases. State that must persist across picks lives in the policy (shared by all views,
-/// keyed as Dubbo keys it) or in per-view state from [`MethodView::state`].
+/// keyed as Dubbo keys it) or in per-view state from [`MethodView::with_state`].
 pub trait LoadBalance: Send + Sync + fmt::Debug {
     /// Chooses a provider for `invocation`; `None` only when no candidate is allowed.
     fn pick(
@@ -131,7 +131,7 @@ pub(crate) fn with_candidates<T>(f: impl FnOnce(&mut Vec<(usize, i32)>) -> T) ->
     })
 }
 
-/// A stable small number identifying a policy instance, for [`MethodView::state`].
+/// A stable small number identifying a policy instance, for [`MethodView::with_state`].
 pub(crate) fn owner_id<T>(policy: &T) -> usize {
     policy as *const T as usize
 }

@@ -7,8 +7,9 @@
 //! when its weight changes, and an identity unused for the recycle period (60 s) is forgotten.
 //!
 //! The per-provider counters of a snapshot are resolved once per view, so a pick walks the providers
-//! without hashing or locking: O(n), no allocation. As in Dubbo the counters are individually atomic but
-//! the pick is not one transaction; concurrent callers see approximately, not exactly, the sequence.
+//! without hashing: O(n), no allocation. A pick is one short critical section per `service.method`, so
+//! concurrent callers together see exactly the smooth sequence; Dubbo updates each counter atomically but
+//! not the pick as a whole, so its concurrent callers only approximate it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
@@ -64,6 +65,9 @@ impl RoundRobin {
 /// The counters of one `service.method`, by provider identity.
 #[derive(Debug, Default)]
 struct Group {
+    /// Held for the whole pick: the counters below are then read and written without read-modify-write
+    /// instructions, and the pick is one transaction.
+    pick: Mutex<()>,
     entries: Mutex<HashMap<Box<str>, Arc<Counter>>>,
     count: AtomicUsize,
     last_recycle: AtomicI64,
@@ -117,38 +121,55 @@ impl Group {
 }
 
 impl LoadBalance for RoundRobin {
-    fn pick(
-        &self,
-        view: &MethodView,
-        _: &Invocation,
-        pick: &Pick<'_>,
-        _: &mut dyn PickRng,
-    ) -> Option<usize> {
-        let state = view.state(owner_id(self), |view| self.group(view).resolve(view));
+    fn pick(&self, view: &MethodView, _: &Invocation, pick: &Pick<'_>, _: &mut dyn PickRng) -> Option<usize> {
+        let resolve = |view: &MethodView| self.group(view).resolve(view);
+        view.with_state(owner_id(self), resolve, |state: &ViewCounters| {
+            let chosen = state.pick(view, pick);
+            state.group.recycle_if_needed(state, view, pick, self.recycle_period);
+            chosen
+        })
+    }
+}
+
+impl ViewCounters {
+    fn pick(&self, view: &MethodView, pick: &Pick<'_>) -> Option<usize> {
+        let _pick = self.group.pick.lock().unwrap_or_else(PoisonError::into_inner);
         let mut total = 0i64;
         let mut best: Option<(usize, i64)> = None;
-        let mut candidates = 0usize;
-        for (i, counter) in state.counters.iter().enumerate() {
+        for (i, counter) in self.counters.iter().enumerate() {
             if !pick.allows(view, i) {
                 continue;
             }
-            candidates += 1;
             let weight = view.weight(i, pick);
-            if counter.weight.swap(weight, Relaxed) != weight {
-                counter.current.store(0, Relaxed);
+            let mut current = counter.current.load(Relaxed);
+            if counter.weight.load(Relaxed) != weight {
+                counter.weight.store(weight, Relaxed);
+                current = 0;
             }
-            let current = counter.current.fetch_add(i64::from(weight), Relaxed) + i64::from(weight);
+            current += i64::from(weight);
+            counter.current.store(current, Relaxed);
             counter.last_update.store(pick.now, Relaxed);
             if best.is_none_or(|(_, max)| current > max) {
                 best = Some((i, current));
             }
             total += i64::from(weight);
         }
-        if candidates != state.group.count.load(Relaxed) {
-            state.group.recycle(pick.now, self.recycle_period);
-        }
-        let (chosen, _) = best?;
-        state.counters[chosen].current.fetch_sub(total, Relaxed);
+        let (chosen, max) = best?;
+        self.counters[chosen].current.store(max - total, Relaxed);
         Some(chosen)
+    }
+}
+
+impl Group {
+    /// Dubbo scans for stale identities whenever the list size differs from the tracked count.
+    fn recycle_if_needed(&self, state: &ViewCounters, view: &MethodView, pick: &Pick<'_>, period: i64) {
+        let candidates = if pick.excluded.is_empty() {
+            state.counters.len()
+        } else {
+            (0..view.len()).filter(|&i| pick.allows(view, i)).count()
+        };
+        if candidates != self.count.load(Relaxed) {
+            self.recycle(pick.now, period);
+        }
     }
 }

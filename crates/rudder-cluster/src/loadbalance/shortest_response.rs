@@ -46,24 +46,44 @@ struct Window {
     status: Arc<RpcStatus>,
     succeeded_offset: AtomicI64,
     elapsed_offset: AtomicI64,
+    /// The succeeded count `cached_average` was computed for; -1 when stale.
+    cached_for: AtomicI64,
+    cached_average: AtomicI64,
 }
 
 impl Window {
+    fn new(status: Arc<RpcStatus>) -> Window {
+        Window {
+            status,
+            succeeded_offset: AtomicI64::new(0),
+            elapsed_offset: AtomicI64::new(0),
+            cached_for: AtomicI64::new(-1),
+            cached_average: AtomicI64::new(0),
+        }
+    }
+
     fn estimate(&self) -> i64 {
-        let succeeded = self.status.succeeded() - self.succeeded_offset.load(Relaxed);
+        let succeeded_total = self.status.succeeded();
+        let succeeded = succeeded_total - self.succeeded_offset.load(Relaxed);
         let average = if succeeded <= 0 {
             0
+        } else if self.cached_for.load(Relaxed) == succeeded_total {
+            // Most providers finished no call since the previous pick: skip the 64-bit division.
+            self.cached_average.load(Relaxed)
         } else {
-            (self.status.succeeded_elapsed() - self.elapsed_offset.load(Relaxed)) / succeeded
+            let elapsed = self.status.succeeded_elapsed() - self.elapsed_offset.load(Relaxed);
+            let average = elapsed / succeeded;
+            self.cached_average.store(average, Relaxed);
+            self.cached_for.store(succeeded_total, Relaxed);
+            average
         };
         average.saturating_mul(i64::from(self.status.active()) + 1)
     }
 
     fn reset(&self) {
-        self.succeeded_offset
-            .store(self.status.succeeded(), Relaxed);
-        self.elapsed_offset
-            .store(self.status.succeeded_elapsed(), Relaxed);
+        self.cached_for.store(-1, Relaxed);
+        self.succeeded_offset.store(self.status.succeeded(), Relaxed);
+        self.elapsed_offset.store(self.status.succeeded_elapsed(), Relaxed);
     }
 }
 
@@ -84,11 +104,7 @@ impl ShortestResponse {
                 let status = view.providers()[i].status().method(view.method());
                 let key = Arc::as_ptr(&status) as usize;
                 let window = self.windows.entry(key).or_insert_with(|| {
-                    Arc::new(Window {
-                        status,
-                        succeeded_offset: AtomicI64::new(0),
-                        elapsed_offset: AtomicI64::new(0),
-                    })
+                    Arc::new(Window::new(status))
                 });
                 Arc::clone(&window)
             })
@@ -131,8 +147,8 @@ impl LoadBalance for ShortestResponse {
         pick: &Pick<'_>,
         rng: &mut dyn PickRng,
     ) -> Option<usize> {
-        let windows = view.state(owner_id(self), |view| self.resolve(view));
-        let chosen = with_candidates(|tied| {
+        let chosen = view.with_state(owner_id(self), |view| self.resolve(view), |windows: &Box<[Arc<Window>]>| {
+            with_candidates(|tied| {
             let mut shortest = i64::MAX;
             for i in (0..view.len()).filter(|&i| pick.allows(view, i)) {
                 let estimate = windows[i].estimate();
@@ -145,6 +161,7 @@ impl LoadBalance for ShortestResponse {
                 }
             }
             weighted_choice(tied, rng)
+            })
         });
         self.maybe_reset(pick.now);
         chosen

@@ -28,7 +28,7 @@ pub struct MethodView {
     /// From this instant on no provider is warming up (and none has a timestamp in the future).
     static_from: i64,
     loadbalance: Box<str>,
-    states: [OnceLock<(usize, Arc<dyn Any + Send + Sync>)>; STATE_SLOTS],
+    states: [OnceLock<(usize, Box<dyn Any + Send + Sync>)>; STATE_SLOTS],
 }
 
 impl MethodView {
@@ -148,24 +148,25 @@ impl MethodView {
         usable.then_some((&self.prefix, self.same_weight))
     }
 
-    /// Strategy state attached to this view, created by `init` on first use by the strategy `owner`.
+    /// Runs `f` with the strategy state attached to this view, created by `init` on first use by `owner`.
     ///
     /// `owner` identifies the strategy instance (its address). The state lives as long as the view, so it
-    /// is rebuilt exactly when the provider snapshot changes.
-    pub fn state<T: Any + Send + Sync>(
+    /// is rebuilt exactly when the provider snapshot changes; reading it costs no reference counting.
+    pub fn with_state<T: Any + Send + Sync, R>(
         &self,
         owner: usize,
         init: impl FnOnce(&MethodView) -> T,
-    ) -> Arc<T> {
+        f: impl FnOnce(&T) -> R,
+    ) -> R {
         let mut init = Some(init);
         for slot in &self.states {
             let (slot_owner, state) = slot.get_or_init(|| {
                 let init = init.take().expect("init runs at most once");
-                (owner, Arc::new(init(self)))
+                (owner, Box::new(init(self)))
             });
             if *slot_owner == owner {
-                if let Ok(state) = Arc::clone(state).downcast::<T>() {
-                    return state;
+                if let Some(state) = state.downcast_ref::<T>() {
+                    return f(state);
                 }
             }
             if init.is_none() {
@@ -174,7 +175,7 @@ impl MethodView {
         }
         // More strategies than slots used this view: build a private state (slow, never in normal use).
         match init {
-            Some(init) => Arc::new(init(self)),
+            Some(init) => f(&init(self)),
             None => unreachable!("a slot was initialised with this owner's state"),
         }
     }
