@@ -83,9 +83,10 @@ impl UnitDecoder {
                     .take_while(|b| **b < 0x80)
                     .count();
                 self.flush_lone_high();
-                // ASCII bytes are valid UTF-8 on their own.
-                self.out
-                    .extend(input[start..start + run].iter().map(|b| *b as char));
+                // An ASCII run is valid UTF-8, so the conversion always succeeds.
+                if let Ok(ascii) = std::str::from_utf8(&input[start..start + run]) {
+                    self.out.push_str(ascii);
+                }
                 *pos += run;
                 units -= run;
                 continue;

@@ -235,6 +235,10 @@ impl Hessian2Writer {
     }
 
     /// Writes any [`Value`], with class definitions and type names reused within this stream.
+    ///
+    /// Lists are written with their length (Java's fixed-length forms). An object's class name must
+    /// not be empty (no Java class has one, and readers reject it); a [`Value::Ref`] must name a
+    /// list, map or object already written to this stream (see [`Hessian2Writer::ref_count`]).
     pub fn write_value(&mut self, value: &Value) {
         match value {
             Value::Null => self.write_null(),

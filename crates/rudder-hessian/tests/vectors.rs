@@ -265,3 +265,21 @@ fn caucho_test_vectors() {
         assert_eq!(decode_one(bytes), value, "decoding {bytes:02x?}");
     }
 }
+
+#[test]
+fn attachments_take_a_reference_slot_like_any_java_map() {
+    let mut w = Hessian2Writer::new();
+    w.write_value(&Value::list(vec![]));
+    w.write_attachments([("a", "b")]);
+    assert_eq!(w.ref_count(), 2);
+    w.write_value(&Value::Ref(1));
+    let bytes = w.into_bytes();
+    let mut r = Hessian2Reader::new(&bytes);
+    r.read_value().unwrap();
+    let attachments = r.read_value().unwrap();
+    assert_eq!(
+        r.read_value().unwrap(),
+        attachments,
+        "the reference expands to a copy"
+    );
+}
