@@ -1,1 +1,117 @@
-fn main() {}
+//! Registry-side costs at 10,000 providers: decoding, parsing and matching the node names (a cold
+//! [`Catalog`] listing), re-listing with one new name (the warm path a watch event takes), filling a
+//! [`Directory`] with `replace`, and one change applied with `apply`.
+//!
+//! Run: `cargo bench -p rudder-registry --bench registry`.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use rudder_cluster::directory::{Change, Directory};
+use rudder_common::url::DubboUrl;
+use rudder_registry::catalog::Catalog;
+use rudder_registry::configurator::ConsumerSide;
+use rudder_registry::ConsumerSpec;
+
+const PROVIDERS: usize = 10_000;
+
+/// A provider URL shaped like a Dubbo 3.3 registration.
+fn provider(i: usize) -> DubboUrl {
+    let text = format!(
+        "dubbo://10.{}.{}.{}:20880/com.acme.Greeter?application=greeter-provider&deprecated=false&dubbo=2.0.2\
+         &dynamic=true&generic=false&interface=com.acme.Greeter&methods=sayHello,sayBye&release=3.3.1\
+         &service-name-mapping=true&side=provider&timestamp=1714144945493&version=1.0.0&weight={}",
+        i / 65_536,
+        (i / 256) % 256,
+        i % 256,
+        100 + i % 7
+    );
+    DubboUrl::parse(&text).expect("bench URL parses")
+}
+
+fn spec() -> ConsumerSpec {
+    ConsumerSpec::new("com.acme.Greeter").version("1.0.0")
+}
+
+fn side() -> ConsumerSide {
+    ConsumerSide {
+        host: "10.9.9.9".into(),
+        application: "bench".into(),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let names: Vec<String> = (0..PROVIDERS).map(|i| provider(i).to_node_name()).collect();
+    let urls: Vec<DubboUrl> = (0..PROVIDERS).map(provider).collect();
+
+    c.bench_function("catalog: parse+match 10k node names (cold)", |b| {
+        b.iter_batched(
+            || names.clone(),
+            |names| {
+                let mut catalog = Catalog::new(&spec(), side());
+                catalog.set_providers(names);
+                black_box(catalog.provider_urls().len())
+            },
+            BatchSize::LargeInput,
+        )
+    });
+
+    let mut warm = Catalog::new(&spec(), side());
+    warm.set_providers(names.clone());
+    let mut plus_one = names.clone();
+    plus_one.push(provider(PROVIDERS).to_node_name());
+    c.bench_function("catalog: re-list 10k with one new name (warm)", |b| {
+        b.iter_batched(
+            || plus_one.clone(),
+            |names| {
+                warm.set_providers(names);
+                black_box(warm.provider_urls().len())
+            },
+            BatchSize::LargeInput,
+        )
+    });
+
+    c.bench_function("directory: replace 10k into an empty directory", |b| {
+        b.iter_batched(
+            || (Directory::default(), urls.clone()),
+            |(directory, urls)| black_box(directory.replace(urls).total),
+            BatchSize::LargeInput,
+        )
+    });
+
+    let full = Directory::default();
+    full.replace(urls.clone());
+    c.bench_function(
+        "directory: replace 10k with one changed (same 9,999)",
+        |b| {
+            let mut changed = urls.clone();
+            changed[PROVIDERS / 2] = changed[PROVIDERS / 2].clone().with_parameter("weight", "1");
+            let mut flip = false;
+            b.iter(|| {
+                flip = !flip;
+                let list = if flip { &changed } else { &urls };
+                black_box(full.replace(list.iter().cloned()).total)
+            })
+        },
+    );
+
+    c.bench_function("directory: apply one change to 10k", |b| {
+        let directory = Directory::default();
+        directory.replace(urls.clone());
+        let old = urls[PROVIDERS / 2].clone();
+        let new = old.clone().with_parameter("weight", "1");
+        let mut flip = false;
+        b.iter(|| {
+            flip = !flip;
+            let (from, to) = if flip { (&old, &new) } else { (&new, &old) };
+            black_box(
+                directory
+                    .apply([Change::Remove(from.clone()), Change::Insert(to.clone())])
+                    .total,
+            )
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

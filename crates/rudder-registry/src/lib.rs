@@ -1,4 +1,38 @@
-//! rudder-registry: finds a service's providers in ZooKeeper, the way a Dubbo consumer does.
+//! rudder-registry: finds a service's providers in ZooKeeper, exactly where and how a Dubbo consumer does.
+//!
+//! A Dubbo provider registers `/dubbo/<interface>/providers/<URL.encode(provider URL)>`; operators change
+//! providers with `override://` rules under `/dubbo/<interface>/configurators`. This crate follows both for
+//! one consumer ([`ConsumerSpec`]): it keeps the providers that match (Dubbo's `UrlUtils.isMatch`, see
+//! [`matching`]), applies the rules ([`configurator`]), and hands the result to a
+//! [`rudder_cluster::directory::Directory`], whose snapshot the balancers read. It also registers the
+//! consumer under `/dubbo/<interface>/consumers` so Java tools list it.
+//!
+//! The parts:
+//!
+//! * [`RegistryAddress`]: the `zookeeper://` URL (backup hosts, group/root, chroot, digest credentials);
+//! * [`catalog`]: child names to provider URLs, with no I/O (unit-tested, benchmarked);
+//! * [`ZookeeperRegistry`] and [`Subscription`]: the session, watches and recovery.
+//!
+//! Behaviour under faults (details in the `subscriber` module docs): a lost connection keeps the last
+//! known providers; a reconnect re-lists; an expired session is replaced, the consumer registered again and
+//! the lists re-read; an empty list is trusted only when it was read.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use rudder_cluster::directory::Directory;
+//! use rudder_registry::{ConsumerSpec, RegistryOptions, ZookeeperRegistry};
+//!
+//! # async fn demo() -> Result<(), rudder_registry::RegistryError> {
+//! let registry = ZookeeperRegistry::connect(
+//!     "zookeeper://127.0.0.1:2181?backup=127.0.0.1:2182",
+//!     RegistryOptions::default(),
+//! )
+//! .await?;
+//! let directory = Arc::new(Directory::default());
+//! let _subscription = registry.subscribe(ConsumerSpec::new("com.acme.Greeter"), directory).await?;
+//! # Ok(()) }
+//! ```
+
 pub mod catalog;
 pub mod configurator;
 pub mod matching;
@@ -6,7 +40,16 @@ pub mod matching;
 mod address;
 mod consumer;
 mod error;
+mod options;
+mod paths;
+mod registry;
+mod session;
+mod subscriber;
+mod subscription;
 
 pub use address::RegistryAddress;
 pub use consumer::ConsumerSpec;
 pub use error::RegistryError;
+pub use options::RegistryOptions;
+pub use registry::ZookeeperRegistry;
+pub use subscription::{Subscription, SubscriptionStatus};

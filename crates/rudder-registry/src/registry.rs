@@ -1,0 +1,124 @@
+//! The registry handle: connect once, subscribe any number of services, close.
+
+use std::sync::Arc;
+
+use rudder_cluster::directory::Directory;
+use rudder_common::clock::{Clock, SystemClock};
+use tokio::sync::{oneshot, watch};
+
+use crate::address::RegistryAddress;
+use crate::catalog::Catalog;
+use crate::configurator::ConsumerSide;
+use crate::consumer::ConsumerSpec;
+use crate::error::RegistryError;
+use crate::options::RegistryOptions;
+use crate::paths::ServicePaths;
+use crate::session::{local_host, Sessions};
+use crate::subscriber::{Subscriber, Watches};
+use crate::subscription::{Subscription, SubscriptionStatus};
+
+/// A connection to a ZooKeeper registry, shared by every subscription made through it.
+///
+/// Cheap to clone. Needs a tokio runtime.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use rudder_cluster::directory::Directory;
+/// use rudder_registry::{ConsumerSpec, RegistryOptions, ZookeeperRegistry};
+///
+/// # async fn demo() -> Result<(), rudder_registry::RegistryError> {
+/// let registry = ZookeeperRegistry::connect("zookeeper://127.0.0.1:2181", RegistryOptions::default()).await?;
+/// let directory = Arc::new(Directory::default());
+/// let subscription = registry
+///     .subscribe(ConsumerSpec::new("com.acme.Greeter").version("1.0.0"), Arc::clone(&directory))
+///     .await?;
+/// println!("{} providers", directory.snapshot().providers().len());
+/// let mut status = subscription.status();
+/// status.changed().await.ok(); // the next change in ZooKeeper
+/// subscription.close().await;
+/// registry.close().await;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ZookeeperRegistry {
+    sessions: Arc<Sessions>,
+}
+
+impl ZookeeperRegistry {
+    /// Parses `registry_url` (see [`RegistryAddress`]) and opens a session.
+    ///
+    /// # Errors
+    /// [`RegistryError::BadRegistryUrl`]; [`RegistryError::Unreachable`] when no server answers within
+    /// [`RegistryOptions::connect_timeout`]; [`RegistryError::AuthFailed`].
+    pub async fn connect(
+        registry_url: &str,
+        options: RegistryOptions,
+    ) -> Result<ZookeeperRegistry, RegistryError> {
+        let address = RegistryAddress::parse(registry_url)?;
+        let sessions = Arc::new(Sessions::new(address, options));
+        sessions.start().await?;
+        Ok(ZookeeperRegistry { sessions })
+    }
+
+    /// The registry address (password redacted in `Debug`).
+    pub fn address(&self) -> &RegistryAddress {
+        self.sessions.address()
+    }
+
+    /// ZooKeeper sessions opened so far (1 after connect; one more after each expiry).
+    pub fn sessions_established(&self) -> u64 {
+        self.sessions.established()
+    }
+
+    /// Registers the consumer, lists the providers of `spec` into `directory` and keeps following them.
+    ///
+    /// Returns after the first listing, so `directory` is already filled. Provider order is node-name
+    /// order (see [`crate::catalog`]); configurators are applied before providers enter the directory.
+    ///
+    /// # Errors
+    /// [`RegistryError::BadConsumer`] for a spec that cannot be written as a URL; a ZooKeeper error when
+    /// the first registration or listing fails; [`RegistryError::Closed`].
+    pub async fn subscribe(
+        &self,
+        spec: ConsumerSpec,
+        directory: Arc<Directory>,
+    ) -> Result<Subscription, RegistryError> {
+        spec.validate()?;
+        let client = self.sessions.renew(None).await?;
+        let host = match &spec.host {
+            Some(host) => host.clone(),
+            None => local_host(self.sessions.address()).await,
+        };
+        let consumer_node = if spec.register {
+            let url = spec.registration_url(&host, SystemClock.now_millis(), std::process::id())?;
+            Some(url.to_node_name())
+        } else {
+            None
+        };
+        let side = ConsumerSide {
+            host,
+            application: spec.application.clone(),
+        };
+        let (status_tx, status_rx) = watch::channel(SubscriptionStatus::default());
+        let mut subscriber = Subscriber {
+            sessions: Arc::clone(&self.sessions),
+            paths: ServicePaths::new(self.sessions.address().root(), spec.interface.trim()),
+            consumer_node,
+            catalog: Catalog::new(&spec, side),
+            directory: Arc::clone(&directory),
+            status: status_tx,
+            last_fed: None,
+        };
+        subscriber.attach(&client).await?;
+        let mut watches = Watches::all_dirty();
+        subscriber.refresh(&client, &mut watches).await?;
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let task = tokio::spawn(subscriber.run(client, watches, stop_rx));
+        Ok(Subscription::new(directory, status_rx, stop_tx, task))
+    }
+
+    /// Closes the session: every subscription stops, and ZooKeeper removes the consumer nodes.
+    pub async fn close(&self) {
+        self.sessions.close().await;
+    }
+}

@@ -1,0 +1,354 @@
+//! The background task of one subscription: list, watch, re-list, and survive ZooKeeper trouble.
+//!
+//! Watches are one-shot and re-armed by the listing itself (`list_and_watch_children` lists and sets the
+//! watch in one request), so no change between a watch firing and the next listing can be missed, and
+//! ZooKeeper re-delivers on reconnect what changed while the connection was down (ZOOKEEPER-43). As a
+//! further guard against lost events across reconnects (ZOOKEEPER-4698), every return to `SyncConnected`
+//! re-lists both categories.
+//!
+//! | what happens | what the task does |
+//! |---|---|
+//! | a child list changes | re-list that category, re-arm its watch, update the directory |
+//! | connection lost | keep the directory as it is, mark not connected, wait |
+//! | reconnected (same session) | re-list both categories |
+//! | a listing fails | keep the directory, retry with backoff |
+//! | session expired | open a new session, register the consumer again, re-list |
+//!
+//! An empty list read over a live connection is honoured (no provider); a failed read never is.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rudder_cluster::directory::Directory;
+use rudder_common::url::DubboUrl;
+use tokio::sync::{oneshot, watch};
+use zookeeper_client::{Client, CreateMode, OneshotWatcher, SessionState, WatchedEvent};
+
+use crate::catalog::Catalog;
+use crate::error::RegistryError;
+use crate::paths::ServicePaths;
+use crate::session::Sessions;
+use crate::subscription::SubscriptionStatus;
+
+type WatchFuture = Pin<Box<dyn Future<Output = WatchedEvent> + Send>>;
+
+/// Which category a listing concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Category {
+    Providers,
+    Configurators,
+}
+
+/// Armed watches and pending re-lists of the current session.
+#[derive(Default)]
+pub(crate) struct Watches {
+    providers: Option<WatchFuture>,
+    configurators: Option<WatchFuture>,
+    providers_dirty: bool,
+    configurators_dirty: bool,
+}
+
+impl Watches {
+    pub(crate) fn all_dirty() -> Watches {
+        Watches {
+            providers_dirty: true,
+            configurators_dirty: true,
+            ..Watches::default()
+        }
+    }
+
+    fn is_dirty(&self) -> bool {
+        self.providers_dirty || self.configurators_dirty
+    }
+}
+
+/// Why the event loop stopped waiting.
+enum Wake {
+    Stop,
+    Watch(Category, WatchedEvent),
+    State(SessionState),
+    Retry,
+}
+
+pub(crate) struct Subscriber {
+    pub(crate) sessions: Arc<Sessions>,
+    pub(crate) paths: ServicePaths,
+    /// The encoded consumer URL, when registering.
+    pub(crate) consumer_node: Option<String>,
+    pub(crate) catalog: Catalog,
+    pub(crate) directory: Arc<Directory>,
+    pub(crate) status: watch::Sender<SubscriptionStatus>,
+    pub(crate) last_fed: Option<Vec<DubboUrl>>,
+}
+
+impl Subscriber {
+    /// Prepares `client`'s session: parents, consumer node, first listing with watches armed.
+    pub(crate) async fn attach(&mut self, client: &Client) -> Result<(), RegistryError> {
+        let persistent = self.sessions.create_options(CreateMode::Persistent);
+        for path in [&self.paths.providers, &self.paths.configurators] {
+            client
+                .mkdir(path, &persistent)
+                .await
+                .map_err(|e| RegistryError::zookeeper("create", path, e))?;
+        }
+        self.register(client).await?;
+        self.status.send_modify(|s| {
+            s.sessions += 1;
+            s.connected = true;
+        });
+        Ok(())
+    }
+
+    async fn register(&mut self, client: &Client) -> Result<(), RegistryError> {
+        let Some(node) = &self.consumer_node else {
+            return Ok(());
+        };
+        let persistent = self.sessions.create_options(CreateMode::Persistent);
+        let ephemeral = self.sessions.create_options(CreateMode::Ephemeral);
+        let parent = &self.paths.consumers;
+        client
+            .mkdir(parent, &persistent)
+            .await
+            .map_err(|e| RegistryError::zookeeper("create", parent, e))?;
+        let path = format!("{parent}/{node}");
+        let created = match client.create(&path, b"", &ephemeral).await {
+            // Left over from an expired session of ours: replace it, as Dubbo does.
+            Err(zookeeper_client::Error::NodeExists) => {
+                match client.delete(&path, None).await {
+                    Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
+                    Err(e) => return Err(RegistryError::zookeeper("delete", &path, e)),
+                }
+                client.create(&path, b"", &ephemeral).await
+            }
+            other => other,
+        };
+        created.map_err(|e| RegistryError::zookeeper("create", &path, e))?;
+        self.status.send_modify(|s| s.registered = true);
+        Ok(())
+    }
+
+    /// Lists `category`, arms its watch and updates the catalog (not yet the directory).
+    async fn list(
+        &mut self,
+        client: &Client,
+        category: Category,
+        watches: &mut Watches,
+    ) -> Result<(), RegistryError> {
+        let path = match category {
+            Category::Providers => self.paths.providers.clone(),
+            Category::Configurators => self.paths.configurators.clone(),
+        };
+        let (children, watcher) = match client.list_and_watch_children(&path).await {
+            Ok(listed) => listed,
+            // Someone deleted the category node: nothing is listed there, and it is watched again once
+            // re-created by the next listing's mkdir.
+            Err(zookeeper_client::Error::NoNode) => {
+                let persistent = self.sessions.create_options(CreateMode::Persistent);
+                client
+                    .mkdir(&path, &persistent)
+                    .await
+                    .map_err(|e| RegistryError::zookeeper("create", &path, e))?;
+                client
+                    .list_and_watch_children(&path)
+                    .await
+                    .map_err(|e| RegistryError::zookeeper("list", &path, e))?
+            }
+            Err(e) => return Err(RegistryError::zookeeper("list", &path, e)),
+        };
+        let armed: WatchFuture = Box::pin(changed(watcher));
+        match category {
+            Category::Providers => {
+                self.catalog.set_providers(children);
+                watches.providers = Some(armed);
+                watches.providers_dirty = false;
+            }
+            Category::Configurators => {
+                self.catalog.set_configurators(children);
+                watches.configurators = Some(armed);
+                watches.configurators_dirty = false;
+            }
+        }
+        Ok(())
+    }
+
+    /// Re-lists whatever is dirty, then feeds the directory if the provider list changed.
+    pub(crate) async fn refresh(
+        &mut self,
+        client: &Client,
+        watches: &mut Watches,
+    ) -> Result<(), RegistryError> {
+        // Configurators first, so one listing of providers already sees the new rules.
+        if watches.configurators_dirty {
+            self.list(client, Category::Configurators, watches).await?;
+        }
+        if watches.providers_dirty {
+            self.list(client, Category::Providers, watches).await?;
+        }
+        self.feed();
+        Ok(())
+    }
+
+    fn feed(&mut self) {
+        let urls = self.catalog.provider_urls();
+        let changed = self.last_fed.as_ref() != Some(&urls);
+        let mut update = None;
+        if changed {
+            update = Some(self.directory.replace(urls.iter().cloned()));
+            self.last_fed = Some(urls);
+        }
+        let malformed = self.catalog.malformed();
+        let configurators = self.catalog.configurators().len();
+        let rejected = self.directory.rejected();
+        self.status.send_modify(|s| {
+            s.listings += 1;
+            if let Some(update) = update {
+                s.generation += 1;
+                s.providers = update.total;
+            }
+            s.malformed = malformed;
+            s.configurators = configurators;
+            s.rejected = rejected;
+        });
+    }
+
+    /// Follows ZooKeeper until `stop` fires or the registry is closed.
+    ///
+    /// `watches` are those armed by the first [`Subscriber::refresh`], done by `subscribe`.
+    pub(crate) async fn run(
+        mut self,
+        mut client: Client,
+        mut watches: Watches,
+        mut stop: oneshot::Receiver<()>,
+    ) {
+        let mut state = client.state_watcher();
+        let mut failures: u32 = 0;
+        loop {
+            let retry_after = (watches.is_dirty() && failures > 0)
+                .then(|| self.sessions.options().retry_delay(failures - 1));
+            let wake = tokio::select! {
+                _ = &mut stop => Wake::Stop,
+                () = self.sessions.closed() => Wake::Stop,
+                event = poll_armed(&mut watches.providers) => Wake::Watch(Category::Providers, event),
+                event = poll_armed(&mut watches.configurators) => Wake::Watch(Category::Configurators, event),
+                s = state.changed() => Wake::State(s),
+                () = sleep_opt(retry_after) => Wake::Retry,
+            };
+            let mut session_over = false;
+            match wake {
+                Wake::Stop => {
+                    self.unregister(&client).await;
+                    return;
+                }
+                Wake::Watch(category, event) => {
+                    match category {
+                        Category::Providers => watches.providers = None,
+                        Category::Configurators => watches.configurators = None,
+                    }
+                    if event.session_state.is_terminated() {
+                        session_over = true;
+                    } else {
+                        match category {
+                            Category::Providers => watches.providers_dirty = true,
+                            Category::Configurators => watches.configurators_dirty = true,
+                        }
+                    }
+                }
+                Wake::State(SessionState::Disconnected) => {
+                    tracing::warn!("ZooKeeper connection lost; keeping the last known providers");
+                    self.status.send_modify(|s| s.connected = false);
+                }
+                Wake::State(s) if s.is_terminated() => session_over = true,
+                Wake::State(_) => {
+                    tracing::info!("ZooKeeper connection back; re-listing");
+                    self.status.send_modify(|s| s.connected = true);
+                    watches.providers_dirty = true;
+                    watches.configurators_dirty = true;
+                }
+                Wake::Retry => {}
+            }
+            if session_over {
+                tracing::warn!("ZooKeeper session ended; opening a new one");
+                self.status.send_modify(|s| {
+                    s.connected = false;
+                    s.registered = false;
+                });
+                match self.reattach(client.session_id(), &mut stop).await {
+                    Some(fresh) => client = fresh,
+                    None => return,
+                }
+                state = client.state_watcher();
+                watches = Watches::all_dirty();
+                failures = 0;
+            }
+            if watches.is_dirty() && client.state() != SessionState::Disconnected {
+                match self.refresh(&client, &mut watches).await {
+                    Ok(()) => failures = 0,
+                    Err(error) => {
+                        failures = failures.saturating_add(1);
+                        tracing::warn!(%error, "registry listing failed; keeping the last known providers");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Opens a new session and registers again, retrying until it works; `None` when stopped.
+    async fn reattach(
+        &mut self,
+        stale: zookeeper_client::SessionId,
+        stop: &mut oneshot::Receiver<()>,
+    ) -> Option<Client> {
+        let mut stale = Some(stale);
+        let mut attempt = 0;
+        loop {
+            let client = tokio::select! {
+                _ = &mut *stop => return None,
+                renewed = self.sessions.renew(stale) => renewed.ok()?,
+            };
+            match self.attach(&client).await {
+                Ok(()) => return Some(client),
+                Err(error) => {
+                    let delay = self.sessions.options().retry_delay(attempt);
+                    attempt += 1;
+                    tracing::warn!(%error, retry_in = ?delay, "re-registering after session loss failed");
+                    if client.state().is_terminated() {
+                        stale = Some(client.session_id());
+                    }
+                    tokio::select! {
+                        _ = &mut *stop => return None,
+                        () = tokio::time::sleep(delay) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    async fn unregister(&self, client: &Client) {
+        if let Some(node) = &self.consumer_node {
+            let path = format!("{}/{node}", self.paths.consumers);
+            match client.delete(&path, None).await {
+                Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
+                Err(error) => tracing::debug!(%error, "consumer node not removed"),
+            }
+        }
+    }
+}
+
+async fn changed(watcher: OneshotWatcher) -> WatchedEvent {
+    watcher.changed().await
+}
+
+async fn poll_armed(slot: &mut Option<WatchFuture>) -> WatchedEvent {
+    match slot {
+        Some(future) => future.await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_opt(delay: Option<std::time::Duration>) {
+    match delay {
+        Some(delay) => tokio::time::sleep(delay).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,108 @@
+//! The handle of one subscription: its status channel, and unsubscribing on drop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rudder_cluster::directory::Directory;
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+
+/// What a subscription has done so far, published after every step.
+///
+/// Tests and `rudder providers --watch` wait on [`Subscription::status`] for a condition (a generation
+/// past the last one seen, `sessions >= 2`, ...) instead of sleeping.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SubscriptionStatus {
+    /// Increases by one each time the directory's provider list changed.
+    pub generation: u64,
+    /// Increases by one after every complete listing of providers and configurators, changed or not.
+    pub listings: u64,
+    /// Providers in the directory after the last update.
+    pub providers: usize,
+    /// Configurator rules in effect.
+    pub configurators: usize,
+    /// Registry children that could not be read, each counted once.
+    pub malformed: u64,
+    /// Provider URLs the directory rejected (unreadable `weight`, `warmup`, `timestamp`).
+    pub rejected: u64,
+    /// Whether the ZooKeeper connection is up. While it is down the directory keeps its providers.
+    pub connected: bool,
+    /// ZooKeeper sessions this subscription has been attached to (2 after one expiry).
+    pub sessions: u64,
+    /// Whether the consumer node is registered in the current session.
+    pub registered: bool,
+}
+
+/// A live subscription: the directory it feeds follows ZooKeeper until this is dropped or closed.
+///
+/// Dropping it stops following and removes the consumer node (in the background); [`Subscription::close`]
+/// does the same and waits for it.
+#[derive(Debug)]
+pub struct Subscription {
+    directory: Arc<Directory>,
+    status: watch::Receiver<SubscriptionStatus>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Subscription {
+    pub(crate) fn new(
+        directory: Arc<Directory>,
+        status: watch::Receiver<SubscriptionStatus>,
+        stop: oneshot::Sender<()>,
+        task: JoinHandle<()>,
+    ) -> Subscription {
+        Subscription {
+            directory,
+            status,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// The directory this subscription feeds.
+    pub fn directory(&self) -> &Arc<Directory> {
+        &self.directory
+    }
+
+    /// A receiver of status updates; `changed()` wakes on every update.
+    pub fn status(&self) -> watch::Receiver<SubscriptionStatus> {
+        self.status.clone()
+    }
+
+    /// Waits until `condition` holds for the status, at most `timeout`; returns the status that satisfied
+    /// it, or `None` on timeout.
+    pub async fn wait_for(
+        &self,
+        timeout: Duration,
+        condition: impl FnMut(&SubscriptionStatus) -> bool,
+    ) -> Option<SubscriptionStatus> {
+        let mut status = self.status.clone();
+        let seen = match tokio::time::timeout(timeout, status.wait_for(condition)).await {
+            Ok(Ok(seen)) => Some(seen.clone()),
+            _ => None,
+        };
+        seen
+    }
+
+    /// Unsubscribes, removes the consumer node and waits for the background task to end.
+    pub async fn close(mut self) {
+        self.signal_stop();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    fn signal_stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.signal_stop();
+    }
+}
