@@ -11,12 +11,11 @@ mod header;
 mod request;
 mod response;
 
-pub(crate) use error::{BodyError, FrameError};
+#[cfg(test)]
+pub(crate) use error::BodyError;
+pub(crate) use error::FrameError;
 pub(crate) use frame::{Frame, FrameDecoder, DEFAULT_PAYLOAD_LIMIT};
-pub(crate) use header::Header;
-pub(crate) use request::{
-    decode_request, encode_request, DecodedRequest, ServiceTarget, NO_VERSION,
-};
+pub(crate) use request::{decode_request, encode_request, ServiceTarget, NO_VERSION};
 pub(crate) use response::{
     decode_response, encode_heartbeat, encode_response, encode_status, event_name,
     supports_response_attachments, Answer,

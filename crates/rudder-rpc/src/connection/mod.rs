@@ -1,0 +1,233 @@
+//! One multiplexed TCP connection to a provider: a cheap cloneable handle plus a driver task.
+//!
+//! Like h2's `handshake`, [`Connection::connect`] returns the handle and a [`Driver`] the caller
+//! spawns. Calls are multiplexed by request id: each registers a oneshot in [`pending::Pending`],
+//! hands its encoded frame to the writer, and waits with its own timeout. The driver reads frames,
+//! completes calls, answers the provider's heartbeats and sends ours when idle. Decoding a response
+//! body happens in the calling task, so one slow decode never stalls the reader.
+//!
+//! The connection ends on a close request, on EOF or an I/O error, on a malformed frame, or after
+//! three heartbeat periods without a byte from the provider. Whatever the reason, every waiting call
+//! fails with a [`RpcErrorKind::Network`] error that names it, and later calls are refused.
+
+mod driver;
+mod pending;
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::invocation::Invocation;
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, watch};
+
+use crate::codec::{
+    decode_response, encode_heartbeat, encode_request, Answer, Frame, ServiceTarget,
+};
+use crate::response::RpcResponse;
+
+pub(crate) use driver::Driver;
+use pending::{Pending, PendingGuard};
+
+/// Frames queued for the writer before callers wait for room.
+const OUTBOUND_QUEUE: usize = 1024;
+
+/// Settings fixed when a connection is opened.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConnectionConfig {
+    /// Largest body accepted or sent, in bytes (URL `payload`).
+    pub(crate) payload_limit: usize,
+    /// Idle time after which we send a heartbeat (URL `heartbeat`); 3× it without input closes.
+    pub(crate) heartbeat: Duration,
+    /// Longest wait for the TCP connect (URL `connect.timeout`).
+    pub(crate) connect_timeout: Duration,
+}
+
+#[derive(Debug)]
+struct Shared {
+    addr: String,
+    config: ConnectionConfig,
+    pending: Pending,
+    next_id: AtomicI64,
+    outbound: mpsc::Sender<Bytes>,
+    shutdown: watch::Sender<bool>,
+    readonly: AtomicBool,
+    started: Instant,
+    /// Milliseconds after `started` of the last write, for the idle heartbeat.
+    last_write_ms: AtomicU64,
+}
+
+impl Shared {
+    fn close(&self, reason: &str) {
+        self.pending.close(reason);
+        self.shutdown.send_replace(true);
+    }
+
+    fn next_id(&self) -> i64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn queue_heartbeat(&self, answer_to: Option<i64>) {
+        let frame = match answer_to {
+            Some(id) => encode_heartbeat(id, false),
+            None => encode_heartbeat(self.next_id(), true),
+        };
+        // A full queue means traffic is flowing, which is all a heartbeat would prove.
+        let _ = self.outbound.try_send(frame);
+    }
+}
+
+/// Handle to one connection; clones share it.
+#[derive(Debug, Clone)]
+pub(crate) struct Connection {
+    shared: Arc<Shared>,
+}
+
+impl Connection {
+    /// Opens a TCP connection to `addr` (`host:port`).
+    ///
+    /// # Errors
+    /// A [`RpcErrorKind::Network`] error when the connect fails or takes longer than
+    /// `config.connect_timeout`.
+    pub(crate) async fn connect(
+        addr: &str,
+        config: ConnectionConfig,
+    ) -> Result<(Connection, Driver), RpcError> {
+        let stream = tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr))
+            .await
+            .map_err(|_| {
+                RpcError::new(
+                    RpcErrorKind::Network,
+                    format!(
+                        "connect to {addr} timed out after {} ms",
+                        config.connect_timeout.as_millis()
+                    ),
+                )
+            })?
+            .map_err(|e| {
+                RpcError::new(
+                    RpcErrorKind::Network,
+                    format!("connect to {addr} failed: {e}"),
+                )
+                .with_source(e)
+            })?;
+        // Dubbo sets TCP_NODELAY too: small request frames must not wait for Nagle.
+        let _ = stream.set_nodelay(true);
+        let (outbound, outbound_rx) = mpsc::channel(OUTBOUND_QUEUE);
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            addr: addr.to_owned(),
+            config,
+            pending: Pending::default(),
+            next_id: AtomicI64::new(0),
+            outbound,
+            shutdown,
+            readonly: AtomicBool::new(false),
+            started: Instant::now(),
+            last_write_ms: AtomicU64::new(0),
+        });
+        let driver = Driver::new(Arc::clone(&shared), stream, outbound_rx, shutdown_rx);
+        Ok((Connection { shared }, driver))
+    }
+
+    /// Whether the connection is closed (or closing) and will refuse calls.
+    pub(crate) fn is_closed(&self) -> bool {
+        *self.shared.shutdown.borrow()
+    }
+
+    /// Whether the provider announced it is shutting down (a `R` readonly event).
+    pub(crate) fn is_readonly(&self) -> bool {
+        self.shared.readonly.load(Ordering::Relaxed)
+    }
+
+    /// Closes the connection; waiting calls fail with a network error naming `reason`.
+    pub(crate) fn close(&self, reason: &str) {
+        self.shared.close(&format!(
+            "connection to {} closed: {reason}",
+            self.shared.addr
+        ));
+    }
+
+    /// Sends `invocation` and waits at most `timeout` for the answer.
+    ///
+    /// # Errors
+    /// `Timeout` when no answer came in time (the connection stays usable), `Network` when the
+    /// connection is or gets closed, `Serialization` for a request over the payload limit or an
+    /// undecodable response, and the mapped kind of a non-OK response status.
+    pub(crate) async fn invoke(
+        &self,
+        target: &ServiceTarget<'_>,
+        invocation: &Invocation,
+        timeout: Duration,
+    ) -> Result<RpcResponse, RpcError> {
+        let shared = &self.shared;
+        let id = shared.next_id();
+        let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        let frame = encode_request(
+            id,
+            target,
+            invocation,
+            timeout_ms,
+            shared.config.payload_limit,
+        )
+        .map_err(|e| {
+            RpcError::new(
+                RpcErrorKind::Serialization,
+                format!("request to {} not sent: {e}", shared.addr),
+            )
+            .with_source(e)
+        })?;
+        let answer = tokio::time::timeout(timeout, self.round_trip(id, frame))
+            .await
+            .map_err(|_| {
+                RpcError::new(
+                    RpcErrorKind::Timeout,
+                    format!(
+                        "no answer from {} in {timeout_ms} ms (method {}, request {id})",
+                        shared.addr,
+                        invocation.method_name()
+                    ),
+                )
+            })??;
+        match decode_response(&answer.header, &answer.body) {
+            Ok(Answer::Ok(response)) => Ok(response),
+            Ok(Answer::Status(status)) => Err(RpcError::new(
+                status.status().error_kind(status.message()),
+                format!("{}: {status}", shared.addr),
+            )
+            .with_source(status)),
+            Err(e) => Err(RpcError::new(
+                RpcErrorKind::Serialization,
+                format!("response {id} from {}: {e}", shared.addr),
+            )
+            .with_source(e)),
+        }
+    }
+
+    async fn round_trip(&self, id: i64, frame: Bytes) -> Result<Frame, RpcError> {
+        let shared = &self.shared;
+        let rx = shared.pending.register(id)?;
+        let _guard = PendingGuard {
+            pending: &shared.pending,
+            id,
+        };
+        if shared.outbound.send(frame).await.is_err() {
+            return Err(self.closed_error());
+        }
+        match rx.await {
+            Ok(delivery) => delivery,
+            Err(_) => Err(self.closed_error()),
+        }
+    }
+
+    fn closed_error(&self) -> RpcError {
+        let reason = self
+            .shared
+            .pending
+            .close_reason()
+            .unwrap_or_else(|| format!("connection to {} closed", self.shared.addr));
+        RpcError::new(RpcErrorKind::Network, reason)
+    }
+}

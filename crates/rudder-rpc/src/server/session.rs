@@ -1,0 +1,136 @@
+//! One accepted connection of the test server: read requests, run handlers, write answers.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, watch};
+
+use super::{Handler, ServerConfig, ServerStats};
+use crate::codec::{
+    decode_request, encode_heartbeat, encode_response, encode_status,
+    supports_response_attachments, Frame, FrameDecoder, FrameError,
+};
+use crate::response::ResponseStatus;
+use crate::write_batch::write_frames;
+
+const OUTBOUND_QUEUE: usize = 1024;
+const DUBBO_ATTACHMENT: [(&str, &str); 1] = [("dubbo", "2.0.2")];
+
+/// Serves one connection until the peer leaves, sends a malformed frame, or the task is aborted.
+pub(super) async fn serve(
+    stream: TcpStream,
+    peer: SocketAddr,
+    handler: Arc<dyn Handler>,
+    config: ServerConfig,
+    stats: Arc<ServerStats>,
+) {
+    let (mut reader, mut writer) = stream.into_split();
+    let (tx, mut rx) = mpsc::channel::<Bytes>(OUTBOUND_QUEUE);
+    let (stop, stop_rx) = watch::channel(false);
+    let write = async {
+        if let Err(e) = write_frames(&mut writer, &mut rx, stop_rx, || {}).await {
+            tracing::debug!(%peer, error = %e, "write failed");
+        }
+    };
+    let read = async {
+        let why = read_requests(&mut reader, &tx, &handler, config, &stats).await;
+        tracing::debug!(%peer, reason = %why, "session ends");
+        // Answers still queued are dropped; the peer is gone or misbehaved.
+        stop.send_replace(true);
+    };
+    tokio::join!(read, write);
+}
+
+async fn read_requests(
+    reader: &mut tokio::net::tcp::OwnedReadHalf,
+    tx: &mpsc::Sender<Bytes>,
+    handler: &Arc<dyn Handler>,
+    config: ServerConfig,
+    stats: &ServerStats,
+) -> String {
+    let mut decoder = FrameDecoder::new(config.payload_limit);
+    let mut buf = BytesMut::with_capacity(16 * 1024);
+    loop {
+        match reader.read_buf(&mut buf).await {
+            Ok(0) => return "closed by the consumer".to_owned(),
+            Err(e) => return format!("read failed: {e}"),
+            Ok(_) => {}
+        }
+        loop {
+            match decoder.decode(&mut buf) {
+                Ok(Some(frame)) => handle_frame(frame, tx, handler, config, stats),
+                Ok(None) => break,
+                Err(e) => return format!("malformed frame: {e}"),
+            }
+        }
+    }
+}
+
+fn handle_frame(
+    frame: Frame,
+    tx: &mpsc::Sender<Bytes>,
+    handler: &Arc<dyn Handler>,
+    config: ServerConfig,
+    stats: &ServerStats,
+) {
+    let flags = frame.header.flags;
+    let id = frame.header.request_id;
+    if !flags.is_request() {
+        return; // answers to heartbeats we never send
+    }
+    if flags.is_event() {
+        stats.heartbeat_received();
+        if flags.is_twoway() {
+            let _ = tx.try_send(encode_heartbeat(id, false));
+        }
+        return;
+    }
+    let request = match decode_request(&frame.body) {
+        Ok(request) => request,
+        Err(e) => {
+            if flags.is_twoway() {
+                let message = format!("Fail to decode request due to: {e}");
+                if let Ok(answer) = encode_status(
+                    id,
+                    ResponseStatus::BadRequest,
+                    &message,
+                    config.payload_limit,
+                ) {
+                    let _ = tx.try_send(answer);
+                }
+            }
+            return;
+        }
+    };
+    let handler = Arc::clone(handler);
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let outcome = handler.call(request.invocation).await;
+        if !flags.is_twoway() {
+            return;
+        }
+        let attachments =
+            supports_response_attachments(&request.dubbo_version).then_some(&DUBBO_ATTACHMENT[..]);
+        let answer =
+            encode_response(id, &outcome, attachments, config.payload_limit).or_else(|e| {
+                let message = match e {
+                    FrameError::TooLong { len, limit, .. } => {
+                        format!("Data length too large: {len}, max payload: {limit}")
+                    }
+                    other => other.to_string(),
+                };
+                encode_status(
+                    id,
+                    ResponseStatus::BadResponse,
+                    &message,
+                    config.payload_limit,
+                )
+            });
+        if let Ok(answer) = answer {
+            let _ = tx.send(answer).await;
+        }
+    });
+}
