@@ -58,9 +58,12 @@ impl WeightSource for CapacityWeights {
     }
 }
 
+/// Calls per provider address, in directory order.
+pub type Split = Vec<(String, usize)>;
+
 /// Runs 10,000 random picks over three providers registered with equal weights, with and without the
 /// capacity table, and returns the calls per provider address for each run.
-pub fn run() -> (Vec<(String, usize)>, Vec<(String, usize)>) {
+pub fn run() -> (Split, Split) {
     let directory = Arc::new(Directory::default());
     directory.replace(
         ["10.0.0.1:20880", "10.0.0.2:20880", "10.0.0.3:20880"]
@@ -103,7 +106,7 @@ pub fn run() -> (Vec<(String, usize)>, Vec<(String, usize)>) {
     (before, split(&balancer, &directory))
 }
 
-fn split(balancer: &Balancer, directory: &Directory) -> Vec<(String, usize)> {
+fn split(balancer: &Balancer, directory: &Directory) -> Split {
     let call = Invocation::new("sayHello", vec![], vec![]);
     let mut counts: HashMap<String, usize> = HashMap::new();
     for _ in 0..10_000 {

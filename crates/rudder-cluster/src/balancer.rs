@@ -101,7 +101,9 @@ impl Balancer {
         excluded: &[Arc<Provider>],
     ) -> Result<Arc<Provider>, RpcError> {
         let snapshot = self.directory.load();
-        snapshot.with_view(invocation.method_name(), |view| self.select_in(view, invocation, excluded))
+        snapshot.with_view(invocation.method_name(), |view| {
+            self.select_in(view, invocation, excluded)
+        })
     }
 
     /// [`Balancer::select`] within a view the caller already holds.
@@ -129,7 +131,9 @@ impl Balancer {
             weight_source: self.weight_source.as_deref(),
         };
         let chosen = self.with_policy(view, |policy| match policy {
-            Ok(policy) => Ok(self.rng.with(|rng| select(policy, view, invocation, &pick, rng))),
+            Ok(policy) => Ok(self
+                .rng
+                .with(|rng| select(policy, view, invocation, &pick, rng))),
             Err(unknown) => Err(RpcError::new(RpcErrorKind::Unknown, unknown.to_string())),
         })?;
         chosen

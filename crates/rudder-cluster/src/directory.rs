@@ -69,7 +69,7 @@ impl ProviderSet {
 
     /// The precomputed view of this snapshot for `method`, built on first use.
     pub fn view(&self, method: &str) -> Arc<MethodView> {
-        self.with_view(method, |view| Arc::clone(view))
+        self.with_view(method, Arc::clone)
     }
 
     /// Runs `f` with the view for `method` without taking a reference count: the pick path.
@@ -79,7 +79,10 @@ impl ProviderSet {
             return f(view);
         }
         drop(views);
-        let _writer = self.views_writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let _writer = self
+            .views_writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let mut views = Vec::clone(&self.views.load());
         let view = match views.iter().find(|(m, _)| **m == *method) {
             Some((_, view)) => Arc::clone(view),

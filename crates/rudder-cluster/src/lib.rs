@@ -10,6 +10,7 @@
 //! * [`balancer`] joins them: for each call it reads the current snapshot, resolves the policy and picks.
 
 pub mod balancer;
+pub mod cluster;
 pub mod directory;
 pub mod loadbalance;
 pub mod provider;

@@ -26,13 +26,22 @@ fn split(balancer: &Balancer, runs: usize) -> Vec<usize> {
 fn setup(policy: &str) -> (Balancer, Arc<ManualClock>) {
     let directory = Arc::new(Directory::default());
     directory.replace([
-        DubboUrl::parse(&format!("dubbo://10.0.0.1:20880/S?loadbalance={policy}&timestamp={}", START - 3_600_000))
-            .unwrap(),
+        DubboUrl::parse(&format!(
+            "dubbo://10.0.0.1:20880/S?loadbalance={policy}&timestamp={}",
+            START - 3_600_000
+        ))
+        .unwrap(),
         // Registered at START with a 100 s warmup.
-        DubboUrl::parse(&format!("dubbo://10.0.0.2:20880/S?timestamp={START}&warmup=100000")).unwrap(),
+        DubboUrl::parse(&format!(
+            "dubbo://10.0.0.2:20880/S?timestamp={START}&warmup=100000"
+        ))
+        .unwrap(),
     ]);
     let clock = Arc::new(ManualClock::new(START + 10_000));
-    let balancer = Balancer::builder(directory).clock(clock.clone()).seed(11).build();
+    let balancer = Balancer::builder(directory)
+        .clock(clock.clone())
+        .seed(11)
+        .build();
     (balancer, clock)
 }
 
@@ -40,13 +49,22 @@ fn setup(policy: &str) -> (Balancer, Arc<ManualClock>) {
 fn random_ramps_a_new_provider_up_and_then_treats_it_fully() {
     let (balancer, clock) = setup("random");
     let early = split(&balancer, 11_000);
-    assert!(chi_square(&early, &[100.0, 10.0]) < CHI2_P001[0], "10 s into 100 s: weight 10, {early:?}");
+    assert!(
+        chi_square(&early, &[100.0, 10.0]) < CHI2_P001[0],
+        "10 s into 100 s: weight 10, {early:?}"
+    );
     clock.set(START + 50_000);
     let half = split(&balancer, 15_000);
-    assert!(chi_square(&half, &[100.0, 50.0]) < CHI2_P001[0], "half way: weight 50, {half:?}");
+    assert!(
+        chi_square(&half, &[100.0, 50.0]) < CHI2_P001[0],
+        "half way: weight 50, {half:?}"
+    );
     clock.set(START + 100_000);
     let warm = split(&balancer, 10_000);
-    assert!(chi_square(&warm, &[1.0, 1.0]) < CHI2_P001[0], "warm: equal, {warm:?}");
+    assert!(
+        chi_square(&warm, &[1.0, 1.0]) < CHI2_P001[0],
+        "warm: equal, {warm:?}"
+    );
 }
 
 #[test]

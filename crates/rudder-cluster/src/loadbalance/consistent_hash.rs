@@ -144,7 +144,9 @@ impl LoadBalance for ConsistentHash {
         pick: &Pick<'_>,
         _: &mut dyn PickRng,
     ) -> Option<usize> {
-        view.with_state(owner_id(self), Ring::build, |ring| ring.pick(view, invocation, pick))
+        view.with_state(owner_id(self), Ring::build, |ring| {
+            ring.pick(view, invocation, pick)
+        })
     }
 }
 

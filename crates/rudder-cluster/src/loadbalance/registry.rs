@@ -30,7 +30,7 @@ pub struct UnknownLoadBalance {
 /// use rudder_cluster::loadbalance::{random::Random, LoadBalanceRegistry};
 ///
 /// let mut registry = LoadBalanceRegistry::with_builtins();
-/// registry.register("myrandom", Arc::new(Random::default()));
+/// registry.register("myrandom", Arc::new(Random));
 /// assert!(registry.get("myrandom").is_ok());
 /// let err = registry.get("p2c").unwrap_err();
 /// assert!(err.to_string().contains("consistenthash, leastactive, myrandom, random, roundrobin"));
@@ -49,11 +49,11 @@ impl LoadBalanceRegistry {
     /// The five Dubbo policies under their Dubbo names.
     pub fn with_builtins() -> LoadBalanceRegistry {
         let mut registry = LoadBalanceRegistry::new();
-        registry.register("random", Arc::new(Random::default()));
+        registry.register("random", Arc::new(Random));
         registry.register("roundrobin", Arc::new(RoundRobin::default()));
-        registry.register("leastactive", Arc::new(LeastActive::default()));
+        registry.register("leastactive", Arc::new(LeastActive));
         registry.register("shortestresponse", Arc::new(ShortestResponse::default()));
-        registry.register("consistenthash", Arc::new(ConsistentHash::default()));
+        registry.register("consistenthash", Arc::new(ConsistentHash));
         registry
     }
 

@@ -121,11 +121,19 @@ impl Group {
 }
 
 impl LoadBalance for RoundRobin {
-    fn pick(&self, view: &MethodView, _: &Invocation, pick: &Pick<'_>, _: &mut dyn PickRng) -> Option<usize> {
+    fn pick(
+        &self,
+        view: &MethodView,
+        _: &Invocation,
+        pick: &Pick<'_>,
+        _: &mut dyn PickRng,
+    ) -> Option<usize> {
         let resolve = |view: &MethodView| self.group(view).resolve(view);
         view.with_state(owner_id(self), resolve, |state: &ViewCounters| {
             let chosen = state.pick(view, pick);
-            state.group.recycle_if_needed(state, view, pick, self.recycle_period);
+            state
+                .group
+                .recycle_if_needed(state, view, pick, self.recycle_period);
             chosen
         })
     }
@@ -133,7 +141,11 @@ impl LoadBalance for RoundRobin {
 
 impl ViewCounters {
     fn pick(&self, view: &MethodView, pick: &Pick<'_>) -> Option<usize> {
-        let _pick = self.group.pick.lock().unwrap_or_else(PoisonError::into_inner);
+        let _pick = self
+            .group
+            .pick
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let mut total = 0i64;
         let mut best: Option<(usize, i64)> = None;
         for (i, counter) in self.counters.iter().enumerate() {
@@ -162,7 +174,13 @@ impl ViewCounters {
 
 impl Group {
     /// Dubbo scans for stale identities whenever the list size differs from the tracked count.
-    fn recycle_if_needed(&self, state: &ViewCounters, view: &MethodView, pick: &Pick<'_>, period: i64) {
+    fn recycle_if_needed(
+        &self,
+        state: &ViewCounters,
+        view: &MethodView,
+        pick: &Pick<'_>,
+        period: i64,
+    ) {
         let candidates = if pick.excluded.is_empty() {
             state.counters.len()
         } else {

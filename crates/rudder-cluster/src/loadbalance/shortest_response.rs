@@ -16,6 +16,9 @@ use rudder_rpc::status::RpcStatus;
 
 use super::{owner_id, weighted_choice, with_candidates, LoadBalance, MethodView, Pick, PickRng};
 
+/// The windows of one view's providers, in view order.
+type Windows = Box<[Arc<Window>]>;
+
 /// Dubbo's default `shortestResponseSlidePeriod`.
 pub const DEFAULT_SLIDE_PERIOD_MILLIS: i64 = 30_000;
 
@@ -82,8 +85,10 @@ impl Window {
 
     fn reset(&self) {
         self.cached_for.store(-1, Relaxed);
-        self.succeeded_offset.store(self.status.succeeded(), Relaxed);
-        self.elapsed_offset.store(self.status.succeeded_elapsed(), Relaxed);
+        self.succeeded_offset
+            .store(self.status.succeeded(), Relaxed);
+        self.elapsed_offset
+            .store(self.status.succeeded_elapsed(), Relaxed);
     }
 }
 
@@ -98,14 +103,15 @@ impl ShortestResponse {
         }
     }
 
-    fn resolve(&self, view: &MethodView) -> Box<[Arc<Window>]> {
+    fn resolve(&self, view: &MethodView) -> Windows {
         (0..view.len())
             .map(|i| {
                 let status = view.providers()[i].status().method(view.method());
                 let key = Arc::as_ptr(&status) as usize;
-                let window = self.windows.entry(key).or_insert_with(|| {
-                    Arc::new(Window::new(status))
-                });
+                let window = self
+                    .windows
+                    .entry(key)
+                    .or_insert_with(|| Arc::new(Window::new(status)));
                 Arc::clone(&window)
             })
             .collect()
@@ -147,22 +153,26 @@ impl LoadBalance for ShortestResponse {
         pick: &Pick<'_>,
         rng: &mut dyn PickRng,
     ) -> Option<usize> {
-        let chosen = view.with_state(owner_id(self), |view| self.resolve(view), |windows: &Box<[Arc<Window>]>| {
-            with_candidates(|tied| {
-            let mut shortest = i64::MAX;
-            for i in (0..view.len()).filter(|&i| pick.allows(view, i)) {
-                let estimate = windows[i].estimate();
-                if estimate < shortest {
-                    shortest = estimate;
-                    tied.clear();
-                }
-                if estimate == shortest {
-                    tied.push((i, view.weight(i, pick)));
-                }
-            }
-            weighted_choice(tied, rng)
-            })
-        });
+        let chosen = view.with_state(
+            owner_id(self),
+            |view| self.resolve(view),
+            |windows: &Windows| {
+                with_candidates(|tied| {
+                    let mut shortest = i64::MAX;
+                    for i in (0..view.len()).filter(|&i| pick.allows(view, i)) {
+                        let estimate = windows[i].estimate();
+                        if estimate < shortest {
+                            shortest = estimate;
+                            tied.clear();
+                        }
+                        if estimate == shortest {
+                            tied.push((i, view.weight(i, pick)));
+                        }
+                    }
+                    weighted_choice(tied, rng)
+                })
+            },
+        );
         self.maybe_reset(pick.now);
         chosen
     }

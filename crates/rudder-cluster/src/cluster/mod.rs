@@ -1,0 +1,259 @@
+//! The cluster invoker: one call, a provider picked for it, and what to do when that provider fails.
+//!
+//! Dubbo calls this the fault-tolerance strategy (`cluster=` on the consumer). rudder has the ones a
+//! consumer needs most, with Dubbo's names and defaults:
+//!
+//! | mode | on failure |
+//! |---|---|
+//! | `failover` (default) | retry on another provider, `retries` times (default 2, so 3 attempts); never after a business exception |
+//! | `failfast` | report the error at once (use it for non-idempotent writes) |
+//! | `failsafe` | swallow the error and return an empty result |
+//! | `available` | no balancing: the first provider, in list order, not yet known to be failing |
+//!
+//! Every attempt re-reads the directory, so a retry sees providers that appeared meanwhile. Providers
+//! already tried are excluded from the next pick; when every provider has been tried, the pick is made
+//! among all of them again, as Dubbo's `reselect` does. With `sticky=true` the provider of the previous
+//! successful call is reused while it remains listed.
+//!
+//! The call itself is a [`Caller`]: the rpc layer in production, a closure-backed fake in tests.
+
+mod mode;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::invocation::Invocation;
+
+pub use mode::{ClusterMode, UnsupportedClusterMode, DEFAULT_RETRIES};
+
+use crate::balancer::Balancer;
+use crate::provider::Provider;
+
+/// Makes one call to one provider.
+pub trait Caller: Send + Sync {
+    /// What a successful call returns; `Default` is the empty result `failsafe` returns.
+    type Output: Send + Default;
+
+    /// Calls `provider`.
+    fn call(
+        &self,
+        provider: &Arc<Provider>,
+        invocation: &Invocation,
+    ) -> impl Future<Output = Result<Self::Output, RpcError>> + Send;
+}
+
+/// Picks providers through a [`Balancer`] and calls them through a [`Caller`], with a [`ClusterMode`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use rudder_cluster::{balancer::Balancer, cluster::{Caller, ClusterInvoker, ClusterMode}, directory::Directory};
+/// use rudder_cluster::provider::Provider;
+/// use rudder_common::{error::{RpcError, RpcErrorKind}, invocation::Invocation, url::DubboUrl};
+///
+/// /// Fails on 10.0.0.1, answers with the address elsewhere.
+/// struct Flaky;
+/// impl Caller for Flaky {
+///     type Output = String;
+///     async fn call(&self, p: &Arc<Provider>, _: &Invocation) -> Result<String, RpcError> {
+///         if p.address().starts_with("10.0.0.1:") {
+///             Err(RpcError::new(RpcErrorKind::Network, "connection refused"))
+///         } else {
+///             Ok(p.address().to_owned())
+///         }
+///     }
+/// }
+///
+/// let directory = Arc::new(Directory::default());
+/// directory.replace([
+///     DubboUrl::parse("dubbo://10.0.0.1:20880/S?loadbalance=roundrobin").unwrap(),
+///     DubboUrl::parse("dubbo://10.0.0.2:20880/S").unwrap(),
+/// ]);
+/// let invoker = ClusterInvoker::new(Arc::new(Balancer::builder(directory).build()), Flaky, ClusterMode::default());
+/// let call = Invocation::new("sayHello", vec![], vec![]);
+/// let answer = futures_lite_block_on(invoker.invoke(&call));
+/// assert_eq!(answer.unwrap(), "10.0.0.2:20880");
+/// # fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     let waker = std::task::Waker::noop();
+/// #     let mut cx = std::task::Context::from_waker(&waker);
+/// #     let mut f = std::pin::pin!(f);
+/// #     loop { if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; } }
+/// # }
+/// ```
+pub struct ClusterInvoker<C> {
+    balancer: Arc<Balancer>,
+    caller: C,
+    mode: ClusterMode,
+    sticky: Mutex<Option<Arc<Provider>>>,
+}
+
+impl<C: Caller> ClusterInvoker<C> {
+    /// An invoker picking through `balancer`, calling through `caller`.
+    pub fn new(balancer: Arc<Balancer>, caller: C, mode: ClusterMode) -> ClusterInvoker<C> {
+        ClusterInvoker {
+            balancer,
+            caller,
+            mode,
+            sticky: Mutex::new(None),
+        }
+    }
+
+    /// The balancer.
+    pub fn balancer(&self) -> &Arc<Balancer> {
+        &self.balancer
+    }
+
+    /// The caller.
+    pub fn caller(&self) -> &C {
+        &self.caller
+    }
+
+    /// The fault-tolerance mode.
+    pub fn mode(&self) -> ClusterMode {
+        self.mode
+    }
+
+    /// Makes the call according to the mode.
+    ///
+    /// # Errors
+    /// The last provider's error (failover, failfast), [`RpcErrorKind::NoProvider`] when nothing is
+    /// listed. `failsafe` never fails.
+    pub async fn invoke(&self, invocation: &Invocation) -> Result<C::Output, RpcError> {
+        match self.mode {
+            ClusterMode::Failover { retries } => self.failover(invocation, retries).await,
+            ClusterMode::Failfast => {
+                let provider = self.pick(invocation, &[])?;
+                self.call(&provider, invocation).await
+            }
+            ClusterMode::Failsafe => {
+                let provider = match self.pick(invocation, &[]) {
+                    Ok(p) => p,
+                    Err(error) => {
+                        tracing::warn!(%error, "failsafe: ignoring failed pick");
+                        return Ok(C::Output::default());
+                    }
+                };
+                match self.call(&provider, invocation).await {
+                    Ok(out) => Ok(out),
+                    Err(error) => {
+                        tracing::warn!(%error, provider = provider.address(), "failsafe: ignoring failed call");
+                        Ok(C::Output::default())
+                    }
+                }
+            }
+            ClusterMode::Available => self.available(invocation).await,
+        }
+    }
+
+    async fn failover(&self, invocation: &Invocation, retries: u32) -> Result<C::Output, RpcError> {
+        let attempts = retries as usize + 1;
+        let mut tried: Vec<Arc<Provider>> = Vec::with_capacity(attempts);
+        let mut last_error = None;
+        for _ in 0..attempts {
+            let provider = match self.pick(invocation, &tried) {
+                Ok(p) => p,
+                // Every provider tried already: pick among all again (Dubbo's reselect fallback).
+                Err(e) if e.kind() == RpcErrorKind::NoProvider && !tried.is_empty() => {
+                    self.pick(invocation, &[])?
+                }
+                Err(e) => return Err(e),
+            };
+            match self.call(&provider, invocation).await {
+                Ok(out) => return Ok(out),
+                Err(error) if !error.kind().is_retryable() => return Err(error),
+                Err(error) => {
+                    tracing::debug!(%error, provider = provider.address(), "failover: trying another provider");
+                    tried.push(provider);
+                    last_error = Some(error);
+                }
+            }
+        }
+        let last = last_error.expect("at least one attempt failed");
+        let addresses: Vec<&str> = tried.iter().map(|p| p.address()).collect();
+        Err(RpcError::new(
+            last.kind(),
+            format!(
+                "failed to invoke method {} after {attempts} attempts on providers [{}]; last error: {}",
+                invocation.method_name(),
+                addresses.join(", "),
+                last.message()
+            ),
+        )
+        .with_source(last))
+    }
+
+    async fn available(&self, invocation: &Invocation) -> Result<C::Output, RpcError> {
+        let snapshot = self.balancer.directory().snapshot();
+        let provider = snapshot.providers().first().cloned().ok_or_else(|| {
+            RpcError::new(
+                RpcErrorKind::NoProvider,
+                format!("no provider available for {}", invocation.method_name()),
+            )
+        })?;
+        self.call(&provider, invocation).await
+    }
+
+    fn pick(
+        &self,
+        invocation: &Invocation,
+        tried: &[Arc<Provider>],
+    ) -> Result<Arc<Provider>, RpcError> {
+        if let Some(sticky) = self.sticky_candidate(invocation, tried) {
+            return Ok(sticky);
+        }
+        self.balancer.select(invocation, tried)
+    }
+
+    fn sticky_candidate(
+        &self,
+        invocation: &Invocation,
+        tried: &[Arc<Provider>],
+    ) -> Option<Arc<Provider>> {
+        let current = self
+            .sticky
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()?;
+        let snapshot = self.balancer.directory().snapshot();
+        let first = snapshot.providers().first()?;
+        if first
+            .url()
+            .method_parameter(invocation.method_name(), "sticky")
+            != Some("true")
+        {
+            return None;
+        }
+        let listed = snapshot
+            .providers()
+            .iter()
+            .any(|p| p.identity() == current.identity());
+        let untried = !tried.iter().any(|t| t.identity() == current.identity());
+        (listed && untried).then_some(current)
+    }
+
+    async fn call(
+        &self,
+        provider: &Arc<Provider>,
+        invocation: &Invocation,
+    ) -> Result<C::Output, RpcError> {
+        let result = self.caller.call(provider, invocation).await;
+        if result.is_ok() {
+            *self.sticky.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(Arc::clone(provider));
+        }
+        result
+    }
+}
+
+impl<C> fmt::Debug for ClusterInvoker<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterInvoker")
+            .field("mode", &self.mode)
+            .field("balancer", &self.balancer)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,198 @@
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::invocation::Invocation;
+use rudder_common::url::DubboUrl;
+
+use super::*;
+use crate::directory::Directory;
+
+/// Answers from a script: addresses listed in `failing` fail with that kind; others answer their address.
+#[derive(Default)]
+struct Scripted {
+    failing: HashMap<&'static str, RpcErrorKind>,
+    calls: Mutex<Vec<String>>,
+}
+
+impl Caller for Scripted {
+    type Output = String;
+    async fn call(&self, provider: &Arc<Provider>, _: &Invocation) -> Result<String, RpcError> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(provider.address().to_owned());
+        match self.failing.get(provider.address()) {
+            Some(&kind) => Err(RpcError::new(
+                kind,
+                format!("{} failed", provider.address()),
+            )),
+            None => Ok(provider.address().to_owned()),
+        }
+    }
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+fn invoker(
+    urls: &[&str],
+    failing: &[(&'static str, RpcErrorKind)],
+    mode: ClusterMode,
+) -> ClusterInvoker<Scripted> {
+    let directory = Arc::new(Directory::default());
+    directory.replace(urls.iter().map(|u| DubboUrl::parse(u).unwrap()));
+    let balancer = Arc::new(Balancer::builder(directory).seed(3).build());
+    let caller = Scripted {
+        failing: failing.iter().copied().collect(),
+        calls: Mutex::default(),
+    };
+    ClusterInvoker::new(balancer, caller, mode)
+}
+
+const THREE: [&str; 3] = [
+    "dubbo://10.0.0.1:1/S?loadbalance=roundrobin",
+    "dubbo://10.0.0.2:1/S",
+    "dubbo://10.0.0.3:1/S",
+];
+
+fn call() -> Invocation {
+    Invocation::new("m", vec![], vec![])
+}
+
+#[test]
+fn failover_tries_each_provider_once_before_repeating() {
+    let all = [
+        ("10.0.0.1:1", RpcErrorKind::Timeout),
+        ("10.0.0.2:1", RpcErrorKind::Timeout),
+        ("10.0.0.3:1", RpcErrorKind::Timeout),
+    ];
+    let inv = invoker(&THREE, &all, ClusterMode::Failover { retries: 5 });
+    let err = block_on(inv.invoke(&call())).unwrap_err();
+    assert_eq!(err.kind(), RpcErrorKind::Timeout);
+    assert!(err.message().contains("after 6 attempts"), "{err}");
+    let calls = inv.caller().calls.lock().unwrap().clone();
+    assert_eq!(calls.len(), 6);
+    let mut first_three = calls[..3].to_vec();
+    first_three.sort();
+    assert_eq!(first_three, ["10.0.0.1:1", "10.0.0.2:1", "10.0.0.3:1"]);
+}
+
+#[test]
+fn failover_moves_past_a_failing_provider() {
+    let inv = invoker(
+        &THREE,
+        &[("10.0.0.1:1", RpcErrorKind::Network)],
+        ClusterMode::default(),
+    );
+    for _ in 0..10 {
+        assert_ne!(block_on(inv.invoke(&call())).unwrap(), "10.0.0.1:1");
+    }
+}
+
+#[test]
+fn retries_zero_means_one_attempt_and_business_errors_are_not_retried() {
+    let inv = invoker(
+        &THREE,
+        &[("10.0.0.1:1", RpcErrorKind::Timeout)],
+        ClusterMode::Failover { retries: 0 },
+    );
+    assert_eq!(
+        block_on(inv.invoke(&call())).unwrap_err().kind(),
+        RpcErrorKind::Timeout
+    );
+    assert_eq!(inv.caller().calls.lock().unwrap().len(), 1);
+
+    let biz = invoker(
+        &THREE,
+        &[("10.0.0.1:1", RpcErrorKind::Biz)],
+        ClusterMode::default(),
+    );
+    assert_eq!(
+        block_on(biz.invoke(&call())).unwrap_err().kind(),
+        RpcErrorKind::Biz
+    );
+    assert_eq!(biz.caller().calls.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn failfast_and_failsafe() {
+    let fast = invoker(
+        &THREE,
+        &[("10.0.0.1:1", RpcErrorKind::Network)],
+        ClusterMode::Failfast,
+    );
+    assert_eq!(
+        block_on(fast.invoke(&call())).unwrap_err().kind(),
+        RpcErrorKind::Network
+    );
+    assert_eq!(fast.caller().calls.lock().unwrap().len(), 1);
+
+    let safe = invoker(
+        &THREE,
+        &[("10.0.0.1:1", RpcErrorKind::Network)],
+        ClusterMode::Failsafe,
+    );
+    assert_eq!(block_on(safe.invoke(&call())).unwrap(), "");
+    let empty = invoker(&[], &[], ClusterMode::Failsafe);
+    assert_eq!(block_on(empty.invoke(&call())).unwrap(), "");
+}
+
+#[test]
+fn no_provider_is_a_typed_error() {
+    let inv = invoker(&[], &[], ClusterMode::default());
+    assert_eq!(
+        block_on(inv.invoke(&call())).unwrap_err().kind(),
+        RpcErrorKind::NoProvider
+    );
+}
+
+#[test]
+fn sticky_reuses_the_last_good_provider() {
+    let urls = [
+        "dubbo://10.0.0.1:1/S?loadbalance=roundrobin&sticky=true",
+        "dubbo://10.0.0.2:1/S",
+    ];
+    let inv = invoker(&urls, &[], ClusterMode::default());
+    let first = block_on(inv.invoke(&call())).unwrap();
+    for _ in 0..5 {
+        assert_eq!(block_on(inv.invoke(&call())).unwrap(), first);
+    }
+    let not_sticky = invoker(&THREE, &[], ClusterMode::default());
+    let picks: Vec<String> = (0..3)
+        .map(|_| block_on(not_sticky.invoke(&call())).unwrap())
+        .collect();
+    assert_eq!(picks.len(), 3);
+    assert_ne!(picks[0], picks[1], "round robin alternates without sticky");
+}
+
+#[test]
+fn available_calls_the_first_listed() {
+    let inv = invoker(&THREE, &[], ClusterMode::Available);
+    assert_eq!(block_on(inv.invoke(&call())).unwrap(), "10.0.0.1:1");
+}
+
+#[test]
+fn mode_from_consumer_parameters() {
+    let u = |s: &str| DubboUrl::parse(s).unwrap();
+    assert_eq!(
+        ClusterMode::from_consumer(&u("consumer://h/S"), "m").unwrap(),
+        ClusterMode::Failover { retries: 2 }
+    );
+    assert_eq!(
+        ClusterMode::from_consumer(&u("consumer://h/S?retries=-1"), "m").unwrap(),
+        ClusterMode::Failover { retries: 0 }
+    );
+    assert_eq!(
+        ClusterMode::from_consumer(&u("consumer://h/S?cluster=failfast"), "m").unwrap(),
+        ClusterMode::Failfast
+    );
+    assert!(ClusterMode::from_consumer(&u("consumer://h/S?cluster=forking"), "m").is_err());
+}
