@@ -117,14 +117,14 @@ mod tests {
 
     #[test]
     fn target_falls_back_to_the_interface_and_no_version() {
-        let t = target(&url(
-            "dubbo://127.0.0.1:20992?interface=com.acme.Greeter&group=",
-        ));
+        let sofa = url("dubbo://127.0.0.1:20992?interface=com.acme.Greeter&group=");
+        let t = target(&sofa);
         assert_eq!(
             (t.path, t.interface, t.version, t.group),
             ("com.acme.Greeter", "com.acme.Greeter", "0.0.0", None)
         );
-        let t = target(&url("dubbo://h:1/p?interface=i&version=1.0&group=g"));
+        let full = url("dubbo://h:1/p?interface=i&version=1.0&group=g");
+        let t = target(&full);
         assert_eq!(
             (t.path, t.interface, t.version, t.group),
             ("p", "i", "1.0", Some("g"))
