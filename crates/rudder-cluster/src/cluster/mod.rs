@@ -33,8 +33,11 @@ use crate::provider::Provider;
 
 /// Makes one call to one provider.
 pub trait Caller: Send + Sync {
-    /// What a successful call returns; `Default` is the empty result `failsafe` returns.
-    type Output: Send + Default;
+    /// What a successful call returns.
+    type Output: Send;
+
+    /// The empty result `failsafe` returns instead of an error (Dubbo: a `null` value).
+    fn empty(&self) -> Self::Output;
 
     /// Calls `provider`.
     fn call(
@@ -56,6 +59,9 @@ pub trait Caller: Send + Sync {
 /// struct Flaky;
 /// impl Caller for Flaky {
 ///     type Output = String;
+///     fn empty(&self) -> String {
+///         String::new()
+///     }
 ///     async fn call(&self, p: &Arc<Provider>, _: &Invocation) -> Result<String, RpcError> {
 ///         if p.address().starts_with("10.0.0.1:") {
 ///             Err(RpcError::new(RpcErrorKind::Network, "connection refused"))
@@ -131,14 +137,14 @@ impl<C: Caller> ClusterInvoker<C> {
                     Ok(p) => p,
                     Err(error) => {
                         tracing::warn!(%error, "failsafe: ignoring failed pick");
-                        return Ok(C::Output::default());
+                        return Ok(self.caller.empty());
                     }
                 };
                 match self.call(&provider, invocation).await {
                     Ok(out) => Ok(out),
                     Err(error) => {
                         tracing::warn!(%error, provider = provider.address(), "failsafe: ignoring failed call");
-                        Ok(C::Output::default())
+                        Ok(self.caller.empty())
                     }
                 }
             }

@@ -17,6 +17,9 @@ struct Scripted {
 
 impl Caller for Scripted {
     type Output = String;
+    fn empty(&self) -> String {
+        String::new()
+    }
     async fn call(&self, provider: &Arc<Provider>, _: &Invocation) -> Result<String, RpcError> {
         self.calls
             .lock()
