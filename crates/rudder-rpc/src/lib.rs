@@ -33,6 +33,9 @@
 
 mod codec;
 mod connection;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals;
 mod pool;
 mod protocol;
 mod response;

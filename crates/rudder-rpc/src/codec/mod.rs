@@ -15,6 +15,8 @@ mod response;
 pub(crate) use error::BodyError;
 pub(crate) use error::FrameError;
 pub(crate) use frame::{Frame, FrameDecoder, DEFAULT_PAYLOAD_LIMIT};
+#[cfg(feature = "internals")]
+pub(crate) use header::{Flags, Header};
 pub(crate) use request::{decode_request, encode_request, ServiceTarget, NO_VERSION};
 pub(crate) use response::{
     decode_response, encode_heartbeat, encode_response, encode_status, event_name,
