@@ -1,0 +1,202 @@
+//! The ZooKeeper registry when ZooKeeper misbehaves: unreachable at start, down for 30 seconds, and a
+//! session expired by a frozen server.
+//!
+//! Needs Docker and the local image: run `scripts/it-setup.sh` first. The 30-second outage is part of
+//! what is being tested (picks must keep working throughout), not a synchronisation sleep.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rudder_cluster::balancer::Balancer;
+use rudder_cluster::directory::Directory;
+use rudder_common::invocation::Invocation;
+use rudder_common::url::DubboUrl;
+use rudder_it::ZooKeeperContainer;
+use rudder_registry::{
+    ConsumerSpec, RegistryError, RegistryOptions, Subscription, ZookeeperRegistry,
+};
+use zookeeper_client::{Acls, Client, CreateMode};
+
+const WAIT: Duration = Duration::from_secs(60);
+const OUTAGE: Duration = Duration::from_secs(30);
+const CONSUMERS: &str = "/dubbo/com.acme.Greeter/consumers";
+
+async fn zookeeper() -> ZooKeeperContainer {
+    ZooKeeperContainer::start()
+        .await
+        .unwrap_or_else(|err| panic!("{err}"))
+}
+
+async fn writer(zookeeper: &ZooKeeperContainer) -> Client {
+    Client::connect(&zookeeper.connect_string())
+        .await
+        .expect("writer connects")
+}
+
+async fn put_provider(client: &Client, address: &str) {
+    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let url = DubboUrl::parse(&format!("dubbo://{address}/com.acme.Greeter")).unwrap();
+    let parent = "/dubbo/com.acme.Greeter/providers";
+    client.mkdir(parent, &persistent).await.expect("mkdir");
+    client
+        .create(
+            &format!("{parent}/{}", url.to_node_name()),
+            b"",
+            &persistent,
+        )
+        .await
+        .expect("create provider");
+}
+
+async fn subscribe(
+    zookeeper: &ZooKeeperContainer,
+    options: RegistryOptions,
+) -> (ZookeeperRegistry, Arc<Directory>, Subscription) {
+    let url = format!("zookeeper://{}", zookeeper.connect_string());
+    let registry = ZookeeperRegistry::connect(&url, options)
+        .await
+        .expect("registry connects");
+    let directory = Arc::new(Directory::default());
+    let subscription = registry
+        .subscribe(
+            ConsumerSpec::new("com.acme.Greeter"),
+            Arc::clone(&directory),
+        )
+        .await
+        .expect("subscribe");
+    (registry, directory, subscription)
+}
+
+fn pick(balancer: &Balancer) -> String {
+    let call = Invocation::new("sayHello", vec![], vec![]);
+    match balancer.select(&call, &[]) {
+        Ok(provider) => provider.address().to_owned(),
+        Err(error) => panic!("pick failed while ZooKeeper was away: {error}"),
+    }
+}
+
+async fn must_reach(
+    subscription: &Subscription,
+    what: &str,
+    condition: impl FnMut(&rudder_registry::SubscriptionStatus) -> bool,
+) {
+    if subscription.wait_for(WAIT, condition).await.is_none() {
+        panic!(
+            "{what}: never happened; status {:?}",
+            *subscription.status().borrow()
+        );
+    }
+}
+
+#[tokio::test]
+async fn unreachable_zookeeper_fails_clearly_within_the_wait() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr").port()
+    };
+    let options = RegistryOptions::default().with_connect_timeout(Duration::from_secs(2));
+    let started = Instant::now();
+    let result =
+        ZookeeperRegistry::connect(&format!("zookeeper://127.0.0.1:{port}"), options).await;
+    let waited = started.elapsed();
+    match result {
+        Err(error @ RegistryError::Unreachable { .. }) => {
+            assert!(
+                error.to_string().contains(&format!("127.0.0.1:{port}")),
+                "{error}"
+            );
+            assert!(error.is_retryable());
+        }
+        other => panic!("expected Unreachable, got {other:?}"),
+    }
+    assert!(waited < Duration::from_secs(10), "waited {waited:?}");
+}
+
+#[tokio::test]
+async fn thirty_seconds_without_zookeeper_keep_picks_working_and_resync_after() {
+    let zookeeper = zookeeper().await;
+    let zk = writer(&zookeeper).await;
+    put_provider(&zk, "127.0.0.1:20880").await;
+    put_provider(&zk, "127.0.0.1:20881").await;
+    drop(zk);
+    let options = RegistryOptions::default()
+        .with_connect_timeout(Duration::from_secs(3))
+        .with_session_timeout(Duration::from_secs(10))
+        .with_retry(Duration::from_millis(100), Duration::from_secs(1));
+    let (registry, directory, subscription) = subscribe(&zookeeper, options).await;
+    let balancer = Balancer::builder(Arc::clone(&directory)).build();
+    assert_eq!(directory.snapshot().providers().len(), 2);
+
+    zookeeper.stop().await.expect("stop ZooKeeper");
+    must_reach(&subscription, "disconnect noticed", |s| !s.connected).await;
+    let down_since = Instant::now();
+    let mut picked = 0u64;
+    let mut ticks = tokio::time::interval(Duration::from_millis(10));
+    while down_since.elapsed() < OUTAGE {
+        ticks.tick().await;
+        pick(&balancer);
+        picked += 1;
+    }
+    assert_eq!(
+        directory.snapshot().providers().len(),
+        2,
+        "providers lost during the outage"
+    );
+    assert!(picked > 1_000, "only {picked} picks in {OUTAGE:?}");
+
+    zookeeper.start_again().await.expect("restart ZooKeeper");
+    let zk = writer(&zookeeper).await;
+    put_provider(&zk, "127.0.0.1:20882").await;
+    must_reach(&subscription, "re-synced after restart", |s| {
+        s.connected && s.registered && s.providers == 3
+    })
+    .await;
+    let consumers = zk.list_children(CONSUMERS).await.expect("consumers listed");
+    assert_eq!(consumers.len(), 1, "consumer node back: {consumers:?}");
+    pick(&balancer);
+    registry.close().await;
+}
+
+#[tokio::test]
+async fn an_expired_session_is_replaced_and_the_consumer_registered_again() {
+    let zookeeper = zookeeper().await;
+    let zk = writer(&zookeeper).await;
+    put_provider(&zk, "127.0.0.1:20880").await;
+    let options = RegistryOptions::default()
+        .with_connect_timeout(Duration::from_secs(2))
+        .with_session_timeout(Duration::from_secs(2))
+        .with_retry(Duration::from_millis(100), Duration::from_secs(1));
+    let (registry, directory, subscription) = subscribe(&zookeeper, options).await;
+    let balancer = Balancer::builder(Arc::clone(&directory)).build();
+    let consumers = zk.list_children(CONSUMERS).await.expect("consumers listed");
+    assert_eq!(consumers.len(), 1);
+    let node = format!("{CONSUMERS}/{}", consumers[0]);
+    let (_, first) = zk.get_data(&node).await.expect("consumer node");
+    drop(zk);
+    assert_eq!(registry.sessions_established(), 1);
+
+    zookeeper.pause().await.expect("pause ZooKeeper");
+    must_reach(&subscription, "session loss noticed", |s| !s.registered).await;
+    assert_eq!(pick(&balancer), "127.0.0.1:20880");
+    zookeeper.unpause().await.expect("unpause ZooKeeper");
+
+    must_reach(&subscription, "new session registered", |s| {
+        s.sessions >= 2 && s.registered && s.connected
+    })
+    .await;
+    assert!(registry.sessions_established() >= 2);
+    let zk = writer(&zookeeper).await;
+    let (_, again) = zk.get_data(&node).await.expect("consumer node re-created");
+    assert_ne!(
+        again.ephemeral_owner, first.ephemeral_owner,
+        "the consumer node belongs to the new session"
+    );
+
+    // Watches were re-armed in the new session.
+    put_provider(&zk, "127.0.0.1:20881").await;
+    must_reach(&subscription, "provider after renewal", |s| {
+        s.providers == 2
+    })
+    .await;
+    registry.close().await;
+}
