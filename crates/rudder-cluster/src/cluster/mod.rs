@@ -126,7 +126,19 @@ impl<C: Caller> ClusterInvoker<C> {
     /// The last provider's error (failover, failfast), [`RpcErrorKind::NoProvider`] when nothing is
     /// listed. `failsafe` never fails.
     pub async fn invoke(&self, invocation: &Invocation) -> Result<C::Output, RpcError> {
-        match self.mode {
+        self.invoke_in_mode(invocation, self.mode).await
+    }
+
+    /// Makes the call in `mode` instead of the invoker's own (per-method settings).
+    ///
+    /// # Errors
+    /// As [`ClusterInvoker::invoke`].
+    pub async fn invoke_in_mode(
+        &self,
+        invocation: &Invocation,
+        mode: ClusterMode,
+    ) -> Result<C::Output, RpcError> {
+        match mode {
             ClusterMode::Failover { retries } => self.failover(invocation, retries).await,
             ClusterMode::Failfast => {
                 let provider = self.pick(invocation, &[])?;

@@ -1,0 +1,40 @@
+//! What a call through a [`Reference`](crate::Reference) can end with.
+
+use rudder_common::error::RpcError;
+use rudder_hessian::{JavaException, SerdeError};
+
+/// A failed call: the provider threw, or the call did not complete.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The provider's method threw (Dubbo returns this as a normal answer; it is never retried).
+    #[error("provider threw {}: {}", .0.class, .0.message.as_deref().unwrap_or(""))]
+    Exception(JavaException),
+    /// The call failed on the way: no provider, network, timeout, provider status error...
+    #[error(transparent)]
+    Rpc(#[from] RpcError),
+    /// Arguments or the result could not be converted to or from Rust types.
+    #[error("conversion failed: {0}")]
+    Conversion(#[from] SerdeError),
+}
+
+/// Building a [`Reference`](crate::Reference) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A provider or registry URL could not be read.
+    #[error("bad URL: {0}")]
+    Url(#[from] rudder_common::url::UrlError),
+    /// The `loadbalance` name is not registered.
+    #[error(transparent)]
+    LoadBalance(#[from] rudder_cluster::loadbalance::UnknownLoadBalance),
+    /// The `cluster` mode is not one rudder implements.
+    #[error(transparent)]
+    Cluster(#[from] rudder_cluster::cluster::UnsupportedClusterMode),
+    /// The registry could not be reached or subscribed to.
+    #[error("registry: {0}")]
+    Registry(String),
+    /// Neither providers nor a registry were given.
+    #[error("no providers and no registry: give provider URLs or a registry URL")]
+    NoSource,
+}
