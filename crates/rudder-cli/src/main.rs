@@ -4,6 +4,7 @@
 
 mod demo;
 mod json;
+mod providers;
 mod simulate;
 
 use std::io::Write;
@@ -24,6 +25,8 @@ struct Cli {
 enum Command {
     /// Preview which provider each call would go to, exactly as a Dubbo consumer would pick.
     Simulate(simulate::SimulateArgs),
+    /// List the providers a consumer would use, from ZooKeeper, with configurators applied.
+    Providers(providers::ProvidersArgs),
     /// Run the five balancers against embedded providers and show how each splits the traffic.
     Demo(demo::DemoArgs),
 }
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args, &mut out),
+        Command::Providers(args) => providers::run(args, &mut out),
         Command::Demo(args) => demo::run(args, &mut out),
     };
     let flushed = out.flush();

@@ -26,6 +26,18 @@ pub(crate) struct SimulateArgs {
     /// A file with one provider URL per line (blank lines and `#` comments skipped).
     #[arg(long, value_name = "FILE")]
     providers_file: Option<PathBuf>,
+    /// Read the providers from this registry instead (`zookeeper://host:port`); needs --interface.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["providers", "providers_file"], requires = "interface")]
+    registry: Option<String>,
+    /// The service interface to look up in --registry.
+    #[arg(long, value_name = "NAME", requires = "registry")]
+    interface: Option<String>,
+    /// The service version to look up in --registry.
+    #[arg(long, requires = "registry")]
+    version: Option<String>,
+    /// The service group to look up in --registry.
+    #[arg(long, requires = "registry")]
+    group: Option<String>,
     /// The method being called.
     #[arg(long, default_value = "sayHello")]
     method: String,
@@ -58,7 +70,7 @@ pub(crate) struct SimulateArgs {
 pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let urls = provider_urls(&args)?;
     if urls.is_empty() {
-        bail!("no providers: give --provider URL or --providers-file FILE");
+        bail!("no providers: give --provider URL, --providers-file FILE or --registry URL --interface NAME");
     }
     let directory = Arc::new(Directory::default());
     let update = directory.replace(urls);
@@ -120,6 +132,15 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 fn provider_urls(args: &SimulateArgs) -> Result<Vec<DubboUrl>> {
+    if let (Some(registry), Some(interface)) = (&args.registry, &args.interface) {
+        return crate::providers::list_providers(&crate::providers::RegistryQuery {
+            registry: registry.clone(),
+            interface: interface.clone(),
+            version: args.version.clone(),
+            group: args.group.clone(),
+            connect_timeout: std::time::Duration::from_secs(10),
+        });
+    }
     let mut texts: Vec<(String, String)> = args
         .providers
         .iter()

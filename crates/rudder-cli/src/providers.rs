@@ -1,0 +1,184 @@
+//! `rudder providers`: the providers a consumer would see in ZooKeeper right now, with the configurators
+//! applied, one line each: `host:port protocol weight=<effective weight> loadbalance=<name>`.
+//!
+//! The listing does not register a consumer node (it inspects, it does not consume). With `--watch` a new
+//! listing, headed by a `#` line, follows every change until Ctrl-C. The same one-shot listing feeds
+//! `rudder simulate --registry`.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use rudder_cluster::directory::Directory;
+use rudder_cluster::loadbalance::Pick;
+use rudder_common::clock::{Clock, SystemClock};
+use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::url::DubboUrl;
+use rudder_registry::{ConsumerSpec, RegistryOptions, ZookeeperRegistry};
+
+/// Where to find a service's providers (shared by `providers` and `simulate`).
+#[derive(Debug, Clone)]
+pub(crate) struct RegistryQuery {
+    pub(crate) registry: String,
+    pub(crate) interface: String,
+    pub(crate) version: Option<String>,
+    pub(crate) group: Option<String>,
+    pub(crate) connect_timeout: Duration,
+}
+
+impl RegistryQuery {
+    fn spec(&self) -> ConsumerSpec {
+        let mut spec = ConsumerSpec::new(self.interface.clone()).application("rudder-cli");
+        spec.version = self.version.clone();
+        spec.group = self.group.clone();
+        spec.register = false;
+        spec
+    }
+
+    fn options(&self) -> RegistryOptions {
+        RegistryOptions::default().with_connect_timeout(self.connect_timeout)
+    }
+}
+
+/// Arguments of `rudder providers`.
+#[derive(Debug, Args)]
+pub(crate) struct ProvidersArgs {
+    /// The registry, e.g. `zookeeper://127.0.0.1:2181` (`?backup=h:p,h:p`, `&group=`, `&chroot=`).
+    #[arg(long, value_name = "URL")]
+    registry: String,
+    /// The service interface.
+    #[arg(long, value_name = "NAME")]
+    interface: String,
+    /// The service version (`*` for any).
+    #[arg(long)]
+    version: Option<String>,
+    /// The service group (`*` for any, `a,b` for either).
+    #[arg(long)]
+    group: Option<String>,
+    /// Show the effective weight and balancer for this method (default: service level).
+    #[arg(long, value_name = "NAME")]
+    method: Option<String>,
+    /// Print a new listing on every change, until Ctrl-C.
+    #[arg(long)]
+    watch: bool,
+    /// Seconds to wait for ZooKeeper before giving up.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    connect_timeout: u64,
+}
+
+pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
+    let query = RegistryQuery {
+        registry: args.registry,
+        interface: args.interface,
+        version: args.version,
+        group: args.group,
+        connect_timeout: Duration::from_secs(args.connect_timeout),
+    };
+    // No method-scoped key has an empty method name, so "" reads the service-level values.
+    let method = args.method.unwrap_or_default();
+    runtime()?.block_on(async {
+        let registry = connect(&query).await?;
+        let directory = Arc::new(Directory::default());
+        let subscription = registry
+            .subscribe(query.spec(), Arc::clone(&directory))
+            .await
+            .context("subscribing")?;
+        if !args.watch {
+            let count = print_listing(&directory, &method, out)?;
+            registry.close().await;
+            if count == 0 {
+                return Err(no_provider(&query).into());
+            }
+            return Ok(());
+        }
+        let mut status = subscription.status();
+        let mut listing = 0u64;
+        loop {
+            let generation = status.borrow_and_update().generation;
+            listing += 1;
+            writeln!(out, "# listing {listing} (generation {generation})")?;
+            print_listing(&directory, &method, out)?;
+            out.flush()?;
+            tokio::select! {
+                changed = status.changed() => if changed.is_err() { break },
+                _ = tokio::signal::ctrl_c() => break,
+            }
+        }
+        registry.close().await;
+        Ok(())
+    })
+}
+
+/// The usable providers of `query`, configurators applied, in registry order (one-shot).
+pub(crate) fn list_providers(query: &RegistryQuery) -> Result<Vec<DubboUrl>> {
+    runtime()?.block_on(async {
+        let registry = connect(query).await?;
+        let directory = Arc::new(Directory::default());
+        let subscription = registry
+            .subscribe(query.spec(), Arc::clone(&directory))
+            .await
+            .context("subscribing")?;
+        let urls: Vec<DubboUrl> = directory
+            .snapshot()
+            .providers()
+            .iter()
+            .map(|p| p.url().clone())
+            .collect();
+        subscription.close().await;
+        registry.close().await;
+        if urls.is_empty() {
+            return Err(no_provider(query).into());
+        }
+        Ok(urls)
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+async fn connect(query: &RegistryQuery) -> Result<ZookeeperRegistry> {
+    ZookeeperRegistry::connect(&query.registry, query.options())
+        .await
+        .context("connecting to the registry")
+}
+
+fn no_provider(query: &RegistryQuery) -> RpcError {
+    RpcError::new(
+        RpcErrorKind::NoProvider,
+        format!(
+            "no usable provider of {} in the registry",
+            query.spec().match_url().service_key()
+        ),
+    )
+}
+
+/// One line per provider; returns how many.
+fn print_listing(directory: &Directory, method: &str, out: &mut dyn Write) -> Result<usize> {
+    let snapshot = directory.snapshot();
+    let view = snapshot.view(method);
+    let pick = Pick {
+        now: SystemClock.now_millis(),
+        ..Pick::default()
+    };
+    for (i, provider) in view.providers().iter().enumerate() {
+        let url = provider.url();
+        let loadbalance = url
+            .method_parameter(method, "loadbalance")
+            .filter(|name| !name.is_empty())
+            .unwrap_or("random");
+        writeln!(
+            out,
+            "{} {} weight={} loadbalance={loadbalance}",
+            provider.address(),
+            url.protocol(),
+            view.weight(i, &pick),
+        )?;
+    }
+    Ok(view.len())
+}
