@@ -9,60 +9,16 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 fixtures="$here/../../it/fixtures"
 interface=org.rudder.it.GreetingService
-work="$(mktemp -d /tmp/rudder-capture.XXXXXX)"
-pids=()
-zk_pid=""
-
-# Providers first, ZooKeeper last: a provider unregisters on SIGTERM and would
-# otherwise sit in Curator's reconnect loop until its shutdown times out.
-cleanup() {
-    local started=$SECONDS
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${pids[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
-    if [[ -n "$zk_pid" ]]; then
-        kill "$zk_pid" 2>/dev/null || true
-        wait "$zk_pid" 2>/dev/null || true
-    fi
-    echo "stopped everything in $((SECONDS - started))s" >&2
-}
-trap cleanup EXIT
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 
 "$here/build-java-provider.sh"
 "$here/build-node-provider.sh"
 
-zk_port="$("$here/free-port.py")"
-"$here/zookeeper.sh" "$zk_port" "$work/zk" >"$work/zk.out" 2>"$work/zk.err" &
-zk_pid=$!
-"$here/wait-zookeeper.py" "$zk_port" 60
-export RUDDER_ZK_ADDRESS="127.0.0.1:$zk_port"
+start_zookeeper
 
 java_release="$(sed -n 's:.*<dubbo.version>\(.*\)</dubbo.version>.*:\1:p' "$here/../../it/java-provider/pom.xml")"
 : >"$work/descriptions.tsv"
-
-# start_peer KIND INSTANCE DESCRIPTION VAR=VALUE...
-start_peer() {
-    local kind="$1" instance="$2" description="$3"
-    shift 3
-    printf '%s\t%s\n' "$instance" "$description" >>"$work/descriptions.tsv"
-    env RUDDER_INSTANCE="$instance" RUDDER_DUBBO_PORT="$("$here/free-port.py")" "$@" \
-        "$here/start-$kind-provider.sh" >"$work/$instance.out" 2>"$work/$instance.err" &
-    pids+=($!)
-}
-
-wait_ready() {
-    local instance="$1" deadline=$((SECONDS + 120))
-    until [[ -f "$work/$instance.out" ]] && grep -q '^READY' "$work/$instance.out"; do
-        if ((SECONDS > deadline)); then
-            echo "$instance did not print READY; see $work/$instance.err" >&2
-            exit 1
-        fi
-        sleep 0.2
-    done
-}
 
 start_peer java java-default "Java Dubbo $java_release, defaults: register-mode=all, no version/group/weight"
 start_peer java java-v1-w200 "Java Dubbo $java_release, register-mode=all, version=1.0.0, weight=200" \
