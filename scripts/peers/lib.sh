@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # `here` is set by the sourcing script
 # Shared helpers for the capture scripts: source it, after setting `here` to scripts/peers.
 # Starts ZooKeeper and peers in the background, on loopback, and stops them on exit.
 

@@ -14,6 +14,9 @@ project="$here/../../it/java-provider"
 # Do NOT set DUBBO_IP_TO_REGISTRY/DUBBO_IP_TO_BIND to 127.0.0.1: Dubbo 3.3 rejects any 127.*
 # value there. The provider keeps itself on loopback (LoopbackConfiguratorFactory).
 unset DUBBO_IP_TO_REGISTRY DUBBO_IP_TO_BIND
-exec java ${RUDDER_JAVA_OPTS:--Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1} "$@" \
+# Start-up flags by default (C1 only, serial GC): ready in ~3 s on 2 cores. For benchmarks
+# pass full-JIT flags instead, e.g. RUDDER_JAVA_OPTS="-Xmx512m".
+read -r -a java_opts <<<"${RUDDER_JAVA_OPTS:--Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
+exec java "${java_opts[@]}" "$@" \
     -cp "$(cat "$project/target/classpath.txt"):$project/target/rudder-it-java-provider.jar" \
     "${RUDDER_MAIN:-org.rudder.it.ProviderMain}"
