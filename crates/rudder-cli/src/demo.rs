@@ -1,7 +1,8 @@
 //! `rudder demo`: the five Dubbo balancers side by side, on providers that run inside this process.
 //!
-//! Four providers with different weights, latencies and one still warming up serve a fixed load through
-//! the real balancer and the real per-provider statistics, once per strategy. The table after each run
+//! Four dubbo:// providers (rudder's own small server, on loopback ports) with different weights,
+//! latencies and one still warming up serve a fixed load through a real [`Reference`]: the balancer,
+//! the cluster invoker, the wire protocol and the per-provider statistics, once per strategy. The table after each run
 //! shows each provider's share of calls next to its effective weight, with latency percentiles, and a
 //! short note says what that strategy did and why.
 
@@ -10,15 +11,13 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
-use rudder_cluster::balancer::Balancer;
+use rudder::rpc::server::DubboServer;
+use rudder::{Invocation, Reference, Value};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, SystemClock};
-use rudder_common::invocation::Invocation;
-use rudder_common::url::DubboUrl;
-use rudder_common::Value;
 
 /// Arguments of `rudder demo`.
 #[derive(Debug, Args)]
@@ -31,9 +30,8 @@ pub(crate) struct DemoArgs {
     concurrency: usize,
 }
 
-/// One embedded provider: its port, weight, service time, and whether it registered a moment ago.
+/// One embedded provider: its weight, service time, and whether it registered a moment ago.
 struct DemoProvider {
-    port: u16,
     weight: i32,
     latency: Duration,
     warming: bool,
@@ -41,25 +39,21 @@ struct DemoProvider {
 
 const PROVIDERS: [DemoProvider; 4] = [
     DemoProvider {
-        port: 20881,
         weight: 100,
         latency: Duration::from_millis(2),
         warming: false,
     },
     DemoProvider {
-        port: 20882,
         weight: 200,
         latency: Duration::from_millis(4),
         warming: false,
     },
     DemoProvider {
-        port: 20883,
         weight: 300,
         latency: Duration::from_millis(12),
         warming: false,
     },
     DemoProvider {
-        port: 20884,
         weight: 200,
         latency: Duration::from_millis(2),
         warming: true,
@@ -82,42 +76,67 @@ pub(crate) fn run(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
+    let mut servers = Vec::new();
+    for (index, spec) in PROVIDERS.iter().enumerate() {
+        let latency = spec.latency;
+        let server = DubboServer::bind(0, move |call: Invocation| async move {
+            tokio::time::sleep(latency).await;
+            let who = call
+                .arguments()
+                .first()
+                .and_then(Value::as_str)
+                .unwrap_or("stranger")
+                .to_owned();
+            Ok(Value::from(format!("Hello {who}, from provider {index}")))
+        })
+        .await
+        .context("starting an embedded provider on 127.0.0.1")?;
+        servers.push(server);
+    }
+    let addresses: Vec<String> = servers.iter().map(|s| s.local_addr().to_string()).collect();
     let now = SystemClock.now_millis();
     writeln!(
         out,
-        "rudder demo: {} providers embedded in this process, {} calls per strategy, {} in flight\n",
+        "rudder demo: {} dubbo:// providers on 127.0.0.1 ({}), {} calls per strategy, {} in flight\n",
         PROVIDERS.len(),
+        addresses.iter().map(|a| a.rsplit(':').next().unwrap_or(a)).collect::<Vec<_>>().join(", "),
         args.calls,
         args.concurrency
     )?;
     for (name, note) in STRATEGIES {
-        let directory = Arc::new(Directory::default());
-        directory.replace(PROVIDERS.iter().map(|p| provider_url(p, name, now)));
-        let balancer = Arc::new(Balancer::builder(Arc::clone(&directory)).build());
+        let mut builder = Reference::builder("org.rudder.demo.Greeter")
+            .loadbalance(name)
+            .timeout_millis(2000);
+        for (spec, address) in PROVIDERS.iter().zip(&addresses) {
+            builder = builder.provider(&provider_url(spec, address, now));
+        }
+        let reference = Arc::new(builder.build().await?);
         let started = Instant::now();
-        let samples = drive(&balancer, args.calls, args.concurrency).await;
+        let samples = drive(&reference, &addresses, args.calls, args.concurrency).await;
         let elapsed = started.elapsed();
-        print_table(out, name, &directory, &samples, elapsed, now)?;
+        print_table(out, name, reference.directory(), &samples, elapsed, now)?;
         writeln!(out, "  {note}\n")?;
         out.flush()?;
     }
-    writeln!(out, "Every pick above went through rudder's balancer exactly as a Dubbo consumer would make it;")?;
+    writeln!(out, "Every call above was picked exactly as a Dubbo consumer would pick it and sent over dubbo://;")?;
     writeln!(out, "`rudder simulate` previews picks without calling, `rudder providers` lists a live service.")?;
+    for server in servers {
+        server.shutdown().await;
+    }
     Ok(())
 }
 
-fn provider_url(p: &DemoProvider, loadbalance: &str, now: i64) -> DubboUrl {
+fn provider_url(p: &DemoProvider, address: &str, now: i64) -> String {
     // A provider that registered two minutes ago is 1/5 through Dubbo's 10-minute warmup.
     let started = if p.warming {
         now - 120_000
     } else {
         now - 3_600_000
     };
-    let url = format!(
-        "dubbo://127.0.0.1:{}/org.rudder.demo.Greeter?loadbalance={loadbalance}&weight={}&timestamp={started}",
-        p.port, p.weight
-    );
-    DubboUrl::parse(&url).expect("demo URLs are valid")
+    format!(
+        "dubbo://{address}/org.rudder.demo.Greeter?weight={}&timestamp={started}",
+        p.weight
+    )
 }
 
 /// One completed call: which provider, how long, whether it failed.
@@ -127,21 +146,25 @@ struct Sample {
     failed: bool,
 }
 
-async fn drive(balancer: &Arc<Balancer>, calls: usize, concurrency: usize) -> Vec<Sample> {
+async fn drive(
+    reference: &Arc<Reference>,
+    addresses: &[String],
+    calls: usize,
+    concurrency: usize,
+) -> Vec<Sample> {
+    let addresses: Arc<[String]> = addresses.into();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     for _ in 0..concurrency.max(1) {
-        let (balancer, tx, next) = (Arc::clone(balancer), tx.clone(), Arc::clone(&next));
+        let (reference, tx, next) = (Arc::clone(reference), tx.clone(), Arc::clone(&next));
+        let addresses = Arc::clone(&addresses);
         tokio::spawn(async move {
             loop {
                 let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if n >= calls {
                     break;
                 }
-                let user = Value::from(format!("user-{}", n % 50));
-                let call = Invocation::new("sayHello", vec!["java.lang.String".into()], vec![user]);
-                let sample = call_once(&balancer, &call).await;
-                if tx.send(sample).is_err() {
+                if tx.send(call_once(&reference, &addresses, n).await).is_err() {
                     break;
                 }
             }
@@ -162,29 +185,33 @@ async fn drive(balancer: &Arc<Balancer>, calls: usize, concurrency: usize) -> Ve
     samples
 }
 
-async fn call_once(balancer: &Balancer, call: &Invocation) -> Sample {
+/// One call; the provider that served it names itself in the answer.
+async fn call_once(reference: &Reference, addresses: &[String], n: usize) -> Sample {
+    let user = Value::from(format!("user-{}", n % 50));
     let started = Instant::now();
-    let provider = match balancer.select(call, &[]) {
-        Ok(p) => p,
-        Err(_) => {
-            return Sample {
-                address: "-".into(),
-                latency: started.elapsed(),
-                failed: true,
-            }
-        }
-    };
-    let active = provider.status().begin(call.method_name(), 0);
-    let spec = PROVIDERS.iter().find(|p| p.port == provider.url().port());
-    tokio::time::sleep(spec.map_or(Duration::ZERO, |p| p.latency)).await;
+    let result = reference
+        .invoke("sayHello", &["java.lang.String"], vec![user])
+        .await;
     let latency = started.elapsed();
-    if let Some(active) = active {
-        active.finish(latency.as_millis() as i64, true);
-    }
-    Sample {
-        address: provider.address().to_owned(),
-        latency,
-        failed: false,
+    let served_by = result
+        .as_ref()
+        .ok()
+        .and_then(Value::as_str)
+        .and_then(|answer| {
+            let index: usize = answer.rsplit(' ').next()?.parse().ok()?;
+            addresses.get(index).cloned()
+        });
+    match served_by {
+        Some(address) => Sample {
+            address,
+            latency,
+            failed: false,
+        },
+        None => Sample {
+            address: "-".into(),
+            latency,
+            failed: true,
+        },
     }
 }
 
