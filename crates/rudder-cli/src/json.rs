@@ -40,6 +40,40 @@ pub(crate) fn parse_args(text: &str) -> Result<Vec<Value>> {
     }
 }
 
+/// Renders a value as JSON for output: objects as their fields, maps with string keys as objects.
+pub(crate) fn from_value(value: &Value) -> Json {
+    match value {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(i) => Json::from(*i),
+        Value::Long(l) => Json::from(*l),
+        Value::Double(d) => serde_json::Number::from_f64(*d).map_or(Json::Null, Json::Number),
+        Value::Date(ms) => Json::from(*ms),
+        Value::String(s) => Json::String(s.clone()),
+        Value::Binary(b) => Json::Array(b.iter().map(|&x| Json::from(x)).collect()),
+        Value::List { items, .. } => Json::Array(items.iter().map(from_value).collect()),
+        Value::Map { entries, .. } => Json::Object(
+            entries
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str()
+                            .map_or_else(|| from_value(k).to_string(), str::to_owned),
+                        from_value(v),
+                    )
+                })
+                .collect(),
+        ),
+        Value::Object { fields, .. } => Json::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), from_value(v)))
+                .collect(),
+        ),
+        other => Json::String(format!("{other:?}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,8 @@
 //! Exit codes: 0 success, 1 a call failed or no provider was found, 2 bad usage or an internal error.
 
 mod demo;
+mod invoke;
+mod java_types;
 mod json;
 mod providers;
 mod simulate;
@@ -27,6 +29,8 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// List the providers a consumer would use, from ZooKeeper, with configurators applied.
     Providers(providers::ProvidersArgs),
+    /// Call a method of a Dubbo service and print each result as one JSON line.
+    Invoke(invoke::InvokeArgs),
     /// Run the five balancers against embedded providers and show how each splits the traffic.
     Demo(demo::DemoArgs),
 }
@@ -46,12 +50,16 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(args, &mut out),
         Command::Providers(args) => providers::run(args, &mut out),
         Command::Demo(args) => demo::run(args, &mut out),
+        Command::Invoke(args) => invoke::run(args, &mut out),
     };
     let flushed = out.flush();
     match result.and(flushed.map_err(Into::into)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            match error.downcast_ref::<RpcError>() {
+                Some(rpc) => eprintln!("error: {}: {}", rpc.kind(), rpc.message()),
+                None => eprintln!("error: {error:#}"),
+            }
             let call_failed = error
                 .chain()
                 .any(|e| e.downcast_ref::<RpcError>().is_some());

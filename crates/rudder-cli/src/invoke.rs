@@ -1,0 +1,157 @@
+//! `rudder invoke`: call a Dubbo method from the command line and print each result as a JSON line.
+
+use std::io::Write;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use rudder::{CallError, Reference, Value};
+
+use crate::{java_types, json};
+
+/// Arguments of `rudder invoke`.
+#[derive(Debug, Args)]
+pub(crate) struct InvokeArgs {
+    /// Find providers in this registry (zookeeper://HOST:PORT).
+    #[arg(
+        long,
+        value_name = "URL",
+        required_unless_present = "url",
+        conflicts_with = "url"
+    )]
+    registry: Option<String>,
+    /// Call this provider directly (dubbo://HOST:PORT/INTERFACE?...).
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// The service interface (default with --url: the URL's).
+    #[arg(long, value_name = "NAME")]
+    interface: Option<String>,
+    /// Service version.
+    #[arg(long)]
+    version: Option<String>,
+    /// Service group.
+    #[arg(long)]
+    group: Option<String>,
+    /// The method to call.
+    #[arg(long)]
+    method: String,
+    /// Java parameter types, comma-separated (java.lang.String,int,...); inferred from JSON when omitted.
+    #[arg(long, value_name = "T1,T2,...")]
+    types: Option<String>,
+    /// Arguments as a JSON array.
+    #[arg(long, value_name = "JSON_ARRAY", default_value = "[]")]
+    args: String,
+    /// How many times to call.
+    #[arg(long, default_value_t = 1)]
+    calls: usize,
+    /// Use this load balancer whatever the providers name.
+    #[arg(long, value_name = "NAME")]
+    loadbalance: Option<String>,
+    /// Call through Dubbo's generic `$invoke` (objects travel as maps).
+    #[arg(long)]
+    generic: bool,
+    /// Per-call timeout in milliseconds.
+    #[arg(long, value_name = "MS")]
+    timeout: Option<u64>,
+}
+
+pub(crate) fn run(args: InvokeArgs, out: &mut dyn Write) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run_async(args, out))
+}
+
+async fn run_async(args: InvokeArgs, out: &mut dyn Write) -> Result<()> {
+    let json: serde_json::Value = serde_json::from_str(&args.args)
+        .with_context(|| format!("--args is not JSON: {}", args.args))?;
+    let Some(items) = json.as_array() else {
+        bail!("--args must be a JSON array")
+    };
+    let types: Vec<String> = match &args.types {
+        Some(t) => t
+            .split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        None => items
+            .iter()
+            .map(|j| java_types::infer(j).to_owned())
+            .collect(),
+    };
+    if types.len() != items.len() {
+        bail!(
+            "--types names {} parameter(s) but --args has {}",
+            types.len(),
+            items.len()
+        );
+    }
+    let values = types
+        .iter()
+        .zip(items)
+        .enumerate()
+        .map(|(i, (t, j))| {
+            java_types::convert(t, j, args.generic).with_context(|| format!("argument {}", i + 1))
+        })
+        .collect::<Result<Vec<Value>>>()?;
+
+    let reference = build_reference(&args).await?;
+    let type_refs: Vec<&str> = types.iter().map(String::as_str).collect();
+    for _ in 0..args.calls {
+        let result = if args.generic {
+            reference
+                .invoke_generic(&args.method, &type_refs, values.clone())
+                .await
+        } else {
+            reference
+                .invoke(&args.method, &type_refs, values.clone())
+                .await
+        };
+        match result {
+            Ok(value) => writeln!(out, "{}", json::from_value(&value))?,
+            Err(CallError::Exception(e)) => {
+                out.flush()?;
+                return Err(rudder::RpcError::new(
+                    rudder::RpcErrorKind::Biz,
+                    format!("{}: {}", e.class, e.message.unwrap_or_default()),
+                )
+                .into());
+            }
+            Err(CallError::Rpc(e)) => {
+                out.flush()?;
+                return Err(e.into());
+            }
+            Err(other) => return Err(other.into()),
+        }
+    }
+    Ok(())
+}
+
+async fn build_reference(args: &InvokeArgs) -> Result<Reference> {
+    let interface = match (&args.interface, &args.url) {
+        (Some(i), _) => i.clone(),
+        (None, Some(url)) => rudder::DubboUrl::parse_any(url)?
+            .service_interface()
+            .to_owned(),
+        (None, None) => bail!("--interface is required with --registry"),
+    };
+    let mut builder = Reference::builder(&interface).application("rudder-cli");
+    if let Some(url) = &args.url {
+        builder = builder.provider(url);
+    }
+    if let Some(registry) = &args.registry {
+        builder = builder.registry(registry);
+    }
+    if let Some(v) = &args.version {
+        builder = builder.version(v);
+    }
+    if let Some(g) = &args.group {
+        builder = builder.group(g);
+    }
+    if let Some(lb) = &args.loadbalance {
+        builder = builder.loadbalance(lb);
+    }
+    if let Some(t) = args.timeout {
+        builder = builder.timeout_millis(t);
+    }
+    Ok(builder.build().await?)
+}
