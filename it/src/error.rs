@@ -50,4 +50,12 @@ pub enum HarnessError {
         /// How long the harness waited.
         waited: Duration,
     },
+    /// A Dubbo peer process could not be started or did not report itself ready.
+    #[error("Dubbo peer {peer}: {reason} (build it with scripts/peers/build-*.sh)")]
+    Peer {
+        /// Which peer.
+        peer: String,
+        /// What went wrong.
+        reason: String,
+    },
 }

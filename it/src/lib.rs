@@ -13,9 +13,11 @@
 
 mod error;
 mod loopback;
+mod peers;
 mod zookeeper_container;
 mod zookeeper_image;
 
 pub use error::HarnessError;
+pub use peers::{Peer, PeerConfig, PeerKind};
 pub use zookeeper_container::ZooKeeperContainer;
 pub use zookeeper_image::{ZooKeeperImage, DEFAULT_ZOOKEEPER_IMAGE, ZOOKEEPER_IMAGE_ENV};
