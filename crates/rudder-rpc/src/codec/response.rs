@@ -45,6 +45,10 @@ pub(crate) fn decode_response(header: &Header, body: &[u8]) -> Result<Answer, Bo
             .unwrap_or_else(|e| format!("(undecodable error message: {e})"));
         return Ok(Answer::Status(ProviderError::new(status, message)));
     }
+    // sofa-rpc-node answers a `null` result with a bare hessian null and no response flag at all.
+    if body == [b'N'] {
+        return Ok(Answer::Ok(RpcResponse::from_value(Value::Null)));
+    }
     let flag = r.read_int().map_err(BodyError::hessian("response kind"))?;
     let kind = match flag {
         0..=2 => flag,

@@ -295,3 +295,13 @@ fn truncated_request_bodies_are_errors_not_panics() {
     }
     assert!(decode_request(&frame.body[..40]).is_err());
 }
+
+#[test]
+fn bare_null_body_from_sofa_rpc_node_is_a_null_value() {
+    // sofa-rpc-node writes no response flag for a null result: the body is just `N`.
+    let frame = decode_one(&with_header(
+        b"\xda\xbb\x02\x14\0\0\0\0\0\0\0\x07\x00\x00\x00\x01",
+        b"N",
+    ));
+    assert_eq!(ok_response(&frame).value(), Some(&Value::Null));
+}
