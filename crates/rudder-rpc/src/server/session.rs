@@ -30,13 +30,14 @@ pub(super) async fn serve(
     let (mut reader, mut writer) = stream.into_split();
     let (tx, mut rx) = mpsc::channel::<Bytes>(OUTBOUND_QUEUE);
     let (stop, stop_rx) = watch::channel(false);
+    let handler_stop = stop_rx.clone();
     let write = async {
         if let Err(e) = write_frames(&mut writer, &mut rx, stop_rx, || {}).await {
             tracing::debug!(%peer, error = %e, "write failed");
         }
     };
     let read = async {
-        let why = read_requests(&mut reader, &tx, &handler, config, &stats).await;
+        let why = read_requests(&mut reader, &tx, &handler, &handler_stop, config, &stats).await;
         tracing::debug!(%peer, reason = %why, "session ends");
         // Answers still queued are dropped; the peer is gone or misbehaved.
         stop.send_replace(true);
@@ -48,6 +49,7 @@ async fn read_requests(
     reader: &mut tokio::net::tcp::OwnedReadHalf,
     tx: &mpsc::Sender<Bytes>,
     handler: &Arc<dyn Handler>,
+    stop: &watch::Receiver<bool>,
     config: ServerConfig,
     stats: &ServerStats,
 ) -> String {
@@ -61,7 +63,7 @@ async fn read_requests(
         }
         loop {
             match decoder.decode(&mut buf) {
-                Ok(Some(frame)) => handle_frame(frame, tx, handler, config, stats),
+                Ok(Some(frame)) => handle_frame(frame, tx, handler, stop, config, stats),
                 Ok(None) => break,
                 Err(e) => return format!("malformed frame: {e}"),
             }
@@ -73,6 +75,7 @@ fn handle_frame(
     frame: Frame,
     tx: &mpsc::Sender<Bytes>,
     handler: &Arc<dyn Handler>,
+    stop: &watch::Receiver<bool>,
     config: ServerConfig,
     stats: &ServerStats,
 ) {
@@ -107,8 +110,13 @@ fn handle_frame(
     };
     let handler = Arc::clone(handler);
     let tx = tx.clone();
+    let mut stop = stop.clone();
     tokio::spawn(async move {
-        let outcome = handler.call(request.invocation).await;
+        // A handler that never finishes must not outlive its session (or the server).
+        let outcome = tokio::select! {
+            outcome = handler.call(request.invocation) => outcome,
+            _ = stop.wait_for(|stopped| *stopped) => return,
+        };
         if !flags.is_twoway() {
             return;
         }
