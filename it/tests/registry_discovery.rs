@@ -126,6 +126,17 @@ async fn providers_appear_and_disappear() {
     assert_eq!(consumer.protocol(), "consumer");
     assert_eq!(consumer.parameter("category"), Some("consumers"));
     assert_eq!(consumer.parameter("side"), Some("consumer"));
+    // An empty list read over a live connection means no provider.
+    let b = format!(
+        "/dubbo/com.acme.Greeter/providers/{}",
+        DubboUrl::parse("tri://127.0.0.1:50051/com.acme.Greeter")
+            .unwrap()
+            .to_node_name()
+    );
+    zk.delete(&b, None).await.expect("delete last provider");
+    wait_providers(&subscription, 0).await;
+    assert!(directory.snapshot().providers().is_empty());
+
     subscription.close().await;
     let consumers = zk
         .list_children("/dubbo/com.acme.Greeter/consumers")
@@ -374,5 +385,55 @@ async fn ten_thousand_providers_load_and_one_change_applies() {
         "10,000 providers: initial load {load:?}, one added provider applied in {one_change:?}"
     );
     assert!(addresses(&directory).contains(&"10.0.39.16:20880".to_owned()));
+    registry.close().await;
+}
+
+#[tokio::test]
+async fn backup_hosts_credentials_and_chroot_are_honoured() {
+    let zookeeper = zookeeper().await;
+    let dead_port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr").port()
+    };
+    // The first host is dead; the backup answers. Nodes go under the chroot, readable only with the
+    // credentials (Dubbo's CREATOR_ALL_ACL).
+    let url = format!(
+        "zookeeper://app:s3cret@127.0.0.1:{dead_port}?backup={}&chroot=/prod",
+        zookeeper.connect_string()
+    );
+    let registry = ZookeeperRegistry::connect(&url, options())
+        .await
+        .expect("connects through the backup host");
+    assert!(!format!("{registry:?}").contains("s3cret"));
+    let directory = Arc::new(Directory::default());
+    let subscription = registry
+        .subscribe(
+            ConsumerSpec::new("com.acme.Greeter"),
+            Arc::clone(&directory),
+        )
+        .await
+        .expect("subscribe");
+    let providers = "/prod/dubbo/com.acme.Greeter/providers";
+    let anonymous = writer(&zookeeper).await;
+    assert_eq!(
+        anonymous.list_children(providers).await,
+        Err(zookeeper_client::Error::NoAuth)
+    );
+    let owner = Client::connector()
+        .with_auth("digest", b"app:s3cret")
+        .connect(&zookeeper.connect_string())
+        .await
+        .expect("owner connects");
+    let url = DubboUrl::parse("dubbo://127.0.0.1:20880/com.acme.Greeter").unwrap();
+    owner
+        .create(
+            &format!("{providers}/{}", url.to_node_name()),
+            b"",
+            &CreateMode::Persistent.with_acls(Acls::creator_all()),
+        )
+        .await
+        .expect("create under the chroot");
+    wait_providers(&subscription, 1).await;
+    assert_eq!(addresses(&directory), ["127.0.0.1:20880"]);
     registry.close().await;
 }

@@ -4,6 +4,9 @@
 //!
 //! Run: `cargo bench -p rudder-registry --bench registry`.
 
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
