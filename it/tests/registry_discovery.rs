@@ -47,7 +47,7 @@ async fn put(client: &Client, category: &str, url: &str) -> String {
     let url = DubboUrl::parse(url).expect("test URL parses");
     put_raw(
         client,
-        &url.service_interface().to_owned(),
+        url.service_interface(),
         category,
         &url.to_node_name(),
     )
