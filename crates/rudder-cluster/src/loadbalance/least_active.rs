@@ -11,7 +11,7 @@
 
 use rudder_common::invocation::Invocation;
 
-use super::{weighted_choice, with_candidates, LoadBalance, MethodView, Pick, PickRng};
+use super::{least_key_weighted, LoadBalance, MethodView, Pick, PickRng};
 
 /// Fewest active calls, weighted random among ties.
 ///
@@ -30,20 +30,8 @@ impl LoadBalance for LeastActive {
         pick: &Pick<'_>,
         rng: &mut dyn PickRng,
     ) -> Option<usize> {
-        with_candidates(|tied| {
-            let mut least = i32::MAX;
-            for i in (0..view.len()).filter(|&i| pick.allows(view, i)) {
-                // Each counter is read once: it changes under us, and the decision must be consistent.
-                let active = view.method_status(i).active();
-                if active < least {
-                    least = active;
-                    tied.clear();
-                }
-                if active == least {
-                    tied.push((i, view.weight(i, pick)));
-                }
-            }
-            weighted_choice(tied, rng)
+        least_key_weighted(view, pick, rng, |i| {
+            i64::from(view.method_status(i).active())
         })
     }
 }

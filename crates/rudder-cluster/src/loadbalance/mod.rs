@@ -115,8 +115,7 @@ pub(crate) fn weighted_choice(candidates: &[(usize, i32)], rng: &mut dyn PickRng
 
 /// Runs `f` with an empty per-thread buffer for `(index, weight)` candidates.
 ///
-/// Policies that must read each provider once (live counters change under them) collect candidates here
-/// instead of allocating; the buffer keeps its capacity, so after warm-up a pick allocates nothing.
+/// The buffer keeps its capacity, so after warm-up a pick allocates nothing.
 pub(crate) fn with_candidates<T>(f: impl FnOnce(&mut Vec<(usize, i32)>) -> T) -> T {
     thread_local! {
         static SCRATCH: std::cell::RefCell<Vec<(usize, i32)>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -128,6 +127,81 @@ pub(crate) fn with_candidates<T>(f: impl FnOnce(&mut Vec<(usize, i32)>) -> T) ->
         }
         // Re-entered from inside a pick (a weight hook that picks): use a fresh buffer.
         Err(_) => f(&mut Vec::new()),
+    })
+}
+
+/// Dubbo's "lowest key wins, weighted random among ties" (`leastactive`, `shortestresponse`).
+///
+/// `key` is read exactly once per allowed provider (live counters change under us, and one decision
+/// must see one set of values) into a per-thread buffer; the tie-break then runs over that buffer and
+/// the view's contiguous weights. With no exclusions, three tight passes and no allocation.
+pub(crate) fn least_key_weighted(
+    view: &MethodView,
+    pick: &Pick<'_>,
+    rng: &mut dyn PickRng,
+    key: impl Fn(usize) -> i64,
+) -> Option<usize> {
+    thread_local! {
+        static KEYS: std::cell::RefCell<Vec<(i64, i32)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let mut decide = |keys: &mut Vec<(i64, i32)>| {
+        keys.clear();
+        let mut least = i64::MAX;
+        let mut any = false;
+        for i in 0..view.len() {
+            // Excluded providers get no key: `None` is encoded as a weight of -1, never a real weight.
+            if pick.allows(view, i) {
+                let k = key(i);
+                least = least.min(k);
+                any = true;
+                keys.push((k, 0));
+            } else {
+                keys.push((i64::MAX, -1));
+            }
+        }
+        if !any {
+            return None;
+        }
+        let (mut ties, mut total, mut first_tie, mut first_weight, mut same) =
+            (0u64, 0i64, 0usize, 0i32, true);
+        for (i, slot) in keys.iter_mut().enumerate() {
+            if slot.0 != least || slot.1 < 0 {
+                continue;
+            }
+            let w = view.weight(i, pick);
+            slot.1 = w;
+            if ties == 0 {
+                first_tie = i;
+                first_weight = w;
+            } else if w != first_weight {
+                same = false;
+            }
+            ties += 1;
+            total += i64::from(w);
+        }
+        if ties == 1 {
+            return Some(first_tie);
+        }
+        let is_tie = |slot: &(i64, i32)| slot.0 == least && slot.1 >= 0;
+        if !same && total > 0 {
+            let mut offset = rng.below(total as u64) as i64;
+            for (i, slot) in keys.iter().enumerate().filter(|(_, s)| is_tie(s)) {
+                offset -= i64::from(slot.1);
+                if offset < 0 {
+                    return Some(i);
+                }
+            }
+        }
+        let nth = rng.below(ties) as usize;
+        keys.iter()
+            .enumerate()
+            .filter(|(_, s)| is_tie(s))
+            .nth(nth)
+            .map(|(i, _)| i)
+    };
+    KEYS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut keys) => decide(&mut keys),
+        Err(_) => decide(&mut Vec::new()),
     })
 }
 

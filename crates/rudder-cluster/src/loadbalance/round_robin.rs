@@ -12,7 +12,7 @@
 //! not the pick as a whole, so its concurrent callers only approximate it.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use dashmap::DashMap;
@@ -53,7 +53,13 @@ impl RoundRobin {
 
     /// How many provider identities are tracked under `key` (`service key + "." + method`).
     pub fn tracked(&self, key: &str) -> usize {
-        self.groups.get(key).map_or(0, |g| g.count.load(Relaxed))
+        self.groups.get(key).map_or(0, |g| {
+            g.table
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .by_identity
+                .len()
+        })
     }
 
     fn group(&self, view: &MethodView) -> Arc<Group> {
@@ -62,61 +68,94 @@ impl RoundRobin {
     }
 }
 
-/// The counters of one `service.method`, by provider identity.
+/// The counters of one `service.method`: one contiguous table, slots found by provider identity.
 #[derive(Debug, Default)]
 struct Group {
-    /// Held for the whole pick: the counters below are then read and written without read-modify-write
-    /// instructions, and the pick is one transaction.
-    pick: Mutex<()>,
-    entries: Mutex<HashMap<Box<str>, Arc<Counter>>>,
-    count: AtomicUsize,
-    last_recycle: AtomicI64,
+    /// Held for the whole pick, so the pick is one transaction and the counters are plain integers.
+    table: Mutex<Table>,
 }
 
 #[derive(Debug, Default)]
-struct Counter {
-    weight: AtomicI32,
-    current: AtomicI64,
-    last_update: AtomicI64,
+struct Table {
+    slots: Vec<Slot>,
+    by_identity: HashMap<Box<str>, u32>,
+    free: Vec<u32>,
+    next_tag: u32,
+    last_recycle: i64,
 }
 
-/// A view's providers resolved to their counters, in view order.
+/// Dubbo's `WeightedRoundRobin` for one provider identity.
+#[derive(Debug, Default, Clone, Copy)]
+struct Slot {
+    /// Changes whenever the slot is given to another identity; 0 while free.
+    tag: u32,
+    weight: i32,
+    current: i64,
+    last_update: i64,
+}
+
+/// A view's providers mapped to table slots: `tag << 32 | index`, re-resolved when a tag no longer
+/// matches (the slot was recycled) or on first use.
 #[derive(Debug)]
-struct ViewCounters {
+struct ViewSlots {
     group: Arc<Group>,
-    counters: Box<[Arc<Counter>]>,
+    slots: Box<[AtomicU64]>,
 }
 
-impl Group {
-    fn resolve(self: Arc<Self>, view: &MethodView) -> ViewCounters {
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        let counters = view
-            .providers()
-            .iter()
-            .map(|p| Arc::clone(entries.entry(p.identity().into()).or_default()))
-            .collect();
-        self.count.store(entries.len(), Relaxed);
-        drop(entries);
-        ViewCounters {
-            group: self,
-            counters,
+const UNRESOLVED: u64 = u64::MAX;
+
+impl Table {
+    fn slot_for(&mut self, identity: &str) -> u32 {
+        if let Some(&index) = self.by_identity.get(identity) {
+            return index;
         }
+        self.next_tag = self.next_tag.wrapping_add(1).max(1);
+        let slot = Slot {
+            tag: self.next_tag,
+            ..Slot::default()
+        };
+        let index = match self.free.pop() {
+            Some(index) => {
+                self.slots[index as usize] = slot;
+                index
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.by_identity.insert(identity.into(), index);
+        index
     }
 
-    /// Forgets identities not picked from for `period` ms; runs at most once per second of clock time.
-    fn recycle(&self, now: i64, period: i64) {
-        let last = self.last_recycle.load(Relaxed);
-        if now - last < period.min(1000)
-            || self
-                .last_recycle
-                .compare_exchange(last, now, Relaxed, Relaxed)
-                .is_err()
-        {
+    /// Forgets identities not picked from for `period` ms; scans at most once per second of clock time.
+    fn recycle(&mut self, now: i64, period: i64) {
+        if now - self.last_recycle < period.min(1000) {
             return;
         }
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries.retain(|_, c| now - c.last_update.load(Relaxed) <= period);
-        self.count.store(entries.len(), Relaxed);
+        self.last_recycle = now;
+        let slots = &mut self.slots;
+        let free = &mut self.free;
+        self.by_identity.retain(|_, &mut index| {
+            let slot = &mut slots[index as usize];
+            let keep = now - slot.last_update <= period;
+            if !keep {
+                slot.tag = 0;
+                free.push(index);
+            }
+            keep
+        });
+    }
+}
+
+impl RoundRobin {
+    fn resolve(&self, view: &MethodView) -> ViewSlots {
+        ViewSlots {
+            group: self.group(view),
+            slots: (0..view.len())
+                .map(|_| AtomicU64::new(UNRESOLVED))
+                .collect(),
+        }
     }
 }
 
@@ -128,66 +167,56 @@ impl LoadBalance for RoundRobin {
         pick: &Pick<'_>,
         _: &mut dyn PickRng,
     ) -> Option<usize> {
-        let resolve = |view: &MethodView| self.group(view).resolve(view);
-        view.with_state(owner_id(self), resolve, |state: &ViewCounters| {
-            let chosen = state.pick(view, pick);
-            state
-                .group
-                .recycle_if_needed(state, view, pick, self.recycle_period);
-            chosen
-        })
-    }
-}
-
-impl ViewCounters {
-    fn pick(&self, view: &MethodView, pick: &Pick<'_>) -> Option<usize> {
-        let _pick = self
-            .group
-            .pick
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut total = 0i64;
-        let mut best: Option<(usize, i64)> = None;
-        for (i, counter) in self.counters.iter().enumerate() {
-            if !pick.allows(view, i) {
-                continue;
-            }
-            let weight = view.weight(i, pick);
-            let mut current = counter.current.load(Relaxed);
-            if counter.weight.load(Relaxed) != weight {
-                counter.weight.store(weight, Relaxed);
-                current = 0;
-            }
-            current += i64::from(weight);
-            counter.current.store(current, Relaxed);
-            counter.last_update.store(pick.now, Relaxed);
-            if best.is_none_or(|(_, max)| current > max) {
-                best = Some((i, current));
-            }
-            total += i64::from(weight);
-        }
-        let (chosen, max) = best?;
-        self.counters[chosen].current.store(max - total, Relaxed);
-        Some(chosen)
-    }
-}
-
-impl Group {
-    /// Dubbo scans for stale identities whenever the list size differs from the tracked count.
-    fn recycle_if_needed(
-        &self,
-        state: &ViewCounters,
-        view: &MethodView,
-        pick: &Pick<'_>,
-        period: i64,
-    ) {
-        let candidates = if pick.excluded.is_empty() {
-            state.counters.len()
-        } else {
-            (0..view.len()).filter(|&i| pick.allows(view, i)).count()
-        };
-        if candidates != self.count.load(Relaxed) {
-            self.recycle(pick.now, period);
-        }
+        view.with_state(
+            owner_id(self),
+            |view| self.resolve(view),
+            |state: &ViewSlots| {
+                let mut table = state
+                    .group
+                    .table
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let mut total = 0i64;
+                let mut best: Option<(usize, u32, i64)> = None;
+                let mut candidates = 0usize;
+                for (i, cached) in state.slots.iter().enumerate() {
+                    if !pick.allows(view, i) {
+                        continue;
+                    }
+                    candidates += 1;
+                    let packed = cached.load(Relaxed);
+                    let (tag, mut index) = ((packed >> 32) as u32, packed as u32);
+                    if table
+                        .slots
+                        .get(index as usize)
+                        .is_none_or(|slot| slot.tag != tag || tag == 0)
+                    {
+                        index = table.slot_for(view.providers()[i].identity());
+                        cached.store(
+                            u64::from(table.slots[index as usize].tag) << 32 | u64::from(index),
+                            Relaxed,
+                        );
+                    }
+                    let weight = view.weight(i, pick);
+                    let slot = &mut table.slots[index as usize];
+                    if slot.weight != weight {
+                        slot.weight = weight;
+                        slot.current = 0;
+                    }
+                    slot.current += i64::from(weight);
+                    slot.last_update = pick.now;
+                    if best.is_none_or(|(_, _, max)| slot.current > max) {
+                        best = Some((i, index, slot.current));
+                    }
+                    total += i64::from(weight);
+                }
+                if candidates != table.by_identity.len() {
+                    table.recycle(pick.now, self.recycle_period);
+                }
+                let (chosen, index, _) = best?;
+                table.slots[index as usize].current -= total;
+                Some(chosen)
+            },
+        )
     }
 }

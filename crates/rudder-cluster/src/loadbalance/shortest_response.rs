@@ -14,7 +14,7 @@ use dashmap::DashMap;
 use rudder_common::invocation::Invocation;
 use rudder_rpc::status::RpcStatus;
 
-use super::{owner_id, weighted_choice, with_candidates, LoadBalance, MethodView, Pick, PickRng};
+use super::{least_key_weighted, owner_id, LoadBalance, MethodView, Pick, PickRng};
 
 /// The windows of one view's providers, in view order.
 type Windows = Box<[Arc<Window>]>;
@@ -156,22 +156,7 @@ impl LoadBalance for ShortestResponse {
         let chosen = view.with_state(
             owner_id(self),
             |view| self.resolve(view),
-            |windows: &Windows| {
-                with_candidates(|tied| {
-                    let mut shortest = i64::MAX;
-                    for i in (0..view.len()).filter(|&i| pick.allows(view, i)) {
-                        let estimate = windows[i].estimate();
-                        if estimate < shortest {
-                            shortest = estimate;
-                            tied.clear();
-                        }
-                        if estimate == shortest {
-                            tied.push((i, view.weight(i, pick)));
-                        }
-                    }
-                    weighted_choice(tied, rng)
-                })
-            },
+            |windows: &Windows| least_key_weighted(view, pick, rng, |i| windows[i].estimate()),
         );
         self.maybe_reset(pick.now);
         chosen
