@@ -42,30 +42,37 @@ pub struct RpcStatus {
 
 impl RpcStatus {
     /// Calls sent and not yet answered.
+    #[inline]
     pub fn active(&self) -> i32 {
         self.active.load(Relaxed)
     }
     /// Calls completed.
+    #[inline]
     pub fn total(&self) -> i64 {
         self.total.load(Relaxed)
     }
     /// Calls that failed.
+    #[inline]
     pub fn failed(&self) -> i64 {
         self.failed.load(Relaxed)
     }
     /// Calls that succeeded (`total - failed`).
+    #[inline]
     pub fn succeeded(&self) -> i64 {
         self.total() - self.failed()
     }
     /// Sum of elapsed milliseconds over all completed calls.
+    #[inline]
     pub fn total_elapsed(&self) -> i64 {
         self.total_elapsed.load(Relaxed)
     }
     /// Sum of elapsed milliseconds over failed calls.
+    #[inline]
     pub fn failed_elapsed(&self) -> i64 {
         self.failed_elapsed.load(Relaxed)
     }
     /// Sum of elapsed milliseconds over succeeded calls.
+    #[inline]
     pub fn succeeded_elapsed(&self) -> i64 {
         self.total_elapsed() - self.failed_elapsed()
     }

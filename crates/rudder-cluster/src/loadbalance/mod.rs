@@ -147,28 +147,38 @@ pub(crate) fn least_key_weighted(
     let mut decide = |keys: &mut Vec<(i64, i32)>| {
         keys.clear();
         let mut least = i64::MAX;
-        let mut any = false;
-        for i in 0..view.len() {
-            // Excluded providers get no key: `None` is encoded as a weight of -1, never a real weight.
-            if pick.allows(view, i) {
+        if pick.excluded.is_empty() {
+            keys.extend((0..view.len()).map(|i| {
                 let k = key(i);
                 least = least.min(k);
-                any = true;
-                keys.push((k, 0));
-            } else {
-                keys.push((i64::MAX, -1));
+                (k, 0)
+            }));
+        } else {
+            // Excluded providers get no key: encoded as a weight of -1, never a real weight.
+            for i in 0..view.len() {
+                if pick.allows(view, i) {
+                    let k = key(i);
+                    least = least.min(k);
+                    keys.push((k, 0));
+                } else {
+                    keys.push((i64::MAX, -1));
+                }
             }
         }
-        if !any {
+        if keys.iter().all(|k| k.1 < 0) {
             return None;
         }
+        let static_weights = view.static_weights(pick);
         let (mut ties, mut total, mut first_tie, mut first_weight, mut same) =
             (0u64, 0i64, 0usize, 0i32, true);
         for (i, slot) in keys.iter_mut().enumerate() {
             if slot.0 != least || slot.1 < 0 {
                 continue;
             }
-            let w = view.weight(i, pick);
+            let w = match static_weights {
+                Some(weights) => weights[i],
+                None => view.weight(i, pick),
+            };
             slot.1 = w;
             if ties == 0 {
                 first_tie = i;
@@ -185,10 +195,12 @@ pub(crate) fn least_key_weighted(
         let is_tie = |slot: &(i64, i32)| slot.0 == least && slot.1 >= 0;
         if !same && total > 0 {
             let mut offset = rng.below(total as u64) as i64;
-            for (i, slot) in keys.iter().enumerate().filter(|(_, s)| is_tie(s)) {
-                offset -= i64::from(slot.1);
-                if offset < 0 {
-                    return Some(i);
+            for (i, slot) in keys.iter().enumerate() {
+                if is_tie(slot) {
+                    offset -= i64::from(slot.1);
+                    if offset < 0 {
+                        return Some(i);
+                    }
                 }
             }
         }

@@ -22,6 +22,8 @@ pub struct MethodView {
     service_key: Box<str>,
     providers: Arc<[Arc<Provider>]>,
     weights: Box<[i32]>,
+    /// `weights` with negatives as 0: the weights of every pick once warmup is over.
+    full_weights: Box<[i32]>,
     method_status: Box<[Arc<RpcStatus>]>,
     prefix: Box<[i64]>,
     same_weight: bool,
@@ -38,6 +40,7 @@ impl MethodView {
             .iter()
             .map(|p| p.configured_weight(method))
             .collect();
+        let full_weights: Box<[i32]> = weights.iter().map(|&w| w.max(0)).collect();
         let mut total = 0i64;
         let prefix = weights
             .iter()
@@ -72,6 +75,7 @@ impl MethodView {
                 .collect(),
             providers,
             weights,
+            full_weights,
             prefix,
             same_weight,
             static_from,
@@ -111,6 +115,7 @@ impl MethodView {
     }
 
     /// Method-level statistics of provider `index`.
+    #[inline]
     pub fn method_status(&self, index: usize) -> &RpcStatus {
         &self.method_status[index]
     }
@@ -121,11 +126,12 @@ impl MethodView {
     }
 
     /// The effective weight of provider `index` for this pick (warmup, then any weight hook).
+    #[inline]
     pub fn weight(&self, index: usize, pick: &Pick<'_>) -> i32 {
-        let configured = self.weights[index];
-        if pick.weight_source.is_none() && pick.now >= self.static_from {
-            return configured.max(0);
+        if let Some(full) = self.static_weights(pick) {
+            return full[index];
         }
+        let configured = self.weights[index];
         let provider = &self.providers[index];
         let computed = effective_weight(
             configured,
@@ -137,6 +143,14 @@ impl MethodView {
             Some(source) => source.weight(provider, &self.method, computed).max(0),
             None => computed,
         }
+    }
+
+    /// Every provider's weight for this pick, when no warmup is in progress and no hook is set: the
+    /// configured weights, precomputed. `None` when weights must be computed per provider.
+    #[inline]
+    pub fn static_weights(&self, pick: &Pick<'_>) -> Option<&[i32]> {
+        (pick.weight_source.is_none() && pick.now >= self.static_from)
+            .then_some(&*self.full_weights)
     }
 
     /// Precomputed prefix sums of full weights, when they are valid for this pick (no warmup in progress,
@@ -204,6 +218,7 @@ pub struct Pick<'a> {
 
 impl Pick<'_> {
     /// Whether provider `index` of `view` may be picked.
+    #[inline]
     pub fn allows(&self, view: &MethodView, index: usize) -> bool {
         if self.excluded.is_empty() {
             return true;
