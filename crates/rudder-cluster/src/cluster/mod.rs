@@ -166,7 +166,8 @@ impl<C: Caller> ClusterInvoker<C> {
 
     async fn failover(&self, invocation: &Invocation, retries: u32) -> Result<C::Output, RpcError> {
         let attempts = retries as usize + 1;
-        let mut tried: Vec<Arc<Provider>> = Vec::with_capacity(attempts);
+        // No allocation unless an attempt fails.
+        let mut tried: Vec<Arc<Provider>> = Vec::new();
         let mut last_error = None;
         for _ in 0..attempts {
             let provider = match self.pick(invocation, &tried) {
@@ -217,31 +218,29 @@ impl<C: Caller> ClusterInvoker<C> {
         invocation: &Invocation,
         tried: &[Arc<Provider>],
     ) -> Result<Arc<Provider>, RpcError> {
-        if let Some(sticky) = self.sticky_candidate(invocation, tried) {
-            return Ok(sticky);
+        if self.is_sticky(invocation) {
+            if let Some(sticky) = self.sticky_candidate(tried) {
+                return Ok(sticky);
+            }
         }
         self.balancer.select(invocation, tried)
     }
 
-    fn sticky_candidate(
-        &self,
-        invocation: &Invocation,
-        tried: &[Arc<Provider>],
-    ) -> Option<Arc<Provider>> {
+    /// `sticky` as the first listed provider says for this method (Dubbo reads it the same way).
+    fn is_sticky(&self, invocation: &Invocation) -> bool {
+        let snapshot = self.balancer.directory().snapshot();
+        snapshot.providers().first().is_some_and(|p| {
+            p.url().method_parameter(invocation.method_name(), "sticky") == Some("true")
+        })
+    }
+
+    fn sticky_candidate(&self, tried: &[Arc<Provider>]) -> Option<Arc<Provider>> {
         let current = self
             .sticky
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()?;
         let snapshot = self.balancer.directory().snapshot();
-        let first = snapshot.providers().first()?;
-        if first
-            .url()
-            .method_parameter(invocation.method_name(), "sticky")
-            != Some("true")
-        {
-            return None;
-        }
         let listed = snapshot
             .providers()
             .iter()
@@ -256,7 +255,8 @@ impl<C: Caller> ClusterInvoker<C> {
         invocation: &Invocation,
     ) -> Result<C::Output, RpcError> {
         let result = self.caller.call(provider, invocation).await;
-        if result.is_ok() {
+        // Remember the provider only where stickiness is on: the lock stays off the common path.
+        if result.is_ok() && self.is_sticky(invocation) {
             *self.sticky.lock().unwrap_or_else(PoisonError::into_inner) =
                 Some(Arc::clone(provider));
         }

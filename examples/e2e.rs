@@ -1,0 +1,195 @@
+//! The end-to-end load comparison behind `examples/e2e_load.rs`: whole consumer versus bare client.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rudder::rpc::server::DubboServer;
+use rudder::rpc::DubboProtocol;
+use rudder::{DubboUrl, Invocation, Reference, Value};
+
+/// Settings of a run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Calls per measurement.
+    pub calls: u64,
+    /// Concurrency levels.
+    pub levels: Vec<usize>,
+    /// Rounds per client and level; the best is reported.
+    pub rounds: usize,
+}
+
+impl Options {
+    /// Parses `--calls N --levels a,b --rounds R`.
+    ///
+    /// # Errors
+    /// A message naming the bad flag.
+    pub fn from_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
+        let mut o = Options {
+            calls: 20_000,
+            levels: vec![1, 16, 128],
+            rounds: 3,
+        };
+        let mut args = args;
+        while let Some(flag) = args.next() {
+            let value = args.next().ok_or(format!("{flag} needs a value"))?;
+            let bad = |_| format!("bad value {value:?} for {flag}");
+            match flag.as_str() {
+                "--calls" => o.calls = value.parse().map_err(bad)?,
+                "--rounds" => o.rounds = value.parse().map_err(bad)?,
+                "--levels" => {
+                    o.levels = value
+                        .split(',')
+                        .map(|l| l.trim().parse().map_err(bad))
+                        .collect::<Result<_, _>>()?
+                }
+                _ => return Err(format!("unknown flag {flag}")),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// One measurement.
+#[derive(Debug, Clone, Copy)]
+pub struct Measurement {
+    /// Completed calls per second.
+    pub qps: f64,
+    /// Median latency.
+    pub p50: Duration,
+    /// 99th percentile latency.
+    pub p99: Duration,
+    /// Failed calls.
+    pub errors: u64,
+}
+
+/// Runs the comparison and returns the report, one line each.
+pub async fn run(options: &Options) -> Vec<String> {
+    let server = DubboServer::bind(0, |call: Invocation| async move {
+        Ok(Value::from(format!(
+            "Hello {}",
+            call.arguments()
+                .first()
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+        )))
+    })
+    .await
+    .expect("bind the in-process provider on 127.0.0.1");
+    let url = format!(
+        "dubbo://{}/org.rudder.bench.Greeter?timeout=10000",
+        server.local_addr()
+    );
+    let bare = Arc::new(DubboProtocol::new());
+    let parsed = Arc::new(DubboUrl::parse(&url).expect("valid URL"));
+    let reference = Arc::new(
+        Reference::builder("org.rudder.bench.Greeter")
+            .provider(&url)
+            .build()
+            .await
+            .expect("reference"),
+    );
+
+    let mut report = vec![format!(
+        "{:>11} | {:>10} {:>9} {:>9} | {:>10} {:>9} {:>9} | {:>8}",
+        "concurrency", "bare QPS", "p50", "p99", "rudder QPS", "p50", "p99", "cost"
+    )];
+    for &level in &options.levels {
+        let (mut best_bare, mut best_ref): (Option<Measurement>, Option<Measurement>) =
+            (None, None);
+        for _ in 0..options.rounds.max(1) {
+            let b = measure(level, options.calls, {
+                let (bare, url) = (Arc::clone(&bare), Arc::clone(&parsed));
+                move |call| {
+                    let (bare, url) = (Arc::clone(&bare), Arc::clone(&url));
+                    async move { bare.invoke(&url, &call).await.is_ok() }
+                }
+            })
+            .await;
+            let r = measure(level, options.calls, {
+                let reference = Arc::clone(&reference);
+                move |call| {
+                    let reference = Arc::clone(&reference);
+                    async move { reference.invoke_raw(call).await.is_ok() }
+                }
+            })
+            .await;
+            best_bare = Some(best(best_bare, b));
+            best_ref = Some(best(best_ref, r));
+        }
+        let (b, r) = (best_bare.expect("one round"), best_ref.expect("one round"));
+        report.push(format!(
+            "{level:>11} | {:>10.0} {:>9} {:>9} | {:>10.0} {:>9} {:>9} | {:>7.1}%",
+            b.qps,
+            micros(b.p50),
+            micros(b.p99),
+            r.qps,
+            micros(r.p50),
+            micros(r.p99),
+            100.0 * (b.qps - r.qps) / b.qps
+        ));
+        if b.errors + r.errors > 0 {
+            report.push(format!("  errors: bare {}, rudder {}", b.errors, r.errors));
+        }
+    }
+    server.shutdown().await;
+    report
+}
+
+fn best(current: Option<Measurement>, candidate: Measurement) -> Measurement {
+    match current {
+        Some(c) if c.qps >= candidate.qps => c,
+        _ => candidate,
+    }
+}
+
+fn micros(d: Duration) -> String {
+    format!("{}us", d.as_micros())
+}
+
+/// Runs `calls` calls of `sayHello` with `concurrency` tasks, each call through `call`.
+pub async fn measure<F, Fut>(concurrency: usize, calls: u64, call: F) -> Measurement
+where
+    F: Fn(Invocation) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    let next = Arc::new(AtomicU64::new(0));
+    let errors = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let started = Instant::now();
+    let mut tasks = Vec::with_capacity(concurrency);
+    for _ in 0..concurrency.max(1) {
+        let (next, errors, call) = (Arc::clone(&next), Arc::clone(&errors), call.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while next.fetch_add(1, Relaxed) < calls && Instant::now() < deadline {
+                let invocation = Invocation::new(
+                    "sayHello",
+                    vec!["java.lang.String".into()],
+                    vec![Value::from("bench")],
+                );
+                let begun = Instant::now();
+                if !call(invocation).await {
+                    errors.fetch_add(1, Relaxed);
+                }
+                latencies.push(begun.elapsed());
+            }
+            latencies
+        }));
+    }
+    let mut latencies = Vec::with_capacity(calls as usize);
+    for task in tasks {
+        latencies.extend(task.await.expect("load task"));
+    }
+    let elapsed = started.elapsed();
+    latencies.sort_unstable();
+    let pct = |p: f64| {
+        latencies[((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1]
+    };
+    Measurement {
+        qps: latencies.len() as f64 / elapsed.as_secs_f64(),
+        p50: pct(0.50),
+        p99: pct(0.99),
+        errors: errors.load(Relaxed),
+    }
+}
