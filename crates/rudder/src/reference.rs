@@ -121,13 +121,17 @@ impl Reference {
         &self,
         mut invocation: Invocation,
     ) -> Result<RpcResponse, rudder_common::error::RpcError> {
-        let method = invocation.method_name().to_owned();
+        let method = invocation.method_name();
+        let mode = ClusterMode::from_consumer(&self.consumer, method).unwrap_or_default();
         if invocation.attachment("timeout").is_none() {
-            if let Some(timeout) = self.consumer.method_parameter(&method, "timeout") {
-                invocation.set_attachment("timeout", timeout);
+            if let Some(timeout) = self
+                .consumer
+                .method_parameter(method, "timeout")
+                .map(str::to_owned)
+            {
+                invocation.set_attachment("timeout", &timeout);
             }
         }
-        let mode = ClusterMode::from_consumer(&self.consumer, &method).unwrap_or_default();
         self.invoker.invoke_in_mode(&invocation, mode).await
     }
 

@@ -228,7 +228,7 @@ impl<C: Caller> ClusterInvoker<C> {
 
     /// `sticky` as the first listed provider says for this method (Dubbo reads it the same way).
     fn is_sticky(&self, invocation: &Invocation) -> bool {
-        let snapshot = self.balancer.directory().snapshot();
+        let snapshot = self.balancer.directory().load();
         snapshot.providers().first().is_some_and(|p| {
             p.url().method_parameter(invocation.method_name(), "sticky") == Some("true")
         })
