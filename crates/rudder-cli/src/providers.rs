@@ -80,7 +80,7 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
     let method = args.method.unwrap_or_default();
     runtime()?.block_on(async {
         let registry = connect(&query).await?;
-        let directory = Arc::new(Directory::default());
+        let directory = Arc::new(Directory::sorted(Default::default()));
         let subscription = registry
             .subscribe(query.spec(), Arc::clone(&directory))
             .await
@@ -115,7 +115,7 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
 pub(crate) fn list_providers(query: &RegistryQuery) -> Result<Vec<DubboUrl>> {
     runtime()?.block_on(async {
         let registry = connect(query).await?;
-        let directory = Arc::new(Directory::default());
+        let directory = Arc::new(Directory::sorted(Default::default()));
         let subscription = registry
             .subscribe(query.spec(), Arc::clone(&directory))
             .await

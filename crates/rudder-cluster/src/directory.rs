@@ -135,6 +135,8 @@ pub struct Directory {
     /// Writer-side index, by full URL; picks never touch it.
     writer: Mutex<Index>,
     rejected: AtomicU64,
+    /// Keep providers sorted by full URL instead of in the order given.
+    sorted: bool,
 }
 
 #[derive(Default)]
@@ -158,6 +160,30 @@ impl Directory {
             statuses,
             writer: Mutex::new(Index::default()),
             rejected: AtomicU64::new(0),
+            sorted: false,
+        }
+    }
+
+    /// An empty directory that keeps its providers sorted by full URL, whatever order updates come in.
+    ///
+    /// Registry-fed directories use it: ZooKeeper lists children in no defined order, and a sorted list
+    /// gives every consumer the same first provider (whose `loadbalance` Dubbo reads) and the same
+    /// round-robin tie order, and lets [`Directory::apply`] insert where a full listing would.
+    ///
+    /// ```
+    /// use rudder_cluster::directory::{Change, Directory};
+    /// use rudder_common::url::DubboUrl;
+    /// let directory = Directory::sorted(Default::default());
+    /// directory.replace([DubboUrl::parse("dubbo://10.0.0.3:1/S")?, DubboUrl::parse("dubbo://10.0.0.1:1/S")?]);
+    /// directory.apply([Change::Insert(DubboUrl::parse("dubbo://10.0.0.2:1/S")?)]);
+    /// let order: Vec<String> = directory.snapshot().providers().iter().map(|p| p.address().to_owned()).collect();
+    /// assert_eq!(order, ["10.0.0.1:1", "10.0.0.2:1", "10.0.0.3:1"]);
+    /// # Ok::<(), rudder_common::url::UrlError>(())
+    /// ```
+    pub fn sorted(statuses: Arc<StatusRegistry>) -> Directory {
+        Directory {
+            sorted: true,
+            ..Directory::new(statuses)
         }
     }
 
@@ -181,13 +207,13 @@ impl Directory {
         self.rejected.load(Relaxed)
     }
 
-    /// Makes `urls` the provider list, in this order. Providers whose full URL is unchanged are kept as
-    /// they are; an empty list empties the directory.
+    /// Makes `urls` the provider list, in this order (sorted instead for a [`Directory::sorted`] one).
+    /// Providers whose full URL is unchanged are kept as they are; an empty list empties the directory.
     pub fn replace(&self, urls: impl IntoIterator<Item = DubboUrl>) -> DirectoryUpdate {
         let mut index = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let mut update = DirectoryUpdate::default();
         let mut by_url = HashMap::with_capacity(index.by_url.len());
-        let mut order = Vec::with_capacity(index.order.len());
+        let mut order: Vec<Arc<Provider>> = Vec::with_capacity(index.order.len());
         for url in urls {
             let key: Box<str> = url.to_full_string().into();
             if by_url.contains_key(&key) {
@@ -210,6 +236,9 @@ impl Directory {
             by_url.insert(key, provider);
         }
         update.removed = index.by_url.len();
+        if self.sorted {
+            order.sort_by(|a, b| a.full_url().cmp(b.full_url()));
+        }
         index.by_url = by_url;
         index.order = order;
         self.publish(&mut index, update)
@@ -250,12 +279,18 @@ impl Directory {
         if !removed.is_empty() {
             order.retain(|p| !removed.contains(&Arc::as_ptr(p)));
         }
-        // An insert removed again in the same batch is in `removed` and must not be appended.
-        order.extend(
-            appended
-                .into_iter()
-                .filter(|p| !removed.contains(&Arc::as_ptr(p))),
-        );
+        // An insert removed again in the same batch is in `removed` and must not be added.
+        for provider in appended
+            .into_iter()
+            .filter(|p| !removed.contains(&Arc::as_ptr(p)))
+        {
+            let at = if self.sorted {
+                order.partition_point(|p| p.full_url() < provider.full_url())
+            } else {
+                order.len()
+            };
+            order.insert(at, provider);
+        }
         index.order = order;
         self.publish(&mut index, update)
     }

@@ -31,6 +31,8 @@ pub const DEFAULT_WARMUP_MILLIS: i64 = 600_000;
 pub struct Provider {
     url: DubboUrl,
     identity: Arc<str>,
+    /// `toFullString`: what the directory compares and orders providers by.
+    full_url: Box<str>,
     address: Arc<str>,
     timestamp: i64,
     warmup: i64,
@@ -58,7 +60,9 @@ impl Provider {
             .map_or(DEFAULT_WARMUP_MILLIS, i64::from);
         let identity: Arc<str> = url.identity().into();
         let status = statuses.provider(&identity);
+        let full_url = url.to_full_string().into();
         Ok(Provider {
+            full_url,
             address: url.address().into(),
             identity,
             timestamp,
@@ -76,6 +80,11 @@ impl Provider {
     /// `protocol://host:port/path`: the key its statistics and round-robin state live under.
     pub fn identity(&self) -> &str {
         &self.identity
+    }
+
+    /// The full URL as Dubbo's `toFullString` writes it: the provider's key in the directory.
+    pub fn full_url(&self) -> &str {
+        &self.full_url
     }
 
     /// `host:port`.

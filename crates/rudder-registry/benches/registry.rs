@@ -59,20 +59,51 @@ fn bench(c: &mut Criterion) {
         )
     });
 
+    // What the subscriber does when one provider node among 10,000 changes: the re-listed names go
+    // through the catalog (which parses only the new name), and the delta goes to the directory.
     let mut warm = Catalog::new(&spec(), side());
     warm.set_providers(names.clone());
-    let mut plus_one = names.clone();
-    plus_one.push(provider(PROVIDERS).to_node_name());
-    c.bench_function("catalog: re-list 10k with one new name (warm)", |b| {
-        b.iter_batched(
-            || plus_one.clone(),
-            |names| {
-                warm.set_providers(names);
-                black_box(warm.provider_urls().len())
-            },
-            BatchSize::LargeInput,
-        )
-    });
+    let directory = Directory::sorted(Default::default());
+    directory.replace(warm.provider_urls());
+    let mut changed_names = names.clone();
+    changed_names[PROVIDERS / 2] = provider(PROVIDERS / 2)
+        .with_parameter("weight", "7")
+        .to_node_name();
+    c.bench_function(
+        "registry update: one changed node among 10k, re-list + delta + apply",
+        |b| {
+            let mut flip = false;
+            b.iter_batched(
+                || {
+                    flip = !flip;
+                    if flip {
+                        changed_names.clone()
+                    } else {
+                        names.clone()
+                    }
+                },
+                |listing| {
+                    let delta = warm.set_providers(listing);
+                    let removed = delta
+                        .removed
+                        .iter()
+                        .filter_map(|u| warm.configured(u))
+                        .map(Change::Remove);
+                    let added = delta
+                        .added
+                        .iter()
+                        .filter_map(|u| warm.configured(u))
+                        .map(Change::Insert);
+                    black_box(
+                        directory
+                            .apply(removed.chain(added).collect::<Vec<_>>())
+                            .total,
+                    )
+                },
+                BatchSize::LargeInput,
+            )
+        },
+    );
 
     c.bench_function("directory: replace 10k into an empty directory", |b| {
         b.iter_batched(

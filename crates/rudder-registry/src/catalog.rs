@@ -48,6 +48,22 @@ enum Entry {
     Malformed,
 }
 
+/// Usable providers that appeared or disappeared in one listing (URLs as registered, before rules).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProviderDelta {
+    /// Newly listed.
+    pub added: Vec<DubboUrl>,
+    /// No longer listed.
+    pub removed: Vec<DubboUrl>,
+}
+
+impl ProviderDelta {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty()
+    }
+}
+
 /// The consumer's view of one service's registry nodes.
 #[derive(Debug)]
 pub struct Catalog {
@@ -81,27 +97,51 @@ impl Catalog {
         &self.configurators
     }
 
-    /// Replaces the provider child list. An empty list means no provider.
-    pub fn set_providers(&mut self, mut children: Vec<String>) {
+    /// Replaces the provider child list (an empty list means no provider), and returns what changed
+    /// among the usable providers, before configurators.
+    pub fn set_providers(&mut self, mut children: Vec<String>) -> ProviderDelta {
         children.sort_unstable();
         children.dedup();
         let old = std::mem::take(&mut self.providers);
         let mut old = old.into_iter().peekable();
         let mut merged = Vec::with_capacity(children.len());
+        let mut delta = ProviderDelta::default();
+        let gone = |entry: Entry, delta: &mut ProviderDelta| {
+            if let Entry::Usable(url) = entry {
+                delta.removed.push(url);
+            }
+        };
         for name in children {
             // Both lists are sorted: skip old names that are gone, reuse the entry of a name still there.
-            while old.next_if(|(seen, _)| *seen < name).is_some() {}
+            while let Some((_, entry)) = old.next_if(|(seen, _)| *seen < name) {
+                gone(entry, &mut delta);
+            }
             let entry = match old.next_if(|(seen, _)| *seen == name) {
                 Some((_, entry)) => entry,
-                None => self.classify_provider(&name),
+                None => {
+                    let entry = self.classify_provider(&name);
+                    if let Entry::Usable(url) = &entry {
+                        delta.added.push(url.clone());
+                    }
+                    entry
+                }
             };
             merged.push((name, entry));
         }
+        for (_, entry) in old {
+            gone(entry, &mut delta);
+        }
         self.providers = merged;
+        delta
     }
 
-    /// Replaces the configurator child list; an empty list means no rule.
-    pub fn set_configurators(&mut self, mut children: Vec<String>) {
+    /// A usable provider URL with the configurators applied; `None` when a rule disables it.
+    pub fn configured(&self, url: &DubboUrl) -> Option<DubboUrl> {
+        Some(self.configurators.apply(url.clone(), &self.consumer)).filter(|u| !is_disabled(u))
+    }
+
+    /// Replaces the configurator child list (an empty list means no rule); whether the rules changed.
+    pub fn set_configurators(&mut self, mut children: Vec<String>) -> bool {
         children.sort_unstable();
         let mut rules = Vec::with_capacity(children.len());
         for name in children {
@@ -118,7 +158,10 @@ impl Catalog {
                 }
             }
         }
-        self.configurators = Configurators::from_urls(rules);
+        let rules = Configurators::from_urls(rules);
+        let changed = rules != self.configurators;
+        self.configurators = rules;
+        changed
     }
 
     /// The usable providers with the configurators applied, in node-name order, disabled ones left out.
@@ -163,6 +206,21 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_providers_reports_what_changed() {
+        let url = |i: u32| DubboUrl::parse(&format!("dubbo://10.0.0.{i}:20880/S?weight={i}")).unwrap();
+        let side = ConsumerSide { host: "10.0.0.9".into(), application: "app".into() };
+        let mut catalog = Catalog::new(&ConsumerSpec::new("S"), side);
+        let first = catalog.set_providers(vec![url(1).to_node_name(), url(2).to_node_name()]);
+        assert_eq!((first.added.len(), first.removed.len()), (2, 0));
+        let unchanged = catalog.set_providers(vec![url(2).to_node_name(), url(1).to_node_name()]);
+        assert!(unchanged.is_empty());
+        let other = DubboUrl::parse("dubbo://10.0.0.5:1/Other").unwrap().to_node_name();
+        let next = catalog.set_providers(vec![url(1).to_node_name(), url(3).to_node_name(), other]);
+        assert_eq!(next.added, vec![url(3)], "a provider of another service is not usable");
+        assert_eq!(next.removed, vec![url(2)]);
+    }
 
     fn side() -> ConsumerSide {
         ConsumerSide {

@@ -71,7 +71,7 @@ enum Mode {
     Absent,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Rule {
     url: DubboUrl,
     mode: Mode,
@@ -81,7 +81,7 @@ struct Rule {
 }
 
 /// The ordered rule set of one service.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Configurators {
     rules: Vec<Rule>,
 }

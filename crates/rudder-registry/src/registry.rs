@@ -7,7 +7,7 @@ use rudder_common::clock::{Clock, SystemClock};
 use tokio::sync::{oneshot, watch};
 
 use crate::address::RegistryAddress;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ProviderDelta};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
@@ -107,7 +107,9 @@ impl ZookeeperRegistry {
             catalog: Catalog::new(&spec, side),
             directory: Arc::clone(&directory),
             status: status_tx,
-            last_fed: None,
+            pending: ProviderDelta::default(),
+            fed_once: false,
+            rules_changed: false,
         };
         subscriber.attach(&client).await?;
         let mut watches = Watches::all_dirty();

@@ -20,12 +20,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use rudder_cluster::directory::Directory;
-use rudder_common::url::DubboUrl;
+use rudder_cluster::directory::{Change, Directory};
 use tokio::sync::{oneshot, watch};
 use zookeeper_client::{Client, CreateMode, OneshotWatcher, SessionState, WatchedEvent};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ProviderDelta};
 use crate::error::RegistryError;
 use crate::paths::ServicePaths;
 use crate::session::Sessions;
@@ -79,7 +78,12 @@ pub(crate) struct Subscriber {
     pub(crate) catalog: Catalog,
     pub(crate) directory: Arc<Directory>,
     pub(crate) status: watch::Sender<SubscriptionStatus>,
-    pub(crate) last_fed: Option<Vec<DubboUrl>>,
+    /// Provider changes listed but not yet fed to the directory.
+    pub(crate) pending: ProviderDelta,
+    /// Whether the directory has had its first full list.
+    pub(crate) fed_once: bool,
+    /// Whether the configurator rules changed since the last feed.
+    pub(crate) rules_changed: bool,
 }
 
 impl Subscriber {
@@ -159,12 +163,16 @@ impl Subscriber {
         let armed: WatchFuture = Box::pin(changed(watcher));
         match category {
             Category::Providers => {
-                self.catalog.set_providers(children);
+                let delta = self.catalog.set_providers(children);
+                self.pending.added.extend(delta.added);
+                self.pending.removed.extend(delta.removed);
                 watches.providers = Some(armed);
                 watches.providers_dirty = false;
             }
             Category::Configurators => {
-                self.catalog.set_configurators(children);
+                if self.catalog.set_configurators(children) {
+                    self.rules_changed = true;
+                }
                 watches.configurators = Some(armed);
                 watches.configurators_dirty = false;
             }
@@ -189,14 +197,34 @@ impl Subscriber {
         Ok(())
     }
 
+    /// Hands what changed to the directory: the whole list the first time and whenever the rules
+    /// changed (every provider may be affected), otherwise only the providers that came or went, so a
+    /// change among 10,000 providers costs work for one.
     fn feed(&mut self) {
-        let urls = self.catalog.provider_urls();
-        let changed = self.last_fed.as_ref() != Some(&urls);
-        let mut update = None;
-        if changed {
-            update = Some(self.directory.replace(urls.iter().cloned()));
-            self.last_fed = Some(urls);
-        }
+        let pending = std::mem::take(&mut self.pending);
+        let update = if !self.fed_once || self.rules_changed {
+            self.fed_once = true;
+            self.rules_changed = false;
+            Some(self.directory.replace(self.catalog.provider_urls()))
+        } else if !pending.is_empty() {
+            let catalog = &self.catalog;
+            let removed = pending
+                .removed
+                .iter()
+                .filter_map(|u| catalog.configured(u))
+                .map(Change::Remove);
+            let added = pending
+                .added
+                .iter()
+                .filter_map(|u| catalog.configured(u))
+                .map(Change::Insert);
+            Some(
+                self.directory
+                    .apply(removed.chain(added).collect::<Vec<_>>()),
+            )
+        } else {
+            None
+        };
         let malformed = self.catalog.malformed();
         let configurators = self.catalog.configurators().len();
         let rejected = self.directory.rejected();

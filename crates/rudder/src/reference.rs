@@ -299,7 +299,7 @@ impl ReferenceBuilder {
         let (directory, registration) = match (self.directory, &self.registry) {
             (Some(directory), _) => (directory, None),
             (None, Some(registry)) => {
-                let directory = Arc::new(Directory::default());
+                let directory = Arc::new(Directory::sorted(Default::default()));
                 let registration =
                     crate::registry::subscribe(registry, &self.consumer, Arc::clone(&directory))
                         .await?;
