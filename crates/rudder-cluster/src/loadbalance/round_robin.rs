@@ -171,6 +171,7 @@ impl LoadBalance for RoundRobin {
             owner_id(self),
             |view| self.resolve(view),
             |state: &ViewSlots| {
+                let static_weights = view.static_weights(pick);
                 let mut table = state
                     .group
                     .table
@@ -197,7 +198,10 @@ impl LoadBalance for RoundRobin {
                             Relaxed,
                         );
                     }
-                    let weight = view.weight(i, pick);
+                    let weight = match static_weights {
+                        Some(weights) => weights[i],
+                        None => view.weight(i, pick),
+                    };
                     let slot = &mut table.slots[index as usize];
                     if slot.weight != weight {
                         slot.weight = weight;
