@@ -138,21 +138,22 @@ impl<C: Caller> ClusterInvoker<C> {
         invocation: &Invocation,
         mode: ClusterMode,
     ) -> Result<C::Output, RpcError> {
+        let sticky = self.is_sticky(invocation);
         match mode {
-            ClusterMode::Failover { retries } => self.failover(invocation, retries).await,
+            ClusterMode::Failover { retries } => self.failover(invocation, retries, sticky).await,
             ClusterMode::Failfast => {
-                let provider = self.pick(invocation, &[])?;
-                self.call(&provider, invocation).await
+                let provider = self.pick(invocation, &[], sticky)?;
+                self.call(sticky, &provider, invocation).await
             }
             ClusterMode::Failsafe => {
-                let provider = match self.pick(invocation, &[]) {
+                let provider = match self.pick(invocation, &[], sticky) {
                     Ok(p) => p,
                     Err(error) => {
                         tracing::warn!(%error, "failsafe: ignoring failed pick");
                         return Ok(self.caller.empty());
                     }
                 };
-                match self.call(&provider, invocation).await {
+                match self.call(sticky, &provider, invocation).await {
                     Ok(out) => Ok(out),
                     Err(error) => {
                         tracing::warn!(%error, provider = provider.address(), "failsafe: ignoring failed call");
@@ -160,25 +161,30 @@ impl<C: Caller> ClusterInvoker<C> {
                     }
                 }
             }
-            ClusterMode::Available => self.available(invocation).await,
+            ClusterMode::Available => self.available(invocation, sticky).await,
         }
     }
 
-    async fn failover(&self, invocation: &Invocation, retries: u32) -> Result<C::Output, RpcError> {
+    async fn failover(
+        &self,
+        invocation: &Invocation,
+        retries: u32,
+        sticky: bool,
+    ) -> Result<C::Output, RpcError> {
         let attempts = retries as usize + 1;
         // No allocation unless an attempt fails.
         let mut tried: Vec<Arc<Provider>> = Vec::new();
         let mut last_error = None;
         for _ in 0..attempts {
-            let provider = match self.pick(invocation, &tried) {
+            let provider = match self.pick(invocation, &tried, sticky) {
                 Ok(p) => p,
                 // Every provider tried already: pick among all again (Dubbo's reselect fallback).
                 Err(e) if e.kind() == RpcErrorKind::NoProvider && !tried.is_empty() => {
-                    self.pick(invocation, &[])?
+                    self.pick(invocation, &[], sticky)?
                 }
                 Err(e) => return Err(e),
             };
-            match self.call(&provider, invocation).await {
+            match self.call(sticky, &provider, invocation).await {
                 Ok(out) => return Ok(out),
                 Err(error) if !error.kind().is_retryable() => return Err(error),
                 Err(error) => {
@@ -202,7 +208,11 @@ impl<C: Caller> ClusterInvoker<C> {
         .with_source(last))
     }
 
-    async fn available(&self, invocation: &Invocation) -> Result<C::Output, RpcError> {
+    async fn available(
+        &self,
+        invocation: &Invocation,
+        sticky: bool,
+    ) -> Result<C::Output, RpcError> {
         let snapshot = self.balancer.directory().snapshot();
         let provider = snapshot.providers().first().cloned().ok_or_else(|| {
             RpcError::new(
@@ -210,15 +220,16 @@ impl<C: Caller> ClusterInvoker<C> {
                 format!("no provider available for {}", invocation.method_name()),
             )
         })?;
-        self.call(&provider, invocation).await
+        self.call(sticky, &provider, invocation).await
     }
 
     fn pick(
         &self,
         invocation: &Invocation,
         tried: &[Arc<Provider>],
+        sticky: bool,
     ) -> Result<Arc<Provider>, RpcError> {
-        if self.is_sticky(invocation) {
+        if sticky {
             if let Some(sticky) = self.sticky_candidate(tried) {
                 return Ok(sticky);
             }
@@ -251,12 +262,13 @@ impl<C: Caller> ClusterInvoker<C> {
 
     async fn call(
         &self,
+        sticky: bool,
         provider: &Arc<Provider>,
         invocation: &Invocation,
     ) -> Result<C::Output, RpcError> {
         let result = self.caller.call(provider, invocation).await;
         // Remember the provider only where stickiness is on: the lock stays off the common path.
-        if result.is_ok() && self.is_sticky(invocation) {
+        if result.is_ok() && sticky {
             *self.sticky.lock().unwrap_or_else(PoisonError::into_inner) =
                 Some(Arc::clone(provider));
         }
