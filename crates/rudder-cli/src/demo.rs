@@ -14,10 +14,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Args;
 use rudder::rpc::server::DubboServer;
-use rudder::{Invocation, Reference, Value};
+use rudder::{DubboUrl, Invocation, Reference, Value};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, SystemClock};
+use rudder_registry::{RegistryOptions, ZookeeperRegistry};
 
 /// Arguments of `rudder demo`.
 #[derive(Debug, Args)]
@@ -28,7 +29,13 @@ pub(crate) struct DemoArgs {
     /// Calls in flight at once.
     #[arg(long, default_value_t = 32)]
     concurrency: usize,
+    /// Register the embedded providers in this ZooKeeper and discover them from it
+    /// (zookeeper://HOST:PORT), instead of handing their addresses to the consumer directly.
+    #[arg(long, value_name = "URL")]
+    registry: Option<String>,
 }
+
+const SERVICE: &str = "org.rudder.demo.Greeter";
 
 /// One embedded provider: its weight, service time, and whether it registered a moment ago.
 struct DemoProvider {
@@ -95,6 +102,15 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     }
     let addresses: Vec<String> = servers.iter().map(|s| s.local_addr().to_string()).collect();
     let now = SystemClock.now_millis();
+    let urls: Vec<String> = PROVIDERS
+        .iter()
+        .zip(&addresses)
+        .map(|(spec, a)| provider_url(spec, a, now))
+        .collect();
+    let registry = match &args.registry {
+        Some(registry) => Some(register(registry, &urls).await?),
+        None => None,
+    };
     writeln!(
         out,
         "rudder demo: {} dubbo:// providers on 127.0.0.1 ({}), {} calls per strategy, {} in flight\n",
@@ -103,12 +119,24 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         args.calls,
         args.concurrency
     )?;
+    if let Some(registry) = &args.registry {
+        writeln!(
+            out,
+            "providers registered in and discovered through ZooKeeper at {registry}\n"
+        )?;
+    }
     for (name, note) in STRATEGIES {
-        let mut builder = Reference::builder("org.rudder.demo.Greeter")
+        let mut builder = Reference::builder(SERVICE)
             .loadbalance(name)
-            .timeout_millis(2000);
-        for (spec, address) in PROVIDERS.iter().zip(&addresses) {
-            builder = builder.provider(&provider_url(spec, address, now));
+            .timeout_millis(2000)
+            .application("rudder-demo");
+        match &args.registry {
+            Some(registry) => builder = builder.registry(registry),
+            None => {
+                for url in &urls {
+                    builder = builder.provider(url);
+                }
+            }
         }
         let reference = Arc::new(builder.build().await?);
         let started = Instant::now();
@@ -120,10 +148,24 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     }
     writeln!(out, "Every call above was picked exactly as a Dubbo consumer would pick it and sent over dubbo://;")?;
     writeln!(out, "`rudder simulate` previews picks without calling, `rudder providers` lists a live service.")?;
+    if let Some(registry) = registry {
+        registry.close().await;
+    }
     for server in servers {
         server.shutdown().await;
     }
     Ok(())
+}
+
+/// Registers the embedded providers in ZooKeeper, as Dubbo providers register themselves.
+async fn register(registry: &str, urls: &[String]) -> Result<ZookeeperRegistry> {
+    let zookeeper = ZookeeperRegistry::connect(registry, RegistryOptions::default())
+        .await
+        .with_context(|| format!("connecting to {registry}"))?;
+    for url in urls {
+        zookeeper.register_provider(&DubboUrl::parse(url)?).await?;
+    }
+    Ok(zookeeper)
 }
 
 fn provider_url(p: &DemoProvider, address: &str, now: i64) -> String {
@@ -134,7 +176,8 @@ fn provider_url(p: &DemoProvider, address: &str, now: i64) -> String {
         now - 3_600_000
     };
     format!(
-        "dubbo://{address}/org.rudder.demo.Greeter?weight={}&timestamp={started}",
+        "dubbo://{address}/{SERVICE}?application=rudder-demo&dubbo=2.0.2&interface={SERVICE}\
+         &methods=sayHello&side=provider&timestamp={started}&weight={}",
         p.weight
     )
 }

@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use rudder_cluster::directory::Directory;
 use rudder_common::clock::{Clock, SystemClock};
+use rudder_common::url::DubboUrl;
+use zookeeper_client::CreateMode;
 use tokio::sync::{oneshot, watch};
 
 use crate::address::RegistryAddress;
@@ -117,6 +119,31 @@ impl ZookeeperRegistry {
         let (stop_tx, stop_rx) = oneshot::channel();
         let task = tokio::spawn(subscriber.run(client, watches, stop_rx));
         Ok(Subscription::new(directory, status_rx, stop_tx, task))
+    }
+
+    /// Registers `url` as a provider of its interface, the way a Dubbo provider does: an ephemeral node
+    /// `<root>/<URL.encode(interface)>/providers/<URL.encode(url)>` in this registry's session, parents
+    /// created persistent. It goes away with the session (or [`ZookeeperRegistry::close`]).
+    ///
+    /// Meant for providers run by rudder itself (`rudder demo --registry`, tests): unlike the consumer
+    /// node of a [`Subscription`], it is not re-created after a session expiry.
+    ///
+    /// # Errors
+    /// A ZooKeeper error naming the path, or [`RegistryError::Closed`].
+    pub async fn register_provider(&self, url: &DubboUrl) -> Result<(), RegistryError> {
+        let client = self.sessions.renew(None).await?;
+        let paths = ServicePaths::new(self.sessions.address().root(), url.service_interface());
+        let persistent = self.sessions.create_options(CreateMode::Persistent);
+        client
+            .mkdir(&paths.providers, &persistent)
+            .await
+            .map_err(|e| RegistryError::zookeeper("create", &paths.providers, e))?;
+        let path = format!("{}/{}", paths.providers, url.to_node_name());
+        let ephemeral = self.sessions.create_options(CreateMode::Ephemeral);
+        match client.create(&path, b"", &ephemeral).await {
+            Ok(_) | Err(zookeeper_client::Error::NodeExists) => Ok(()),
+            Err(e) => Err(RegistryError::zookeeper("create", &path, e)),
+        }
     }
 
     /// Closes the session: every subscription stops, and ZooKeeper removes the consumer nodes.

@@ -1,0 +1,137 @@
+//! The `rudder` binary against a real ZooKeeper: `providers`, `simulate --registry`, `demo --registry`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rudder::DubboUrl;
+use rudder_it::ZooKeeperContainer;
+use rudder_registry::{RegistryOptions, ZookeeperRegistry};
+
+fn rudder_binary() -> PathBuf {
+    // Built by `cargo test --workspace` (rudder-cli is a workspace member); run that, or build it first.
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/debug/rudder");
+    assert!(
+        path.exists(),
+        "{} is missing: cargo build -p rudder-cli",
+        path.display()
+    );
+    path
+}
+
+async fn rudder(args: &[&str]) -> (i32, String, String) {
+    let out = tokio::process::Command::new(rudder_binary())
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+const SERVICE: &str = "com.acme.Greeter";
+
+async fn registry_with_providers(zookeeper: &ZooKeeperContainer) -> ZookeeperRegistry {
+    let registry = ZookeeperRegistry::connect(
+        &format!("zookeeper://{}", zookeeper.connect_string()),
+        RegistryOptions::default(),
+    )
+    .await
+    .unwrap();
+    for (port, weight) in [(20881, 100), (20882, 300)] {
+        let url = format!("dubbo://127.0.0.1:{port}/{SERVICE}?interface={SERVICE}&loadbalance=roundrobin&weight={weight}");
+        registry
+            .register_provider(&DubboUrl::parse(&url).unwrap())
+            .await
+            .unwrap();
+    }
+    let other = DubboUrl::parse(&format!(
+        "dubbo://127.0.0.1:20883/{SERVICE}?version=2.0&weight=50"
+    ))
+    .unwrap();
+    registry.register_provider(&other).await.unwrap();
+    registry
+}
+
+#[tokio::test]
+async fn providers_and_simulate_read_the_live_registry() {
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let _registry = registry_with_providers(&zookeeper).await;
+    let url = format!("zookeeper://{}", zookeeper.connect_string());
+
+    let (code, out, err) = rudder(&["providers", "--registry", &url, "--interface", SERVICE]).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "127.0.0.1:20881 dubbo weight=100 loadbalance=roundrobin\n127.0.0.1:20882 dubbo weight=300 loadbalance=roundrobin\n"
+    );
+    let (code, out, _) = rudder(&[
+        "providers",
+        "--registry",
+        &url,
+        "--interface",
+        SERVICE,
+        "--version",
+        "2.0",
+    ])
+    .await;
+    assert_eq!(code, 0);
+    assert!(out.starts_with("127.0.0.1:20883 dubbo weight=50"), "{out}");
+    let (code, _, err) = rudder(&[
+        "providers",
+        "--registry",
+        &url,
+        "--interface",
+        "com.acme.Nobody",
+    ])
+    .await;
+    assert_eq!(code, 1, "no provider is exit code 1: {err}");
+
+    let (code, out, err) = rudder(&[
+        "simulate",
+        "--registry",
+        &url,
+        "--interface",
+        SERVICE,
+        "--calls",
+        "400",
+        "--summary",
+    ])
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "127.0.0.1:20881 100\n127.0.0.1:20882 300\n");
+}
+
+#[tokio::test]
+async fn demo_runs_against_a_real_zookeeper() {
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let url = format!("zookeeper://{}", zookeeper.connect_string());
+    let args = [
+        "demo",
+        "--calls",
+        "200",
+        "--concurrency",
+        "8",
+        "--registry",
+        &url,
+    ];
+    let run = rudder(&args);
+    let (code, out, err) = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("discovered through ZooKeeper"), "{out}");
+    let rows = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("127.0.0.1:"))
+        .count();
+    assert_eq!(rows, 20, "{out}");
+    assert!(
+        out.lines()
+            .filter(|l| l.trim_start().starts_with("127.0.0.1:"))
+            .all(|l| l.ends_with(" 0")),
+        "{out}"
+    );
+}
