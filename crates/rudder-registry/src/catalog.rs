@@ -209,16 +209,26 @@ mod tests {
 
     #[test]
     fn set_providers_reports_what_changed() {
-        let url = |i: u32| DubboUrl::parse(&format!("dubbo://10.0.0.{i}:20880/S?weight={i}")).unwrap();
-        let side = ConsumerSide { host: "10.0.0.9".into(), application: "app".into() };
+        let url =
+            |i: u32| DubboUrl::parse(&format!("dubbo://10.0.0.{i}:20880/S?weight={i}")).unwrap();
+        let side = ConsumerSide {
+            host: "10.0.0.9".into(),
+            application: "app".into(),
+        };
         let mut catalog = Catalog::new(&ConsumerSpec::new("S"), side);
         let first = catalog.set_providers(vec![url(1).to_node_name(), url(2).to_node_name()]);
         assert_eq!((first.added.len(), first.removed.len()), (2, 0));
         let unchanged = catalog.set_providers(vec![url(2).to_node_name(), url(1).to_node_name()]);
         assert!(unchanged.is_empty());
-        let other = DubboUrl::parse("dubbo://10.0.0.5:1/Other").unwrap().to_node_name();
+        let other = DubboUrl::parse("dubbo://10.0.0.5:1/Other")
+            .unwrap()
+            .to_node_name();
         let next = catalog.set_providers(vec![url(1).to_node_name(), url(3).to_node_name(), other]);
-        assert_eq!(next.added, vec![url(3)], "a provider of another service is not usable");
+        assert_eq!(
+            next.added,
+            vec![url(3)],
+            "a provider of another service is not usable"
+        );
         assert_eq!(next.removed, vec![url(2)]);
     }
 

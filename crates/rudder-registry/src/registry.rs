@@ -5,8 +5,8 @@ use std::sync::Arc;
 use rudder_cluster::directory::Directory;
 use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::url::DubboUrl;
-use zookeeper_client::CreateMode;
 use tokio::sync::{oneshot, watch};
+use zookeeper_client::CreateMode;
 
 use crate::address::RegistryAddress;
 use crate::catalog::{Catalog, ProviderDelta};
