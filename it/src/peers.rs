@@ -71,7 +71,9 @@ impl Peer {
     /// [`HarnessError::Peer`] when it cannot start, exits, or stays silent past the timeout.
     pub async fn start(config: PeerConfig, ready_within: Duration) -> Result<Peer, HarnessError> {
         let port = match config.port {
-            0 => crate::loopback::free_port().await.map_err(|e| peer_error(&config, e.to_string()))?,
+            0 => crate::loopback::free_port()
+                .await
+                .map_err(|e| peer_error(&config, e.to_string()))?,
             p => p,
         };
         let script = match config.kind {
@@ -96,8 +98,13 @@ impl Peer {
                 command.env(key, value);
             }
         }
-        let mut child = command.spawn().map_err(|e| peer_error(&config, format!("spawn: {e}")))?;
-        let stdout = child.stdout.take().ok_or_else(|| peer_error(&config, "no stdout".into()))?;
+        let mut child = command
+            .spawn()
+            .map_err(|e| peer_error(&config, format!("spawn: {e}")))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| peer_error(&config, "no stdout".into()))?;
         let mut lines = BufReader::new(stdout).lines();
         let ready = async {
             while let Some(line) = lines.next_line().await? {
@@ -111,7 +118,10 @@ impl Peer {
             Ok(Ok(Some(url))) => Ok(Peer { child, port, url }),
             Ok(Ok(None)) => Err(peer_error(&config, "exited before READY".into())),
             Ok(Err(e)) => Err(peer_error(&config, e.to_string())),
-            Err(_) => Err(peer_error(&config, format!("not READY within {ready_within:?}"))),
+            Err(_) => Err(peer_error(
+                &config,
+                format!("not READY within {ready_within:?}"),
+            )),
         }
     }
 
@@ -136,5 +146,8 @@ fn scripts_dir() -> PathBuf {
 }
 
 fn peer_error(config: &PeerConfig, reason: String) -> HarnessError {
-    HarnessError::Peer { peer: format!("{:?} {}", config.kind, config.instance), reason }
+    HarnessError::Peer {
+        peer: format!("{:?} {}", config.kind, config.instance),
+        reason,
+    }
 }
