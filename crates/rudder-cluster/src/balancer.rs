@@ -53,12 +53,14 @@ impl Balancer {
     /// Starts building a balancer over `directory` with the built-in policies and the system clock.
     pub fn builder(directory: Arc<Directory>) -> BalancerBuilder {
         BalancerBuilder {
-            directory,
-            policies: LoadBalanceRegistry::with_builtins(),
-            forced: None,
-            clock: Arc::new(SystemClock),
-            rng: RngSource::ThreadLocal,
-            weight_source: None,
+            balancer: Balancer {
+                directory,
+                policies: LoadBalanceRegistry::with_builtins(),
+                forced: None,
+                clock: Arc::new(SystemClock),
+                rng: RngSource::ThreadLocal,
+                weight_source: None,
+            },
         }
     }
 
@@ -161,21 +163,16 @@ impl fmt::Debug for Balancer {
     }
 }
 
-/// Configures a [`Balancer`].
+/// Configures a [`Balancer`]: a balancer with defaults, changed setting by setting.
 pub struct BalancerBuilder {
-    directory: Arc<Directory>,
-    policies: LoadBalanceRegistry,
-    forced: Option<Arc<dyn LoadBalance>>,
-    clock: Arc<dyn Clock>,
-    rng: RngSource,
-    weight_source: Option<Arc<dyn WeightSource>>,
+    balancer: Balancer,
 }
 
 impl BalancerBuilder {
     /// Uses `policies` instead of the built-ins (start from [`LoadBalanceRegistry::with_builtins`] to
     /// add your own).
     pub fn policies(mut self, policies: LoadBalanceRegistry) -> Self {
-        self.policies = policies;
+        self.balancer.policies = policies;
         self
     }
 
@@ -185,45 +182,38 @@ impl BalancerBuilder {
     /// # Errors
     /// [`UnknownLoadBalance`] when the name is not registered.
     pub fn force_policy(mut self, name: &str) -> Result<Self, UnknownLoadBalance> {
-        self.forced = Some(self.policies.get(name)?);
+        self.balancer.forced = Some(self.balancer.policies.get(name)?);
         Ok(self)
     }
 
     /// Reads time from `clock` (warmup, windows, recycling).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
+        self.balancer.clock = clock;
         self
     }
 
     /// Makes every random choice reproducible from `seed`.
     pub fn seed(mut self, seed: u64) -> Self {
-        self.rng = RngSource::seeded(seed);
+        self.balancer.rng = RngSource::seeded(seed);
         self
     }
 
     /// Overrides provider weights at pick time (see [`WeightSource`]).
     pub fn weight_source(mut self, source: Arc<dyn WeightSource>) -> Self {
-        self.weight_source = Some(source);
+        self.balancer.weight_source = Some(source);
         self
     }
 
     /// Builds the balancer.
     pub fn build(self) -> Balancer {
-        Balancer {
-            directory: self.directory,
-            policies: self.policies,
-            forced: self.forced,
-            clock: self.clock,
-            rng: self.rng,
-            weight_source: self.weight_source,
-        }
+        self.balancer
     }
 }
 
 impl fmt::Debug for BalancerBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BalancerBuilder")
-            .field("policies", &self.policies)
-            .finish_non_exhaustive()
+            .field("balancer", &self.balancer)
+            .finish()
     }
 }

@@ -84,21 +84,7 @@ fn bench(c: &mut Criterion) {
                 },
                 |listing| {
                     let delta = warm.set_providers(listing);
-                    let removed = delta
-                        .removed
-                        .iter()
-                        .filter_map(|u| warm.configured(u))
-                        .map(Change::Remove);
-                    let added = delta
-                        .added
-                        .iter()
-                        .filter_map(|u| warm.configured(u))
-                        .map(Change::Insert);
-                    black_box(
-                        directory
-                            .apply(removed.chain(added).collect::<Vec<_>>())
-                            .total,
-                    )
+                    black_box(directory.apply(warm.changes(&delta)).total)
                 },
                 BatchSize::LargeInput,
             )

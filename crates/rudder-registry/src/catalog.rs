@@ -31,6 +31,7 @@
 //! # Ok::<(), rudder_common::url::UrlError>(())
 //! ```
 
+use rudder_cluster::directory::Change;
 use rudder_common::url::DubboUrl;
 
 use crate::configurator::{Configurators, ConsumerSide};
@@ -133,6 +134,21 @@ impl Catalog {
         }
         self.providers = merged;
         delta
+    }
+
+    /// The directory changes for `delta` under the current rules: removals first, then additions.
+    pub fn changes(&self, delta: &ProviderDelta) -> Vec<Change> {
+        let removed = delta
+            .removed
+            .iter()
+            .filter_map(|u| self.configured(u))
+            .map(Change::Remove);
+        let added = delta
+            .added
+            .iter()
+            .filter_map(|u| self.configured(u))
+            .map(Change::Insert);
+        removed.chain(added).collect()
     }
 
     /// A usable provider URL with the configurators applied; `None` when a rule disables it.

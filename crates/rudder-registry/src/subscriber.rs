@@ -20,7 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use rudder_cluster::directory::{Change, Directory};
+use rudder_cluster::directory::Directory;
 use tokio::sync::{oneshot, watch};
 use zookeeper_client::{Client, CreateMode, OneshotWatcher, SessionState, WatchedEvent};
 
@@ -207,21 +207,7 @@ impl Subscriber {
             self.rules_changed = false;
             Some(self.directory.replace(self.catalog.provider_urls()))
         } else if !pending.is_empty() {
-            let catalog = &self.catalog;
-            let removed = pending
-                .removed
-                .iter()
-                .filter_map(|u| catalog.configured(u))
-                .map(Change::Remove);
-            let added = pending
-                .added
-                .iter()
-                .filter_map(|u| catalog.configured(u))
-                .map(Change::Insert);
-            Some(
-                self.directory
-                    .apply(removed.chain(added).collect::<Vec<_>>()),
-            )
+            Some(self.directory.apply(self.catalog.changes(&pending)))
         } else {
             None
         };

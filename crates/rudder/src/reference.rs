@@ -69,11 +69,8 @@ impl Reference {
         parameter_types: &[&str],
         arguments: Vec<Value>,
     ) -> Result<Value, CallError> {
-        let types = parameter_types.iter().map(|t| (*t).to_owned()).collect();
-        let response = self
-            .invoke_raw(Invocation::new(method, types, arguments))
-            .await?;
-        response.into_result().map_err(CallError::Exception)
+        self.invoke_value(invocation(method, parameter_types, arguments))
+            .await
     }
 
     /// As [`Reference::invoke`], through Dubbo's generic `$invoke`: POJOs travel as maps, and the provider
@@ -87,10 +84,13 @@ impl Reference {
         parameter_types: &[&str],
         arguments: Vec<Value>,
     ) -> Result<Value, CallError> {
-        let types = parameter_types.iter().map(|t| (*t).to_owned()).collect();
-        let response = self
-            .invoke_raw(Invocation::new(method, types, arguments).into_generic())
-            .await?;
+        self.invoke_value(invocation(method, parameter_types, arguments).into_generic())
+            .await
+    }
+
+    /// The call's value, or the provider's exception.
+    async fn invoke_value(&self, invocation: Invocation) -> Result<Value, CallError> {
+        let response = self.invoke_raw(invocation).await?;
         response.into_result().map_err(CallError::Exception)
     }
 
@@ -158,6 +158,11 @@ impl fmt::Debug for Reference {
             .field("directory", &self.directory)
             .finish()
     }
+}
+
+fn invocation(method: &str, parameter_types: &[&str], arguments: Vec<Value>) -> Invocation {
+    let types = parameter_types.iter().map(|t| (*t).to_owned()).collect();
+    Invocation::new(method, types, arguments)
 }
 
 /// An argument for [`Reference::call`]: anything serde can serialize.
