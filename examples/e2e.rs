@@ -17,6 +17,8 @@ pub struct Options {
     pub levels: Vec<usize>,
     /// Rounds per client and level; the best is reported.
     pub rounds: usize,
+    /// Call this provider (e.g. the Java one) instead of starting an in-process rudder provider.
+    pub url: Option<String>,
 }
 
 impl Options {
@@ -29,6 +31,7 @@ impl Options {
             calls: 20_000,
             levels: vec![1, 16, 128],
             rounds: 3,
+            url: None,
         };
         let mut args = args;
         while let Some(flag) = args.next() {
@@ -37,6 +40,7 @@ impl Options {
             match flag.as_str() {
                 "--calls" => o.calls = value.parse().map_err(bad)?,
                 "--rounds" => o.rounds = value.parse().map_err(bad)?,
+                "--url" => o.url = Some(value),
                 "--levels" => {
                     o.levels = value
                         .split(',')
@@ -65,25 +69,34 @@ pub struct Measurement {
 
 /// Runs the comparison and returns the report, one line each.
 pub async fn run(options: &Options) -> Vec<String> {
-    let server = DubboServer::bind(0, |call: Invocation| async move {
-        Ok(Value::from(format!(
-            "Hello {}",
-            call.arguments()
-                .first()
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-        )))
-    })
-    .await
-    .expect("bind the in-process provider on 127.0.0.1");
-    let url = format!(
-        "dubbo://{}/org.rudder.bench.Greeter?timeout=10000",
-        server.local_addr()
-    );
+    let server = match options.url {
+        Some(_) => None,
+        None => Some(
+            DubboServer::bind(0, |call: Invocation| async move {
+                let name = call
+                    .arguments()
+                    .first()
+                    .and_then(Value::as_str)
+                    .unwrap_or("?");
+                Ok(Value::from(format!("Hello {name}")))
+            })
+            .await
+            .expect("bind the in-process provider on 127.0.0.1"),
+        ),
+    };
+    let url = match (&options.url, &server) {
+        (Some(url), _) => url.clone(),
+        (None, Some(server)) => format!(
+            "dubbo://{}/org.rudder.bench.Greeter?timeout=10000",
+            server.local_addr()
+        ),
+        (None, None) => unreachable!("a server is started when no URL is given"),
+    };
     let bare = Arc::new(DubboProtocol::new());
     let parsed = Arc::new(DubboUrl::parse(&url).expect("valid URL"));
+    let interface = parsed.service_interface().to_owned();
     let reference = Arc::new(
-        Reference::builder("org.rudder.bench.Greeter")
+        Reference::builder(&interface)
             .provider(&url)
             .build()
             .await
@@ -132,7 +145,9 @@ pub async fn run(options: &Options) -> Vec<String> {
             report.push(format!("  errors: bare {}, rudder {}", b.errors, r.errors));
         }
     }
-    server.shutdown().await;
+    if let Some(server) = server {
+        server.shutdown().await;
+    }
     report
 }
 

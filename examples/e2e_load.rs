@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! cargo run --release -p rudder-examples --example e2e_load -- [--calls 20000] [--levels 1,16,128] [--rounds 3]
+//!     [--url dubbo://127.0.0.1:PORT/org.rudder.it.GreetingService]   # an external provider, e.g. the Java one
 //! ```
 //! Each measurement is bounded by `--calls` calls and 30 s; the best of `--rounds` rounds is reported for
 //! each client, the two clients alternating so that machine noise hits both alike.

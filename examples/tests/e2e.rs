@@ -7,6 +7,7 @@ async fn e2e_comparison_completes_without_errors() {
         calls: 200,
         levels: vec![1, 8],
         rounds: 1,
+        url: None,
     };
     let report = rudder_examples::e2e::run(&options).await;
     assert_eq!(report.len(), 3, "{report:?}");
