@@ -118,6 +118,20 @@ impl Balancer {
         invocation: &Invocation,
         excluded: &[Arc<Provider>],
     ) -> Result<Arc<Provider>, RpcError> {
+        let index = self.select_index_in(view, invocation, excluded)?;
+        Ok(Arc::clone(&view.providers()[index]))
+    }
+
+    /// [`Balancer::select_in`], giving the chosen provider's index in `view`.
+    ///
+    /// # Errors
+    /// As [`Balancer::select`].
+    pub fn select_index_in(
+        &self,
+        view: &MethodView,
+        invocation: &Invocation,
+        excluded: &[Arc<Provider>],
+    ) -> Result<usize, RpcError> {
         if view.is_empty() {
             return Err(RpcError::new(
                 RpcErrorKind::NoProvider,
@@ -138,18 +152,16 @@ impl Balancer {
                 .with(|rng| select(policy, view, invocation, &pick, rng))),
             Err(unknown) => Err(RpcError::new(RpcErrorKind::Unknown, unknown.to_string())),
         })?;
-        chosen
-            .map(|i| Arc::clone(&view.providers()[i]))
-            .ok_or_else(|| {
-                RpcError::new(
-                    RpcErrorKind::NoProvider,
-                    format!(
-                        "no provider left for method {} after excluding {} already tried",
-                        invocation.method_name(),
-                        excluded.len()
-                    ),
-                )
-            })
+        chosen.ok_or_else(|| {
+            RpcError::new(
+                RpcErrorKind::NoProvider,
+                format!(
+                    "no provider left for method {} after excluding {} already tried",
+                    invocation.method_name(),
+                    excluded.len()
+                ),
+            )
+        })
     }
 }
 

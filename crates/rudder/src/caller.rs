@@ -1,4 +1,4 @@
-//! The bridge from the cluster invoker to the wire: one counted dubbo:// call to one provider.
+//! The bridge from the cluster invoker to the wire: one dubbo:// call to one provider.
 
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use rudder_common::invocation::Invocation;
 use rudder_common::Value;
 use rudder_rpc::{DubboProtocol, RpcResponse};
 
-/// Calls providers over dubbo://, counting every call in the provider's `RpcStatus`.
+/// Calls providers over dubbo://. The cluster invoker counts each call in the provider's statistics.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DubboCaller {
     pub(crate) protocol: DubboProtocol,
@@ -27,8 +27,6 @@ impl Caller for DubboCaller {
         provider: &Arc<Provider>,
         invocation: &Invocation,
     ) -> Result<RpcResponse, RpcError> {
-        self.protocol
-            .invoke_counted(provider.status(), provider.url(), invocation)
-            .await
+        self.protocol.invoke(provider.url(), invocation).await
     }
 }

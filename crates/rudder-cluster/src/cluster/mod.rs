@@ -15,20 +15,27 @@
 //! among all of them again, as Dubbo's `reselect` does. With `sticky=true` the provider of the previous
 //! successful call is reused while it remains listed.
 //!
-//! The call itself is a [`Caller`]: the rpc layer in production, a closure-backed fake in tests.
+//! Every call is counted in the provider's statistics ([`rudder_rpc::status`]) from before the send to
+//! the answer, whatever the mode: `leastactive` and `shortestresponse` read those counters, and the
+//! `actives` parameter limits calls in flight per provider and method.
+//!
+//! The call itself is a [`Caller`]: the rpc layer in production, a scripted fake in tests.
 
 mod mode;
 
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
+use rudder_rpc::status::RpcStatus;
 
 pub use mode::{ClusterMode, UnsupportedClusterMode, DEFAULT_RETRIES};
 
 use crate::balancer::Balancer;
+use crate::loadbalance::MethodView;
 use crate::provider::Provider;
 
 /// Makes one call to one provider.
@@ -138,58 +145,57 @@ impl<C: Caller> ClusterInvoker<C> {
         invocation: &Invocation,
         mode: ClusterMode,
     ) -> Result<C::Output, RpcError> {
-        let sticky = self.is_sticky(invocation);
         match mode {
-            ClusterMode::Failover { retries } => self.failover(invocation, retries, sticky).await,
+            ClusterMode::Failover { retries } => self.failover(invocation, retries).await,
             ClusterMode::Failfast => {
-                let provider = self.pick(invocation, &[], sticky)?;
-                self.call(sticky, &provider, invocation).await
+                let attempt = self.pick(invocation, &[])?;
+                self.call(&attempt, invocation).await
             }
             ClusterMode::Failsafe => {
-                let provider = match self.pick(invocation, &[], sticky) {
-                    Ok(p) => p,
+                let attempt = match self.pick(invocation, &[]) {
+                    Ok(a) => a,
                     Err(error) => {
                         tracing::warn!(%error, "failsafe: ignoring failed pick");
                         return Ok(self.caller.empty());
                     }
                 };
-                match self.call(sticky, &provider, invocation).await {
+                match self.call(&attempt, invocation).await {
                     Ok(out) => Ok(out),
                     Err(error) => {
-                        tracing::warn!(%error, provider = provider.address(), "failsafe: ignoring failed call");
+                        let provider = attempt.provider.address();
+                        tracing::warn!(%error, provider, "failsafe: ignoring failed call");
                         Ok(self.caller.empty())
                     }
                 }
             }
-            ClusterMode::Available => self.available(invocation, sticky).await,
+            ClusterMode::Available => {
+                let attempt = self.first_listed(invocation)?;
+                self.call(&attempt, invocation).await
+            }
         }
     }
 
-    async fn failover(
-        &self,
-        invocation: &Invocation,
-        retries: u32,
-        sticky: bool,
-    ) -> Result<C::Output, RpcError> {
+    async fn failover(&self, invocation: &Invocation, retries: u32) -> Result<C::Output, RpcError> {
         let attempts = retries as usize + 1;
         // No allocation unless an attempt fails.
         let mut tried: Vec<Arc<Provider>> = Vec::new();
         let mut last_error = None;
         for _ in 0..attempts {
-            let provider = match self.pick(invocation, &tried, sticky) {
-                Ok(p) => p,
+            let attempt = match self.pick(invocation, &tried) {
+                Ok(a) => a,
                 // Every provider tried already: pick among all again (Dubbo's reselect fallback).
                 Err(e) if e.kind() == RpcErrorKind::NoProvider && !tried.is_empty() => {
-                    self.pick(invocation, &[], sticky)?
+                    self.pick(invocation, &[])?
                 }
                 Err(e) => return Err(e),
             };
-            match self.call(sticky, &provider, invocation).await {
+            match self.call(&attempt, invocation).await {
                 Ok(out) => return Ok(out),
                 Err(error) if !error.kind().is_retryable() => return Err(error),
                 Err(error) => {
-                    tracing::debug!(%error, provider = provider.address(), "failover: trying another provider");
-                    tried.push(provider);
+                    let provider = attempt.provider.address();
+                    tracing::debug!(%error, provider, "failover: trying another provider");
+                    tried.push(attempt.provider);
                     last_error = Some(error);
                 }
             }
@@ -208,71 +214,101 @@ impl<C: Caller> ClusterInvoker<C> {
         .with_source(last))
     }
 
-    async fn available(
-        &self,
-        invocation: &Invocation,
-        sticky: bool,
-    ) -> Result<C::Output, RpcError> {
-        let snapshot = self.balancer.directory().snapshot();
-        let provider = snapshot.providers().first().cloned().ok_or_else(|| {
-            RpcError::new(
-                RpcErrorKind::NoProvider,
-                format!("no provider available for {}", invocation.method_name()),
-            )
-        })?;
-        self.call(sticky, &provider, invocation).await
-    }
-
-    fn pick(
-        &self,
-        invocation: &Invocation,
-        tried: &[Arc<Provider>],
-        sticky: bool,
-    ) -> Result<Arc<Provider>, RpcError> {
-        if sticky {
-            if let Some(sticky) = self.sticky_candidate(tried) {
-                return Ok(sticky);
-            }
-        }
-        self.balancer.select(invocation, tried)
-    }
-
-    /// `sticky` as the first listed provider says for this method (Dubbo reads it the same way).
-    fn is_sticky(&self, invocation: &Invocation) -> bool {
+    /// Picks the provider for one attempt, with what the call needs of it, in one look at the snapshot.
+    fn pick(&self, invocation: &Invocation, tried: &[Arc<Provider>]) -> Result<Attempt, RpcError> {
         let snapshot = self.balancer.directory().load();
-        snapshot.providers().first().is_some_and(|p| {
-            p.url().method_parameter(invocation.method_name(), "sticky") == Some("true")
+        snapshot.with_view(invocation.method_name(), |view| {
+            let sticky = view
+                .sticky()
+                .then(|| self.sticky_index(view, tried))
+                .flatten();
+            let index = match sticky {
+                Some(index) => index,
+                None => self.balancer.select_index_in(view, invocation, tried)?,
+            };
+            Ok(Attempt::new(view, index))
         })
     }
 
-    fn sticky_candidate(&self, tried: &[Arc<Provider>]) -> Option<Arc<Provider>> {
+    /// The first listed provider (`available` mode: no balancing).
+    fn first_listed(&self, invocation: &Invocation) -> Result<Attempt, RpcError> {
+        let snapshot = self.balancer.directory().load();
+        snapshot.with_view(invocation.method_name(), |view| {
+            if view.is_empty() {
+                let message = format!("no provider available for {}", invocation.method_name());
+                return Err(RpcError::new(RpcErrorKind::NoProvider, message));
+            }
+            Ok(Attempt::new(view, 0))
+        })
+    }
+
+    /// Where in `view` the provider of the last successful call is, if it is listed and not yet tried.
+    fn sticky_index(&self, view: &MethodView, tried: &[Arc<Provider>]) -> Option<usize> {
         let current = self
             .sticky
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()?;
-        let snapshot = self.balancer.directory().snapshot();
-        let listed = snapshot
-            .providers()
+        if tried.iter().any(|t| t.identity() == current.identity()) {
+            return None;
+        }
+        view.providers()
             .iter()
-            .any(|p| p.identity() == current.identity());
-        let untried = !tried.iter().any(|t| t.identity() == current.identity());
-        (listed && untried).then_some(current)
+            .position(|p| p.identity() == current.identity())
     }
 
+    /// Makes one call, counted in the provider's statistics from before the send to the answer: the
+    /// counters `leastactive` and `shortestresponse` read, kept by every call (Dubbo keeps them only
+    /// when the `actives` filter is configured).
     async fn call(
         &self,
-        sticky: bool,
-        provider: &Arc<Provider>,
+        attempt: &Attempt,
         invocation: &Invocation,
     ) -> Result<C::Output, RpcError> {
-        let result = self.caller.call(provider, invocation).await;
+        let status = attempt.provider.status();
+        let Some(active) =
+            status.begin_with(Arc::clone(&attempt.method_status), attempt.max_active)
+        else {
+            return Err(RpcError::new(
+                RpcErrorKind::LimitExceeded,
+                format!(
+                    "{} on {} already has {} calls in flight (actives)",
+                    invocation.method_name(),
+                    attempt.provider.address(),
+                    attempt.max_active
+                ),
+            ));
+        };
+        let started = Instant::now();
+        let result = self.caller.call(&attempt.provider, invocation).await;
+        let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        // A business exception is an answer (`Ok` here), so it counts as a success, as in Dubbo.
+        active.finish(elapsed, result.is_ok());
         // Remember the provider only where stickiness is on: the lock stays off the common path.
-        if result.is_ok() && sticky {
+        if result.is_ok() && attempt.sticky {
             *self.sticky.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some(Arc::clone(provider));
+                Some(Arc::clone(&attempt.provider));
         }
         result
+    }
+}
+
+/// One attempt's provider and what the call needs of it, read from the view it was picked in.
+struct Attempt {
+    provider: Arc<Provider>,
+    method_status: Arc<RpcStatus>,
+    max_active: i32,
+    sticky: bool,
+}
+
+impl Attempt {
+    fn new(view: &MethodView, index: usize) -> Attempt {
+        Attempt {
+            provider: Arc::clone(&view.providers()[index]),
+            method_status: Arc::clone(view.method_status(index)),
+            max_active: view.max_active(index),
+            sticky: view.sticky(),
+        }
     }
 }
 

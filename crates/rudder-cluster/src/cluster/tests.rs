@@ -199,3 +199,50 @@ fn mode_from_consumer_parameters() {
     );
     assert!(ClusterMode::from_consumer(&u("consumer://h/S?cluster=forking"), "m").is_err());
 }
+
+#[test]
+fn every_attempt_is_counted_and_actives_limits_calls_in_flight() {
+    let failing = [("10.0.0.1:1", RpcErrorKind::Network)];
+    let inv = invoker(&THREE, &failing, ClusterMode::default());
+    for _ in 0..9 {
+        block_on(inv.invoke(&call())).unwrap();
+    }
+    let snapshot = inv.balancer().directory().snapshot();
+    let totals: Vec<(i64, i64)> = snapshot
+        .providers()
+        .iter()
+        .map(|p| {
+            (
+                p.status().method("m").total(),
+                p.status().method("m").failed(),
+            )
+        })
+        .collect();
+    // Round robin starts on 10.0.0.1, which fails and is failed over: every attempt is counted.
+    assert_eq!(totals.iter().map(|t| t.0).sum::<i64>(), totals[0].0 + 9);
+    assert_eq!(
+        totals[0].1, totals[0].0,
+        "all calls to the failing provider counted as failed"
+    );
+    assert!(snapshot
+        .providers()
+        .iter()
+        .all(|p| p.status().method("m").active() == 0));
+
+    // `actives=1` on the only provider: with one call already in flight, the next is refused unsent.
+    let limited = invoker(
+        &["dubbo://10.0.0.1:1/S?actives=1"],
+        &[],
+        ClusterMode::Failfast,
+    );
+    let provider = Arc::clone(&limited.balancer().directory().snapshot().providers()[0]);
+    let in_flight = provider.status().begin("m", 0).unwrap();
+    let err = block_on(limited.invoke(&call())).unwrap_err();
+    assert_eq!(err.kind(), RpcErrorKind::LimitExceeded);
+    assert!(
+        limited.caller().calls.lock().unwrap().is_empty(),
+        "nothing was sent"
+    );
+    in_flight.finish(1, true);
+    assert_eq!(block_on(limited.invoke(&call())).unwrap(), "10.0.0.1:1");
+}

@@ -30,6 +30,10 @@ pub struct MethodView {
     /// From this instant on no provider is warming up (and none has a timestamp in the future).
     static_from: i64,
     loadbalance: Box<str>,
+    /// `sticky` as the first provider says for this method.
+    sticky: bool,
+    /// Each provider's `actives` limit for this method (0: none).
+    max_active: Box<[i32]>,
     states: [OnceLock<(usize, Box<dyn Any + Send + Sync>)>; STATE_SLOTS],
 }
 
@@ -63,7 +67,21 @@ impl MethodView {
             .filter(|name| !name.is_empty())
             .unwrap_or(super::DEFAULT_LOADBALANCE)
             .into();
+        let sticky =
+            first.is_some_and(|p| p.url().method_parameter(method, "sticky") == Some("true"));
+        let max_active = providers
+            .iter()
+            .map(|p| {
+                p.url()
+                    .method_parameter_number::<i32>(method, "actives")
+                    .ok()
+                    .flatten()
+                    .unwrap_or(0)
+            })
+            .collect();
         MethodView {
+            sticky,
+            max_active,
             method: method.into(),
             service_key: first
                 .map(|p| p.url().service_key())
@@ -116,8 +134,19 @@ impl MethodView {
 
     /// Method-level statistics of provider `index`.
     #[inline]
-    pub fn method_status(&self, index: usize) -> &RpcStatus {
+    pub fn method_status(&self, index: usize) -> &Arc<RpcStatus> {
         &self.method_status[index]
+    }
+
+    /// Whether calls of this method stick to the provider of the previous call (`sticky`, read from the
+    /// first provider as Dubbo reads it).
+    pub fn sticky(&self) -> bool {
+        self.sticky
+    }
+
+    /// Provider `index`'s limit on concurrent calls of this method (`actives`; 0 means none).
+    pub fn max_active(&self, index: usize) -> i32 {
+        self.max_active[index]
     }
 
     /// The configured weight of provider `index` for this method, before warmup.
