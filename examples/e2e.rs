@@ -15,7 +15,7 @@ pub struct Options {
     pub calls: u64,
     /// Concurrency levels.
     pub levels: Vec<usize>,
-    /// Rounds per client and level; the best is reported.
+    /// Rounds per client and level; the medians are reported.
     pub rounds: usize,
     /// Call this provider (e.g. the Java one) instead of starting an in-process rudder provider.
     pub url: Option<String>,
@@ -30,7 +30,7 @@ impl Options {
         let mut o = Options {
             calls: 20_000,
             levels: vec![1, 16, 128],
-            rounds: 3,
+            rounds: 7,
             url: None,
         };
         let mut args = args;
@@ -108,8 +108,9 @@ pub async fn run(options: &Options) -> Vec<String> {
         "concurrency", "bare QPS", "p50", "p99", "rudder QPS", "p50", "p99", "cost"
     )];
     for &level in &options.levels {
-        let (mut best_bare, mut best_ref): (Option<Measurement>, Option<Measurement>) =
-            (None, None);
+        // Alternate the clients round by round so machine noise hits both alike; report the median
+        // round of each, and the median of the per-round costs.
+        let (mut bares, mut rudders, mut costs) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..options.rounds.max(1) {
             let b = measure(level, options.calls, {
                 let (bare, url) = (Arc::clone(&bare), Arc::clone(&parsed));
@@ -127,10 +128,12 @@ pub async fn run(options: &Options) -> Vec<String> {
                 }
             })
             .await;
-            best_bare = Some(best(best_bare, b));
-            best_ref = Some(best(best_ref, r));
+            costs.push(100.0 * (b.qps - r.qps) / b.qps);
+            bares.push(b);
+            rudders.push(r);
         }
-        let (b, r) = (best_bare.expect("one round"), best_ref.expect("one round"));
+        let (b, r) = (median_by_qps(&mut bares), median_by_qps(&mut rudders));
+        costs.sort_by(f64::total_cmp);
         report.push(format!(
             "{level:>11} | {:>10.0} {:>9} {:>9} | {:>10.0} {:>9} {:>9} | {:>7.1}%",
             b.qps,
@@ -139,10 +142,11 @@ pub async fn run(options: &Options) -> Vec<String> {
             r.qps,
             micros(r.p50),
             micros(r.p99),
-            100.0 * (b.qps - r.qps) / b.qps
+            costs[costs.len() / 2]
         ));
-        if b.errors + r.errors > 0 {
-            report.push(format!("  errors: bare {}, rudder {}", b.errors, r.errors));
+        let errors: u64 = bares.iter().chain(&rudders).map(|m| m.errors).sum();
+        if errors > 0 {
+            report.push(format!("  errors: {errors}"));
         }
     }
     if let Some(server) = server {
@@ -151,11 +155,9 @@ pub async fn run(options: &Options) -> Vec<String> {
     report
 }
 
-fn best(current: Option<Measurement>, candidate: Measurement) -> Measurement {
-    match current {
-        Some(c) if c.qps >= candidate.qps => c,
-        _ => candidate,
-    }
+fn median_by_qps(rounds: &mut [Measurement]) -> Measurement {
+    rounds.sort_by(|a, b| a.qps.total_cmp(&b.qps));
+    rounds[rounds.len() / 2]
 }
 
 fn micros(d: Duration) -> String {

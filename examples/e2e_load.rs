@@ -3,11 +3,12 @@
 //! dubbo:// provider over loopback. Prints QPS and p50/p99 per concurrency, and the cluster layer's cost.
 //!
 //! ```text
-//! cargo run --release -p rudder-examples --example e2e_load -- [--calls 20000] [--levels 1,16,128] [--rounds 3]
+//! cargo run --release -p rudder-examples --example e2e_load -- [--calls 20000] [--levels 1,16,128] [--rounds 7]
 //!     [--url dubbo://127.0.0.1:PORT/org.rudder.it.GreetingService]   # an external provider, e.g. the Java one
 //! ```
-//! Each measurement is bounded by `--calls` calls and 30 s; the best of `--rounds` rounds is reported for
-//! each client, the two clients alternating so that machine noise hits both alike.
+//! Each measurement is bounded by `--calls` calls and 30 s. The two clients alternate for `--rounds`
+//! rounds so that machine noise hits both alike; the median round of each is reported, and the cost is
+//! the median of the per-round differences.
 
 use rudder_examples::e2e::{run, Options};
 
