@@ -8,6 +8,9 @@ use bytes::{Buf, Bytes, BytesMut};
 use rudder_hessian::Hessian2Writer;
 
 use super::error::FrameError;
+
+/// The most the decoder reserves ahead of bytes that have not arrived yet.
+const RESERVE_STEP: usize = 64 * 1024;
 use super::header::{Flags, Header, HEADER_LEN};
 
 /// Dubbo's default `payload` limit: 8 MiB.
@@ -77,8 +80,9 @@ impl FrameDecoder {
         // Checked above against the limit, so this cannot overflow or over-reserve.
         let len = header.body_len as usize;
         if src.len() < len {
-            // Room for the rest of this body plus the next header, as tokio-util does.
-            src.reserve(len - src.len() + HEADER_LEN);
+            // Room for more of this body plus the next header, in steps: memory follows the bytes that
+            // actually arrive, so a header that claims the full limit and sends nothing costs 64 KiB.
+            src.reserve((len - src.len()).min(RESERVE_STEP) + HEADER_LEN);
             return Ok(None);
         }
         self.state = DecodeState::Head;
