@@ -143,6 +143,14 @@ pub(crate) fn least_key_weighted(
 ) -> Option<usize> {
     thread_local! {
         static KEYS: std::cell::RefCell<Vec<(i64, i32)>> = const { std::cell::RefCell::new(Vec::new()) };
+        static PLAIN_KEYS: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if let (true, Some(weights)) = (pick.excluded.is_empty(), view.static_weights(pick)) {
+        // The steady state: nothing excluded, no warmup in progress, no weight hook.
+        return PLAIN_KEYS.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut keys) => least_key_static(&mut keys, weights, rng, &key),
+            Err(_) => least_key_static(&mut Vec::new(), weights, rng, &key),
+        });
     }
     let mut decide = |keys: &mut Vec<(i64, i32)>| {
         keys.clear();
@@ -215,6 +223,50 @@ pub(crate) fn least_key_weighted(
         Ok(mut keys) => decide(&mut keys),
         Err(_) => decide(&mut Vec::new()),
     })
+}
+
+/// [`least_key_weighted`] over every provider with precomputed weights: tight passes over contiguous
+/// arrays (keys read once into `keys`, then the tie statistics, then the weighted walk).
+fn least_key_static(
+    keys: &mut Vec<i64>,
+    weights: &[i32],
+    rng: &mut dyn PickRng,
+    key: impl Fn(usize) -> i64,
+) -> Option<usize> {
+    keys.clear();
+    keys.extend((0..weights.len()).map(key));
+    let least = *keys.iter().min()?;
+    let (mut ties, mut total, mut first) = (0u64, 0i64, usize::MAX);
+    let (mut lightest, mut heaviest) = (i32::MAX, i32::MIN);
+    for (i, (&k, &w)) in keys.iter().zip(weights).enumerate() {
+        if k == least {
+            first = first.min(i);
+            ties += 1;
+            total += i64::from(w);
+            lightest = lightest.min(w);
+            heaviest = heaviest.max(w);
+        }
+    }
+    if ties == 1 {
+        return Some(first);
+    }
+    let tied = || {
+        keys.iter()
+            .zip(weights)
+            .enumerate()
+            .skip(first)
+            .filter(|(_, (&k, _))| k == least)
+    };
+    if lightest != heaviest && total > 0 {
+        let mut offset = rng.below(total as u64) as i64;
+        for (i, (_, &w)) in tied() {
+            offset -= i64::from(w);
+            if offset < 0 {
+                return Some(i);
+            }
+        }
+    }
+    tied().nth(rng.below(ties) as usize).map(|(i, _)| i)
 }
 
 /// A stable small number identifying a policy instance, for [`MethodView::with_state`].
