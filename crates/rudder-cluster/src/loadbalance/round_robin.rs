@@ -12,7 +12,7 @@
 //! not the pick as a whole, so its concurrent callers only approximate it.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use dashmap::DashMap;
@@ -80,47 +80,41 @@ struct Table {
     slots: Vec<Slot>,
     by_identity: HashMap<Box<str>, u32>,
     free: Vec<u32>,
-    next_tag: u32,
+    /// Increases whenever slots are freed: a view's slot indices are valid while it saw this epoch.
+    epoch: u64,
     last_recycle: i64,
 }
 
 /// Dubbo's `WeightedRoundRobin` for one provider identity.
 #[derive(Debug, Default, Clone, Copy)]
 struct Slot {
-    /// Changes whenever the slot is given to another identity; 0 while free.
-    tag: u32,
     weight: i32,
     current: i64,
     last_update: i64,
 }
 
-/// A view's providers mapped to table slots: `tag << 32 | index`, re-resolved when a tag no longer
-/// matches (the slot was recycled) or on first use.
+/// A view's providers mapped to table slots, resolved by identity on first use and again after the
+/// table freed slots (a new epoch), so the pick loop itself only indexes.
 #[derive(Debug)]
 struct ViewSlots {
     group: Arc<Group>,
-    slots: Box<[AtomicU64]>,
+    /// The table epoch the indices below were resolved in; `u64::MAX` before the first pick.
+    epoch: AtomicU64,
+    slots: Box<[AtomicU32]>,
 }
-
-const UNRESOLVED: u64 = u64::MAX;
 
 impl Table {
     fn slot_for(&mut self, identity: &str) -> u32 {
         if let Some(&index) = self.by_identity.get(identity) {
             return index;
         }
-        self.next_tag = self.next_tag.wrapping_add(1).max(1);
-        let slot = Slot {
-            tag: self.next_tag,
-            ..Slot::default()
-        };
         let index = match self.free.pop() {
             Some(index) => {
-                self.slots[index as usize] = slot;
+                self.slots[index as usize] = Slot::default();
                 index
             }
             None => {
-                self.slots.push(slot);
+                self.slots.push(Slot::default());
                 (self.slots.len() - 1) as u32
             }
         };
@@ -134,17 +128,32 @@ impl Table {
             return;
         }
         self.last_recycle = now;
-        let slots = &mut self.slots;
+        let slots = &self.slots;
         let free = &mut self.free;
+        let before = free.len();
         self.by_identity.retain(|_, &mut index| {
-            let slot = &mut slots[index as usize];
-            let keep = now - slot.last_update <= period;
+            let keep = now - slots[index as usize].last_update <= period;
             if !keep {
-                slot.tag = 0;
                 free.push(index);
             }
             keep
         });
+        if free.len() != before {
+            self.epoch += 1;
+        }
+    }
+}
+
+impl ViewSlots {
+    /// Makes every provider's slot index valid for the table's current epoch.
+    fn validate(&self, table: &mut Table, view: &MethodView) {
+        if self.epoch.load(Relaxed) == table.epoch {
+            return;
+        }
+        for (slot, provider) in self.slots.iter().zip(view.providers()) {
+            slot.store(table.slot_for(provider.identity()), Relaxed);
+        }
+        self.epoch.store(table.epoch, Relaxed);
     }
 }
 
@@ -152,9 +161,8 @@ impl RoundRobin {
     fn resolve(&self, view: &MethodView) -> ViewSlots {
         ViewSlots {
             group: self.group(view),
-            slots: (0..view.len())
-                .map(|_| AtomicU64::new(UNRESOLVED))
-                .collect(),
+            epoch: AtomicU64::new(u64::MAX),
+            slots: (0..view.len()).map(|_| AtomicU32::new(0)).collect(),
         }
     }
 }
@@ -177,49 +185,42 @@ impl LoadBalance for RoundRobin {
                     .table
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner);
-                let mut total = 0i64;
-                let mut best: Option<(usize, u32, i64)> = None;
+                state.validate(&mut table, view);
+                let (mut total, mut best, mut best_slot, mut max) =
+                    (0i64, usize::MAX, 0usize, i64::MIN);
                 let mut candidates = 0usize;
+                let check = !pick.excluded.is_empty();
                 for (i, cached) in state.slots.iter().enumerate() {
-                    if !pick.allows(view, i) {
+                    if check && !pick.allows(view, i) {
                         continue;
                     }
                     candidates += 1;
-                    let packed = cached.load(Relaxed);
-                    let (tag, mut index) = ((packed >> 32) as u32, packed as u32);
-                    if table
-                        .slots
-                        .get(index as usize)
-                        .is_none_or(|slot| slot.tag != tag || tag == 0)
-                    {
-                        index = table.slot_for(view.providers()[i].identity());
-                        cached.store(
-                            u64::from(table.slots[index as usize].tag) << 32 | u64::from(index),
-                            Relaxed,
-                        );
-                    }
                     let weight = match static_weights {
                         Some(weights) => weights[i],
                         None => view.weight(i, pick),
                     };
-                    let slot = &mut table.slots[index as usize];
+                    let index = cached.load(Relaxed) as usize;
+                    let slot = &mut table.slots[index];
                     if slot.weight != weight {
                         slot.weight = weight;
                         slot.current = 0;
                     }
                     slot.current += i64::from(weight);
                     slot.last_update = pick.now;
-                    if best.is_none_or(|(_, _, max)| slot.current > max) {
-                        best = Some((i, index, slot.current));
+                    // Strictly greater: the earliest provider wins a tie, as in Dubbo.
+                    if slot.current > max {
+                        (best, best_slot, max) = (i, index, slot.current);
                     }
                     total += i64::from(weight);
                 }
                 if candidates != table.by_identity.len() {
                     table.recycle(pick.now, self.recycle_period);
                 }
-                let (chosen, index, _) = best?;
-                table.slots[index as usize].current -= total;
-                Some(chosen)
+                if best == usize::MAX {
+                    return None;
+                }
+                table.slots[best_slot].current -= total;
+                Some(best)
             },
         )
     }
