@@ -122,7 +122,8 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(registry) = &args.registry {
         writeln!(
             out,
-            "providers registered in and discovered through ZooKeeper at {registry}\n"
+            "providers registered in and discovered through ZooKeeper at {}\n",
+            redacted(registry)
         )?;
     }
     for (name, note) in STRATEGIES {
@@ -157,11 +158,16 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// The registry URL for messages: credentials left out (`DubboUrl`'s `Display` never shows them).
+fn redacted(registry: &str) -> String {
+    DubboUrl::parse(registry).map_or_else(|_| "the registry".to_owned(), |u| u.to_string())
+}
+
 /// Registers the embedded providers in ZooKeeper, as Dubbo providers register themselves.
 async fn register(registry: &str, urls: &[String]) -> Result<ZookeeperRegistry> {
     let zookeeper = ZookeeperRegistry::connect(registry, RegistryOptions::default())
         .await
-        .with_context(|| format!("connecting to {registry}"))?;
+        .with_context(|| format!("connecting to {}", redacted(registry)))?;
     for url in urls {
         zookeeper.register_provider(&DubboUrl::parse(url)?).await?;
     }
