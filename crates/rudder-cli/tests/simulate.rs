@@ -145,3 +145,21 @@ fn bad_input_is_a_clear_error() {
     let (code, _, _) = rudder(&["simulate", "--provider", A, "--args", "[1,"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn an_unreachable_registry_is_a_clear_error_that_never_shows_the_password() {
+    let registry = "zookeeper://admin:s3cret@127.0.0.1:1";
+    let (code, out, err) = rudder(&[
+        "providers",
+        "--registry",
+        registry,
+        "--interface",
+        "com.acme.Greeter",
+        "--connect-timeout",
+        "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("unreachable"), "{err}");
+    assert!(!err.contains("s3cret"), "the password leaked: {err}");
+}
