@@ -105,16 +105,18 @@ async fn providers_appear_and_disappear() {
         .expect("subscribe");
     assert_eq!(addresses(&directory), ["127.0.0.1:20880"]);
 
+    // rudder cannot call Triple yet, so a tri:// provider is not offered to the balancer.
     put(&zk, "providers", "tri://127.0.0.1:50051/com.acme.Greeter").await;
+    put(&zk, "providers", "dubbo://127.0.0.1:20881/com.acme.Greeter").await;
     wait_providers(&subscription, 2).await;
     assert_eq!(
         addresses(&directory),
-        ["127.0.0.1:20880", "127.0.0.1:50051"]
+        ["127.0.0.1:20880", "127.0.0.1:20881"]
     );
 
     zk.delete(&a, None).await.expect("delete provider");
     wait_providers(&subscription, 1).await;
-    assert_eq!(addresses(&directory), ["127.0.0.1:50051"]);
+    assert_eq!(addresses(&directory), ["127.0.0.1:20881"]);
 
     // The consumer is registered where Java tools look, and removed on close.
     let consumers = zk
@@ -129,7 +131,7 @@ async fn providers_appear_and_disappear() {
     // An empty list read over a live connection means no provider.
     let b = format!(
         "/dubbo/com.acme.Greeter/providers/{}",
-        DubboUrl::parse("tri://127.0.0.1:50051/com.acme.Greeter")
+        DubboUrl::parse("dubbo://127.0.0.1:20881/com.acme.Greeter")
             .unwrap()
             .to_node_name()
     );
