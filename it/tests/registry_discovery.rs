@@ -3,6 +3,8 @@
 //!
 //! Needs Docker and the local image: run `scripts/it-setup.sh` first.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,18 +18,6 @@ use zookeeper_client::{Acls, Client, CreateMode};
 
 /// Upper bound for anything the tests wait on; generous for a loaded 2-core machine.
 const WAIT: Duration = Duration::from_secs(30);
-
-async fn zookeeper() -> ZooKeeperContainer {
-    ZooKeeperContainer::start()
-        .await
-        .unwrap_or_else(|err| panic!("{err}"))
-}
-
-async fn writer(zookeeper: &ZooKeeperContainer) -> Client {
-    Client::connect(&zookeeper.connect_string())
-        .await
-        .expect("writer connects")
-}
 
 fn options() -> RegistryOptions {
     RegistryOptions::default()
@@ -86,8 +76,8 @@ fn addresses(directory: &Directory) -> Vec<String> {
 
 #[tokio::test]
 async fn providers_appear_and_disappear() {
-    let zookeeper = zookeeper().await;
-    let zk = writer(&zookeeper).await;
+    let zookeeper = common::zookeeper().await;
+    let zk = common::writer(&zookeeper).await;
     let a = put(
         &zk,
         "providers",
@@ -95,14 +85,8 @@ async fn providers_appear_and_disappear() {
     )
     .await;
     let registry = registry(&zookeeper).await;
-    let directory = Arc::new(Directory::default());
-    let subscription = registry
-        .subscribe(
-            ConsumerSpec::new("com.acme.Greeter"),
-            Arc::clone(&directory),
-        )
-        .await
-        .expect("subscribe");
+    let (directory, subscription) =
+        common::subscribe(&registry, ConsumerSpec::new("com.acme.Greeter")).await;
     assert_eq!(addresses(&directory), ["127.0.0.1:20880"]);
 
     // rudder cannot call Triple yet, so a tri:// provider is not offered to the balancer.
@@ -150,8 +134,8 @@ async fn providers_appear_and_disappear() {
 
 #[tokio::test]
 async fn version_and_group_filter_providers() {
-    let zookeeper = zookeeper().await;
-    let zk = writer(&zookeeper).await;
+    let zookeeper = common::zookeeper().await;
+    let zk = common::writer(&zookeeper).await;
     for url in [
         "dubbo://127.0.0.1:1/com.acme.Shop?version=1.0.0&group=blue",
         "dubbo://127.0.0.1:2/com.acme.Shop?version=1.0.0&group=green",
@@ -188,11 +172,7 @@ async fn version_and_group_filter_providers() {
         ),
     ];
     for (spec, expected) in cases {
-        let directory = Arc::new(Directory::default());
-        let subscription = registry
-            .subscribe(spec.clone(), Arc::clone(&directory))
-            .await
-            .expect("subscribe");
+        let (directory, subscription) = common::subscribe(&registry, spec.clone()).await;
         let mut got = addresses(&directory);
         got.sort();
         assert_eq!(got, expected, "{spec:?}");
@@ -215,8 +195,8 @@ fn picks(balancer: &Balancer, n: usize) -> (usize, usize) {
 
 #[tokio::test]
 async fn a_configurator_weight_change_shows_in_the_next_picks() {
-    let zookeeper = zookeeper().await;
-    let zk = writer(&zookeeper).await;
+    let zookeeper = common::zookeeper().await;
+    let zk = common::writer(&zookeeper).await;
     put(
         &zk,
         "providers",
@@ -230,14 +210,8 @@ async fn a_configurator_weight_change_shows_in_the_next_picks() {
     )
     .await;
     let registry = registry(&zookeeper).await;
-    let directory = Arc::new(Directory::default());
-    let subscription = registry
-        .subscribe(
-            ConsumerSpec::new("com.acme.Greeter"),
-            Arc::clone(&directory),
-        )
-        .await
-        .expect("subscribe");
+    let (directory, subscription) =
+        common::subscribe(&registry, ConsumerSpec::new("com.acme.Greeter")).await;
     let balancer = Balancer::builder(Arc::clone(&directory)).seed(1).build();
     assert_eq!(picks(&balancer, 400), (200, 200));
 
@@ -273,19 +247,13 @@ async fn a_configurator_weight_change_shows_in_the_next_picks() {
 
 #[tokio::test]
 async fn a_disabling_configurator_removes_the_provider() {
-    let zookeeper = zookeeper().await;
-    let zk = writer(&zookeeper).await;
+    let zookeeper = common::zookeeper().await;
+    let zk = common::writer(&zookeeper).await;
     put(&zk, "providers", "dubbo://127.0.0.1:20880/com.acme.Greeter").await;
     put(&zk, "providers", "dubbo://127.0.0.1:20881/com.acme.Greeter").await;
     let registry = registry(&zookeeper).await;
-    let directory = Arc::new(Directory::default());
-    let subscription = registry
-        .subscribe(
-            ConsumerSpec::new("com.acme.Greeter"),
-            Arc::clone(&directory),
-        )
-        .await
-        .expect("subscribe");
+    let (directory, subscription) =
+        common::subscribe(&registry, ConsumerSpec::new("com.acme.Greeter")).await;
     put(
         &zk,
         "configurators",
@@ -299,8 +267,8 @@ async fn a_disabling_configurator_removes_the_provider() {
 
 #[tokio::test]
 async fn malformed_nodes_are_skipped_and_counted() {
-    let zookeeper = zookeeper().await;
-    let zk = writer(&zookeeper).await;
+    let zookeeper = common::zookeeper().await;
+    let zk = common::writer(&zookeeper).await;
     put(&zk, "providers", "dubbo://127.0.0.1:20880/com.acme.Greeter").await;
     put_raw(&zk, "com.acme.Greeter", "providers", "dubbo%3A%2F%2F%ZZ").await;
     put_raw(
@@ -317,14 +285,8 @@ async fn malformed_nodes_are_skipped_and_counted() {
     )
     .await;
     let registry = registry(&zookeeper).await;
-    let directory = Arc::new(Directory::default());
-    let subscription = registry
-        .subscribe(
-            ConsumerSpec::new("com.acme.Greeter"),
-            Arc::clone(&directory),
-        )
-        .await
-        .expect("subscribe despite bad nodes");
+    let (directory, subscription) =
+        common::subscribe(&registry, ConsumerSpec::new("com.acme.Greeter")).await;
     assert_eq!(addresses(&directory), ["127.0.0.1:20880"]);
     let status = subscription.status().borrow().clone();
     assert_eq!(status.malformed, 2, "{status:?}");
@@ -339,8 +301,8 @@ async fn malformed_nodes_are_skipped_and_counted() {
 #[tokio::test]
 async fn ten_thousand_providers_load_and_one_change_applies() {
     const N: usize = 10_000;
-    let zookeeper = zookeeper().await;
-    let zk = writer(&zookeeper).await;
+    let zookeeper = common::zookeeper().await;
+    let zk = common::writer(&zookeeper).await;
     let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
     let parent = "/dubbo/com.acme.Big/providers";
     zk.mkdir(parent, &persistent).await.expect("mkdir");
@@ -392,7 +354,7 @@ async fn ten_thousand_providers_load_and_one_change_applies() {
 
 #[tokio::test]
 async fn backup_hosts_credentials_and_chroot_are_honoured() {
-    let zookeeper = zookeeper().await;
+    let zookeeper = common::zookeeper().await;
     let dead_port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.local_addr().expect("addr").port()
@@ -407,16 +369,10 @@ async fn backup_hosts_credentials_and_chroot_are_honoured() {
         .await
         .expect("connects through the backup host");
     assert!(!format!("{registry:?}").contains("s3cret"));
-    let directory = Arc::new(Directory::default());
-    let subscription = registry
-        .subscribe(
-            ConsumerSpec::new("com.acme.Greeter"),
-            Arc::clone(&directory),
-        )
-        .await
-        .expect("subscribe");
+    let (directory, subscription) =
+        common::subscribe(&registry, ConsumerSpec::new("com.acme.Greeter")).await;
     let providers = "/prod/dubbo/com.acme.Greeter/providers";
-    let anonymous = writer(&zookeeper).await;
+    let anonymous = common::writer(&zookeeper).await;
     assert_eq!(
         anonymous.list_children(providers).await,
         Err(zookeeper_client::Error::NoAuth)

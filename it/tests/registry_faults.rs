@@ -4,6 +4,8 @@
 //! Needs Docker and the local image: run `scripts/it-setup.sh` first. The 30-second outage is part of
 //! what is being tested (picks must keep working throughout), not a synchronisation sleep.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,18 +22,6 @@ use zookeeper_client::{Acls, Client, CreateMode};
 const WAIT: Duration = Duration::from_secs(60);
 const OUTAGE: Duration = Duration::from_secs(30);
 const CONSUMERS: &str = "/dubbo/com.acme.Greeter/consumers";
-
-async fn zookeeper() -> ZooKeeperContainer {
-    ZooKeeperContainer::start()
-        .await
-        .unwrap_or_else(|err| panic!("{err}"))
-}
-
-async fn writer(zookeeper: &ZooKeeperContainer) -> Client {
-    Client::connect(&zookeeper.connect_string())
-        .await
-        .expect("writer connects")
-}
 
 async fn put_provider(client: &Client, address: &str) {
     let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
@@ -56,14 +46,8 @@ async fn subscribe(
     let registry = ZookeeperRegistry::connect(&url, options)
         .await
         .expect("registry connects");
-    let directory = Arc::new(Directory::default());
-    let subscription = registry
-        .subscribe(
-            ConsumerSpec::new("com.acme.Greeter"),
-            Arc::clone(&directory),
-        )
-        .await
-        .expect("subscribe");
+    let (directory, subscription) =
+        common::subscribe(&registry, ConsumerSpec::new("com.acme.Greeter")).await;
     (registry, directory, subscription)
 }
 
@@ -114,8 +98,8 @@ async fn unreachable_zookeeper_fails_clearly_within_the_wait() {
 
 #[tokio::test]
 async fn thirty_seconds_without_zookeeper_keep_picks_working_and_resync_after() {
-    let zookeeper = zookeeper().await;
-    let zk = writer(&zookeeper).await;
+    let zookeeper = common::zookeeper().await;
+    let zk = common::writer(&zookeeper).await;
     put_provider(&zk, "127.0.0.1:20880").await;
     put_provider(&zk, "127.0.0.1:20881").await;
     drop(zk);
@@ -145,7 +129,7 @@ async fn thirty_seconds_without_zookeeper_keep_picks_working_and_resync_after() 
     assert!(picked > 1_000, "only {picked} picks in {OUTAGE:?}");
 
     zookeeper.start_again().await.expect("restart ZooKeeper");
-    let zk = writer(&zookeeper).await;
+    let zk = common::writer(&zookeeper).await;
     put_provider(&zk, "127.0.0.1:20882").await;
     must_reach(&subscription, "re-synced after restart", |s| {
         s.connected && s.registered && s.providers == 3
@@ -159,8 +143,8 @@ async fn thirty_seconds_without_zookeeper_keep_picks_working_and_resync_after() 
 
 #[tokio::test]
 async fn an_expired_session_is_replaced_and_the_consumer_registered_again() {
-    let zookeeper = zookeeper().await;
-    let zk = writer(&zookeeper).await;
+    let zookeeper = common::zookeeper().await;
+    let zk = common::writer(&zookeeper).await;
     put_provider(&zk, "127.0.0.1:20880").await;
     let options = RegistryOptions::default()
         .with_connect_timeout(Duration::from_secs(2))
@@ -185,7 +169,7 @@ async fn an_expired_session_is_replaced_and_the_consumer_registered_again() {
     })
     .await;
     assert!(registry.sessions_established() >= 2);
-    let zk = writer(&zookeeper).await;
+    let zk = common::writer(&zookeeper).await;
     let (_, again) = zk.get_data(&node).await.expect("consumer node re-created");
     assert_ne!(
         again.ephemeral_owner, first.ephemeral_owner,
