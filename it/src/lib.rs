@@ -11,12 +11,14 @@
 //! # Ok(()) }
 //! ```
 
+mod cli;
 mod error;
 mod loopback;
 mod peers;
 mod zookeeper_container;
 mod zookeeper_image;
 
+pub use cli::{run_rudder, CliOutput};
 pub use error::HarnessError;
 pub use peers::{Peer, PeerConfig, PeerKind};
 pub use zookeeper_container::ZooKeeperContainer;

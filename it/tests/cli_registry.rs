@@ -1,34 +1,14 @@
 //! The `rudder` binary against a real ZooKeeper: `providers`, `simulate --registry`, `demo --registry`.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use rudder::DubboUrl;
-use rudder_it::ZooKeeperContainer;
+use rudder_it::{run_rudder, ZooKeeperContainer};
 use rudder_registry::{RegistryOptions, ZookeeperRegistry};
 
-fn rudder_binary() -> PathBuf {
-    // Built by `cargo test --workspace` (rudder-cli is a workspace member); run that, or build it first.
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/debug/rudder");
-    assert!(
-        path.exists(),
-        "{} is missing: cargo build -p rudder-cli",
-        path.display()
-    );
-    path
-}
-
 async fn rudder(args: &[&str]) -> (i32, String, String) {
-    let out = tokio::process::Command::new(rudder_binary())
-        .args(args)
-        .output()
-        .await
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let out = run_rudder(args).await;
+    (out.code, out.stdout, out.stderr)
 }
 
 const SERVICE: &str = "com.acme.Greeter";

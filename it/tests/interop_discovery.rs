@@ -9,7 +9,7 @@ use rudder::cluster::loadbalance::Pick;
 use rudder::common::clock::{Clock, ManualClock, SystemClock};
 
 use rudder::{Reference, Value};
-use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};
+use rudder_it::{run_rudder, Peer, PeerConfig, PeerKind, ZooKeeperContainer};
 
 const SERVICE: &str = "org.rudder.it.GreetingService";
 const READY_WITHIN: Duration = Duration::from_secs(120);
@@ -124,50 +124,31 @@ async fn rudder_invoke_finds_the_java_provider_in_zookeeper() {
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
     let _provider = java(&zookeeper, "java-cli", 100).await;
     let registry = format!("zookeeper://{}", zookeeper.connect_string());
-    let rudder = std::env::var("CARGO_BIN_EXE_rudder").ok().map_or_else(
-        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/debug/rudder"),
-        std::path::PathBuf::from,
-    );
-    let out = tokio::process::Command::new(&rudder)
-        .args([
-            "invoke",
-            "--registry",
-            &registry,
-            "--interface",
-            SERVICE,
-            "--method",
-            "add",
-            "--args",
-            "[20, 22]",
-        ])
-        .args(["--calls", "2"])
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), "42\n42\n");
+    let add = [
+        "invoke",
+        "--registry",
+        &registry,
+        "--interface",
+        SERVICE,
+        "--method",
+        "add",
+    ];
+    let out = run_rudder(&[&add[..], &["--args", "[20, 22]", "--calls", "2"]].concat()).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "42\n42\n");
 
-    let out = tokio::process::Command::new(&rudder)
-        .args([
-            "invoke",
-            "--registry",
-            &registry,
-            "--interface",
-            SERVICE,
-            "--method",
-            "fail",
-            "--args",
-            "[\"no\"]",
-        ])
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let fail = [
+        "invoke",
+        "--registry",
+        &registry,
+        "--interface",
+        SERVICE,
+        "--method",
+        "fail",
+    ];
+    let out = run_rudder(&[&fail[..], &["--args", "[\"no\"]"]].concat()).await;
+    assert_eq!(out.code, 1);
+    let stderr = out.stderr;
     assert!(
         stderr.contains("business") && stderr.contains("GreetingException"),
         "{stderr}"
