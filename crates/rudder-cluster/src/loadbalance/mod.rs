@@ -133,8 +133,9 @@ pub(crate) fn with_candidates<T>(f: impl FnOnce(&mut Vec<(usize, i32)>) -> T) ->
 /// Dubbo's "lowest key wins, weighted random among ties" (`leastactive`, `shortestresponse`).
 ///
 /// `key` is read exactly once per allowed provider (live counters change under us, and one decision
-/// must see one set of values) into a per-thread buffer; the tie-break then runs over that buffer and
-/// the view's contiguous weights. With no exclusions, three tight passes and no allocation.
+/// must see one set of values) into a per-thread buffer; the decision then runs over that buffer and
+/// the weights. In the steady state (nothing excluded, no warmup, no weight hook) the weights are the
+/// view's precomputed ones; otherwise they are computed for every allowed provider, as Dubbo does.
 pub(crate) fn least_key_weighted(
     view: &MethodView,
     pick: &Pick<'_>,
@@ -142,104 +143,54 @@ pub(crate) fn least_key_weighted(
     key: impl Fn(usize) -> i64,
 ) -> Option<usize> {
     thread_local! {
-        static KEYS: std::cell::RefCell<Vec<(i64, i32)>> = const { std::cell::RefCell::new(Vec::new()) };
-        static PLAIN_KEYS: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
+        static SCRATCH: std::cell::RefCell<(Vec<i64>, Vec<i32>)> =
+            const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
     }
-    if let (true, Some(weights)) = (pick.excluded.is_empty(), view.static_weights(pick)) {
-        // The steady state: nothing excluded, no warmup in progress, no weight hook.
-        return PLAIN_KEYS.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut keys) => least_key_static(&mut keys, weights, rng, &key),
-            Err(_) => least_key_static(&mut Vec::new(), weights, rng, &key),
-        });
-    }
-    let mut decide = |keys: &mut Vec<(i64, i32)>| {
+    let mut decide = |(keys, weights): &mut (Vec<i64>, Vec<i32>)| {
         keys.clear();
-        let mut least = i64::MAX;
-        if pick.excluded.is_empty() {
-            keys.extend((0..view.len()).map(|i| {
-                let k = key(i);
-                least = least.min(k);
-                (k, 0)
-            }));
-        } else {
-            // Excluded providers get no key: encoded as a weight of -1, never a real weight.
-            for i in 0..view.len() {
-                if pick.allows(view, i) {
-                    let k = key(i);
-                    least = least.min(k);
-                    keys.push((k, 0));
-                } else {
-                    keys.push((i64::MAX, -1));
-                }
+        if let (true, Some(precomputed)) = (pick.excluded.is_empty(), view.static_weights(pick)) {
+            keys.extend((0..view.len()).map(&key));
+            return least_key_among(keys, precomputed, rng);
+        }
+        weights.clear();
+        for i in 0..view.len() {
+            if pick.allows(view, i) {
+                keys.push(key(i));
+                weights.push(view.weight(i, pick));
+            } else {
+                // Excluded: a weight of -1, which no real weight is.
+                keys.push(i64::MAX);
+                weights.push(-1);
             }
         }
-        if keys.iter().all(|k| k.1 < 0) {
-            return None;
-        }
-        let static_weights = view.static_weights(pick);
-        let (mut ties, mut total, mut first_tie, mut first_weight, mut same) =
-            (0u64, 0i64, 0usize, 0i32, true);
-        for (i, slot) in keys.iter_mut().enumerate() {
-            if slot.0 != least || slot.1 < 0 {
-                continue;
-            }
-            let w = match static_weights {
-                Some(weights) => weights[i],
-                None => view.weight(i, pick),
-            };
-            slot.1 = w;
-            if ties == 0 {
-                first_tie = i;
-                first_weight = w;
-            } else if w != first_weight {
-                same = false;
-            }
-            ties += 1;
-            total += i64::from(w);
-        }
-        if ties == 1 {
-            return Some(first_tie);
-        }
-        let is_tie = |slot: &(i64, i32)| slot.0 == least && slot.1 >= 0;
-        if !same && total > 0 {
-            let mut offset = rng.below(total as u64) as i64;
-            for (i, slot) in keys.iter().enumerate() {
-                if is_tie(slot) {
-                    offset -= i64::from(slot.1);
-                    if offset < 0 {
-                        return Some(i);
-                    }
-                }
-            }
-        }
-        let nth = rng.below(ties) as usize;
-        keys.iter()
-            .enumerate()
-            .filter(|(_, s)| is_tie(s))
-            .nth(nth)
-            .map(|(i, _)| i)
+        least_key_among(keys, weights, rng)
     };
-    KEYS.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut keys) => decide(&mut keys),
-        Err(_) => decide(&mut Vec::new()),
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => decide(&mut scratch),
+        // Re-entered from inside a pick (a weight hook that picks): use fresh buffers.
+        Err(_) => decide(&mut (Vec::new(), Vec::new())),
     })
 }
 
-/// [`least_key_weighted`] over every provider with precomputed weights: tight passes over contiguous
-/// arrays (keys read once into `keys`, then the tie statistics, then the weighted walk).
-fn least_key_static(
-    keys: &mut Vec<i64>,
-    weights: &[i32],
-    rng: &mut dyn PickRng,
-    key: impl Fn(usize) -> i64,
-) -> Option<usize> {
-    keys.clear();
-    keys.extend((0..weights.len()).map(key));
-    let least = *keys.iter().min()?;
+/// The decision of [`least_key_weighted`] over `keys[i]` and `weights[i]` (a negative weight marks an
+/// excluded provider): the lowest key; among ties, weighted random unless all weights are equal or
+/// zero, then uniform. Tight passes over contiguous arrays.
+fn least_key_among(keys: &[i64], weights: &[i32], rng: &mut dyn PickRng) -> Option<usize> {
+    let mut least = i64::MAX;
+    let mut any = false;
+    for (&k, &w) in keys.iter().zip(weights) {
+        if w >= 0 {
+            least = least.min(k);
+            any = true;
+        }
+    }
+    if !any {
+        return None;
+    }
     let (mut ties, mut total, mut first) = (0u64, 0i64, usize::MAX);
     let (mut lightest, mut heaviest) = (i32::MAX, i32::MIN);
     for (i, (&k, &w)) in keys.iter().zip(weights).enumerate() {
-        if k == least {
+        if k == least && w >= 0 {
             first = first.min(i);
             ties += 1;
             total += i64::from(w);
@@ -250,23 +201,19 @@ fn least_key_static(
     if ties == 1 {
         return Some(first);
     }
-    let tied = || {
-        keys.iter()
-            .zip(weights)
-            .enumerate()
-            .skip(first)
-            .filter(|(_, (&k, _))| k == least)
-    };
+    let tied = |i: usize| keys[i] == least && weights[i] >= 0;
     if lightest != heaviest && total > 0 {
         let mut offset = rng.below(total as u64) as i64;
-        for (i, (_, &w)) in tied() {
-            offset -= i64::from(w);
+        for i in (first..keys.len()).filter(|&i| tied(i)) {
+            offset -= i64::from(weights[i]);
             if offset < 0 {
                 return Some(i);
             }
         }
     }
-    tied().nth(rng.below(ties) as usize).map(|(i, _)| i)
+    (first..keys.len())
+        .filter(|&i| tied(i))
+        .nth(rng.below(ties) as usize)
 }
 
 /// A stable small number identifying a policy instance, for [`MethodView::with_state`].
