@@ -94,42 +94,6 @@ pub fn select(
     balancer.pick(view, invocation, pick, rng)
 }
 
-/// Dubbo's weighted tie-break over `candidates` (`(index, weight)` in list order): with differing weights
-/// and a positive total, the first candidate whose running sum exceeds a uniform offset in `0..total`;
-/// otherwise a uniform choice.
-pub(crate) fn weighted_choice(candidates: &[(usize, i32)], rng: &mut dyn PickRng) -> Option<usize> {
-    let (_, first) = *candidates.first()?;
-    let total: i64 = candidates.iter().map(|&(_, w)| i64::from(w)).sum();
-    let same = candidates.iter().all(|&(_, w)| w == first);
-    if !same && total > 0 {
-        let mut offset = rng.below(total as u64) as i64;
-        for &(i, w) in candidates {
-            offset -= i64::from(w);
-            if offset < 0 {
-                return Some(i);
-            }
-        }
-    }
-    Some(candidates[rng.below(candidates.len() as u64) as usize].0)
-}
-
-/// Runs `f` with an empty per-thread buffer for `(index, weight)` candidates.
-///
-/// The buffer keeps its capacity, so after warm-up a pick allocates nothing.
-pub(crate) fn with_candidates<T>(f: impl FnOnce(&mut Vec<(usize, i32)>) -> T) -> T {
-    thread_local! {
-        static SCRATCH: std::cell::RefCell<Vec<(usize, i32)>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buf) => {
-            buf.clear();
-            f(&mut buf)
-        }
-        // Re-entered from inside a pick (a weight hook that picks): use a fresh buffer.
-        Err(_) => f(&mut Vec::new()),
-    })
-}
-
 /// Dubbo's "lowest key wins, weighted random among ties" (`leastactive`, `shortestresponse`).
 ///
 /// `key` is read exactly once per allowed provider (live counters change under us, and one decision

@@ -12,7 +12,7 @@
 
 use rudder_common::invocation::Invocation;
 
-use super::{weighted_choice, with_candidates, LoadBalance, MethodView, Pick, PickRng};
+use super::{least_key_weighted, LoadBalance, MethodView, Pick, PickRng};
 
 /// Weighted random choice.
 ///
@@ -39,10 +39,8 @@ impl LoadBalance for Random {
             let offset = rng.below(total as u64) as i64;
             return Some(prefix.partition_point(|&sum| sum <= offset));
         }
-        with_candidates(|candidates| {
-            let allowed = (0..view.len()).filter(|&i| pick.allows(view, i));
-            candidates.extend(allowed.map(|i| (i, view.weight(i, pick))));
-            weighted_choice(candidates, rng)
-        })
+        // Weights change with time (warmup), a hook, or exclusions: all providers tie on the same key,
+        // which leaves exactly the weighted choice.
+        least_key_weighted(view, pick, rng, |_| 0)
     }
 }
