@@ -1,6 +1,11 @@
 //! Pick cost of each policy at 3, 10, 100 and 1000 providers, through `Balancer::select` (snapshot load,
 //! view lookup, policy, RNG), plus allocations per pick counted by a wrapping global allocator.
 //!
+//! `leastactive` and `shortestresponse` are measured twice: idle (no call in flight, no call finished: every
+//! provider ties, the common state of a lightly loaded service) and loaded (1 to 5 calls in flight and a
+//! different average response time per provider, so the lowest key is shared by about a fifth of them,
+//! or by one).
+//!
 //! Run: `cargo bench -p rudder-cluster --bench pick`. The allocation table is printed first.
 
 // The only unsafe code in the workspace: a global allocator that counts calls and forwards to `System`.
@@ -69,6 +74,24 @@ fn balancer(policy: &str, providers: usize) -> Balancer {
         .build()
 }
 
+/// Puts `b`'s providers under load: `(i * 7) % 5` calls in flight on provider `i`, and, for
+/// `shortestresponse`, eight finished calls of `1 + (i * 13) % 40` ms each. The returned guards keep the
+/// calls in flight.
+fn load(b: &Balancer) -> Vec<rudder_rpc::status::ActiveCall> {
+    let snapshot = b.directory().snapshot();
+    let mut in_flight = Vec::new();
+    for (i, provider) in snapshot.providers().iter().enumerate() {
+        for _ in 0..8 {
+            let call = provider.status().begin("sayHello", 0).unwrap();
+            call.finish(1 + (i as i64 * 13) % 40, true);
+        }
+        for _ in 0..(i * 7) % 5 {
+            in_flight.push(provider.status().begin("sayHello", 0).unwrap());
+        }
+    }
+    in_flight
+}
+
 fn call() -> Invocation {
     Invocation::new(
         "sayHello",
@@ -100,6 +123,19 @@ fn bench_picks(c: &mut Criterion) {
         let mut group = c.benchmark_group(policy);
         for n in SIZES {
             let b = balancer(policy, n);
+            let call = call();
+            b.select(&call, &[]).unwrap();
+            group.bench_with_input(BenchmarkId::from_parameter(n), &n, |bench, _| {
+                bench.iter(|| b.select(&call, &[]).unwrap())
+            });
+        }
+        group.finish();
+    }
+    for policy in ["leastactive", "shortestresponse"] {
+        let mut group = c.benchmark_group(format!("{policy}-loaded"));
+        for n in SIZES {
+            let b = balancer(policy, n);
+            let _in_flight = load(&b);
             let call = call();
             b.select(&call, &[]).unwrap();
             group.bench_with_input(BenchmarkId::from_parameter(n), &n, |bench, _| {

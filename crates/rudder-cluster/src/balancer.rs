@@ -102,9 +102,10 @@ impl Balancer {
         invocation: &Invocation,
         excluded: &[Arc<Provider>],
     ) -> Result<Arc<Provider>, RpcError> {
-        let snapshot = self.directory.load();
-        snapshot.with_view(invocation.method_name(), |view| {
-            self.select_in(view, invocation, excluded)
+        self.directory.with_current(|snapshot| {
+            snapshot.with_view(invocation.method_name(), |view| {
+                self.select_in(view, invocation, excluded)
+            })
         })
     }
 

@@ -29,21 +29,28 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, Cache};
 use rudder_common::url::DubboUrl;
 use rudder_rpc::status::StatusRegistry;
+use std::cell::RefCell;
 
 use crate::loadbalance::MethodView;
 use crate::provider::Provider;
+
+/// Methods whose views a snapshot finds without any atomic read-modify-write.
+const VIEW_SLOTS: usize = 16;
 
 /// One immutable provider snapshot, with per-method views built on first use.
 pub struct ProviderSet {
     providers: Arc<[Arc<Provider>]>,
     generation: u64,
-    /// Views by method: a short copy-on-write list, since a service has few methods and a pick only reads.
-    views: ArcSwap<Vec<(Box<str>, Arc<MethodView>)>>,
+    /// Views of the first methods called, filled in order and never replaced: finding one is a few
+    /// plain loads and string comparisons.
+    views: [OnceLock<(Box<str>, Arc<MethodView>)>; VIEW_SLOTS],
+    /// Views of any further methods: a copy-on-write list.
+    more_views: ArcSwap<Vec<(Box<str>, Arc<MethodView>)>>,
     views_writer: Mutex<()>,
 }
 
@@ -52,7 +59,8 @@ impl ProviderSet {
         ProviderSet {
             providers,
             generation,
-            views: ArcSwap::default(),
+            views: Default::default(),
+            more_views: ArcSwap::default(),
             views_writer: Mutex::new(()),
         }
     }
@@ -74,25 +82,37 @@ impl ProviderSet {
 
     /// Runs `f` with the view for `method` without taking a reference count: the pick path.
     pub fn with_view<R>(&self, method: &str, f: impl FnOnce(&Arc<MethodView>) -> R) -> R {
-        let views = self.views.load();
-        if let Some((_, view)) = views.iter().find(|(m, _)| **m == *method) {
+        let is_method = |(m, _): &&(Box<str>, Arc<MethodView>)| **m == *method;
+        let filled = self.views.iter().map_while(OnceLock::get);
+        if let Some((_, view)) = filled.clone().find(is_method) {
             return f(view);
         }
-        drop(views);
+        if filled.count() == VIEW_SLOTS {
+            if let Some((_, view)) = self.more_views.load().iter().find(is_method) {
+                return f(view);
+            }
+        }
         let _writer = self
             .views_writer
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let mut views = Vec::clone(&self.views.load());
-        let view = match views.iter().find(|(m, _)| **m == *method) {
-            Some((_, view)) => Arc::clone(view),
-            None => {
-                let view = Arc::new(MethodView::new(Arc::clone(&self.providers), method));
-                views.push((method.into(), Arc::clone(&view)));
-                self.views.store(Arc::new(views));
-                view
+        // Another thread may have built it while this one waited.
+        let filled = self.views.iter().map_while(OnceLock::get);
+        let more = self.more_views.load();
+        if let Some((_, view)) = filled.chain(more.iter()).find(is_method) {
+            return f(view);
+        }
+        let view = Arc::new(MethodView::new(Arc::clone(&self.providers), method));
+        match self.views.iter().find(|slot| slot.get().is_none()) {
+            Some(slot) => {
+                let _ = slot.set((method.into(), Arc::clone(&view)));
             }
-        };
+            None => {
+                let mut more = Vec::clone(&more);
+                more.push((method.into(), Arc::clone(&view)));
+                self.more_views.store(Arc::new(more));
+            }
+        }
         f(&view)
     }
 }
@@ -130,7 +150,8 @@ pub struct DirectoryUpdate {
 
 /// The directory of one service. Cheap to share behind an `Arc`.
 pub struct Directory {
-    current: ArcSwap<ProviderSet>,
+    /// Shared with the per-thread caches of [`Directory::with_current`].
+    current: Arc<ArcSwap<ProviderSet>>,
     statuses: Arc<StatusRegistry>,
     /// Writer-side index, by full URL; picks never touch it.
     writer: Mutex<Index>,
@@ -156,7 +177,10 @@ impl Directory {
     /// An empty directory whose providers take their statistics from `statuses`.
     pub fn new(statuses: Arc<StatusRegistry>) -> Directory {
         Directory {
-            current: ArcSwap::from_pointee(ProviderSet::new(Arc::from(Vec::new()), 0)),
+            current: Arc::new(ArcSwap::from_pointee(ProviderSet::new(
+                Arc::from(Vec::new()),
+                0,
+            ))),
             statuses,
             writer: Mutex::new(Index::default()),
             rejected: AtomicU64::new(0),
@@ -192,9 +216,38 @@ impl Directory {
         self.current.load_full()
     }
 
-    /// The current snapshot without a reference count, for the pick path.
-    pub(crate) fn load(&self) -> arc_swap::Guard<Arc<ProviderSet>> {
-        self.current.load()
+    /// Runs `f` with the current snapshot: the pick path.
+    ///
+    /// Loading from the `ArcSwap` costs two atomic read-modify-writes (taking and returning a debt
+    /// slot), and so does cloning the `Arc`. Each thread instead keeps an `arc_swap` cache of the last
+    /// snapshot it saw of its few most recent directories, which costs one plain load to validate.
+    /// A cached snapshot is kept alive until that thread next picks from the directory (or evicts
+    /// it); it is never used once a newer one is published.
+    pub(crate) fn with_current<R>(&self, f: impl FnOnce(&Arc<ProviderSet>) -> R) -> R {
+        type Recent = Vec<Cache<Arc<ArcSwap<ProviderSet>>, Arc<ProviderSet>>>;
+        /// Directories cached per thread; a thread rarely serves more services than this in a loop.
+        const CACHED: usize = 8;
+        thread_local! {
+            static RECENT: RefCell<Recent> = const { RefCell::new(Vec::new()) };
+        }
+        RECENT.with(|cell| {
+            let Ok(mut recent) = cell.try_borrow_mut() else {
+                // A pick inside a pick (a weight hook that picks): no cache.
+                return f(&self.current.load());
+            };
+            let mine = |c: &Cache<_, _>| std::ptr::eq(c.arc_swap(), &*self.current);
+            let index = match recent.iter().position(mine) {
+                Some(index) => index,
+                None => {
+                    if recent.len() == CACHED {
+                        recent.remove(0);
+                    }
+                    recent.push(Cache::new(Arc::clone(&self.current)));
+                    recent.len() - 1
+                }
+            };
+            f(recent[index].load())
+        })
     }
 
     /// The statistics registry providers are attached to.

@@ -66,23 +66,27 @@ impl fmt::Display for RpcErrorKind {
 /// assert_eq!(e.kind().code(), 2);
 /// assert!(e.kind().is_retryable());
 /// ```
-#[derive(Debug, thiserror::Error)]
-#[error("{kind}: {message}")]
-pub struct RpcError {
+///
+/// One pointer wide: the details live in a box, so that the `Result`s of the pick and call paths fit in
+/// registers instead of being copied through memory at every level (errors are rare; successes are not).
+#[derive(Debug)]
+pub struct RpcError(Box<Details>);
+
+#[derive(Debug)]
+struct Details {
     kind: RpcErrorKind,
     message: String,
-    #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 impl RpcError {
     /// An error of `kind` with `message`.
     pub fn new(kind: RpcErrorKind, message: impl Into<String>) -> RpcError {
-        RpcError {
+        RpcError(Box::new(Details {
             kind,
             message: message.into(),
             source: None,
-        }
+        }))
     }
 
     /// The same error with a cause attached.
@@ -90,22 +94,38 @@ impl RpcError {
         mut self,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> RpcError {
-        self.source = Some(Box::new(source));
+        self.0.source = Some(Box::new(source));
         self
     }
 
     /// What kind of failure this is.
     pub fn kind(&self) -> RpcErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The message, without the kind.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
+    }
+}
+
+impl fmt::Display for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.0.kind, self.0.message)
+    }
+}
+
+impl std::error::Error for RpcError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0
+            .source
+            .as_deref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
     }
 }
 
 const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<RpcError>();
+    assert!(std::mem::size_of::<RpcError>() == std::mem::size_of::<usize>());
 };

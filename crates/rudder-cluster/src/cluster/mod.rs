@@ -216,29 +216,33 @@ impl<C: Caller> ClusterInvoker<C> {
 
     /// Picks the provider for one attempt, with what the call needs of it, in one look at the snapshot.
     fn pick(&self, invocation: &Invocation, tried: &[Arc<Provider>]) -> Result<Attempt, RpcError> {
-        let snapshot = self.balancer.directory().load();
-        snapshot.with_view(invocation.method_name(), |view| {
-            let sticky = view
-                .sticky()
-                .then(|| self.sticky_index(view, tried))
-                .flatten();
-            let index = match sticky {
-                Some(index) => index,
-                None => self.balancer.select_index_in(view, invocation, tried)?,
-            };
-            Ok(Attempt::new(view, index))
+        let directory = self.balancer.directory();
+        directory.with_current(|snapshot| {
+            snapshot.with_view(invocation.method_name(), |view| {
+                let sticky = view
+                    .sticky()
+                    .then(|| self.sticky_index(view, tried))
+                    .flatten();
+                let index = match sticky {
+                    Some(index) => index,
+                    None => self.balancer.select_index_in(view, invocation, tried)?,
+                };
+                Ok(Attempt::new(view, index))
+            })
         })
     }
 
     /// The first listed provider (`available` mode: no balancing).
     fn first_listed(&self, invocation: &Invocation) -> Result<Attempt, RpcError> {
-        let snapshot = self.balancer.directory().load();
-        snapshot.with_view(invocation.method_name(), |view| {
-            if view.is_empty() {
-                let message = format!("no provider available for {}", invocation.method_name());
-                return Err(RpcError::new(RpcErrorKind::NoProvider, message));
-            }
-            Ok(Attempt::new(view, 0))
+        let directory = self.balancer.directory();
+        directory.with_current(|snapshot| {
+            snapshot.with_view(invocation.method_name(), |view| {
+                if view.is_empty() {
+                    let message = format!("no provider available for {}", invocation.method_name());
+                    return Err(RpcError::new(RpcErrorKind::NoProvider, message));
+                }
+                Ok(Attempt::new(view, 0))
+            })
         })
     }
 

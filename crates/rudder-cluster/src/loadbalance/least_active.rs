@@ -30,8 +30,8 @@ impl LoadBalance for LeastActive {
         pick: &Pick<'_>,
         rng: &mut dyn PickRng,
     ) -> Option<usize> {
-        least_key_weighted(view, pick, rng, |i| {
-            i64::from(view.method_status(i).active())
+        least_key_weighted(view, pick, rng, view.method_statuses(), |status| {
+            i64::from(status.active())
         })
     }
 }

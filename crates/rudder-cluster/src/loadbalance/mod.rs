@@ -42,6 +42,8 @@
 
 pub mod consistent_hash;
 pub mod least_active;
+mod least_key;
+mod prefix_sums;
 pub mod random;
 mod registry;
 pub mod round_robin;
@@ -54,6 +56,8 @@ use std::fmt;
 use rudder_common::invocation::Invocation;
 
 pub use crate::rng::PickRng;
+use least_key::least_key_weighted;
+pub use prefix_sums::PrefixSums;
 pub use registry::{LoadBalanceRegistry, UnknownLoadBalance};
 pub use view::{MethodView, Pick};
 
@@ -92,92 +96,6 @@ pub fn select(
         return Some(first);
     }
     balancer.pick(view, invocation, pick, rng)
-}
-
-/// Dubbo's "lowest key wins, weighted random among ties" (`leastactive`, `shortestresponse`).
-///
-/// `key` is read exactly once per allowed provider (live counters change under us, and one decision
-/// must see one set of values) into a per-thread buffer; the decision then runs over that buffer and
-/// the weights. In the steady state (nothing excluded, no warmup, no weight hook) the weights are the
-/// view's precomputed ones; otherwise they are computed for every allowed provider, as Dubbo does.
-pub(crate) fn least_key_weighted(
-    view: &MethodView,
-    pick: &Pick<'_>,
-    rng: &mut dyn PickRng,
-    key: impl Fn(usize) -> i64,
-) -> Option<usize> {
-    thread_local! {
-        static SCRATCH: std::cell::RefCell<(Vec<i64>, Vec<i32>)> =
-            const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-    }
-    let mut decide = |(keys, weights): &mut (Vec<i64>, Vec<i32>)| {
-        keys.clear();
-        if let (true, Some(precomputed)) = (pick.excluded.is_empty(), view.static_weights(pick)) {
-            keys.extend((0..view.len()).map(&key));
-            return least_key_among(keys, precomputed, rng);
-        }
-        weights.clear();
-        for i in 0..view.len() {
-            if pick.allows(view, i) {
-                keys.push(key(i));
-                weights.push(view.weight(i, pick));
-            } else {
-                // Excluded: a weight of -1, which no real weight is.
-                keys.push(i64::MAX);
-                weights.push(-1);
-            }
-        }
-        least_key_among(keys, weights, rng)
-    };
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut scratch) => decide(&mut scratch),
-        // Re-entered from inside a pick (a weight hook that picks): use fresh buffers.
-        Err(_) => decide(&mut (Vec::new(), Vec::new())),
-    })
-}
-
-/// The decision of [`least_key_weighted`] over `keys[i]` and `weights[i]` (a negative weight marks an
-/// excluded provider): the lowest key; among ties, weighted random unless all weights are equal or
-/// zero, then uniform. Tight passes over contiguous arrays.
-fn least_key_among(keys: &[i64], weights: &[i32], rng: &mut dyn PickRng) -> Option<usize> {
-    let mut least = i64::MAX;
-    let mut any = false;
-    for (&k, &w) in keys.iter().zip(weights) {
-        if w >= 0 {
-            least = least.min(k);
-            any = true;
-        }
-    }
-    if !any {
-        return None;
-    }
-    let (mut ties, mut total, mut first) = (0u64, 0i64, usize::MAX);
-    let (mut lightest, mut heaviest) = (i32::MAX, i32::MIN);
-    for (i, (&k, &w)) in keys.iter().zip(weights).enumerate() {
-        if k == least && w >= 0 {
-            first = first.min(i);
-            ties += 1;
-            total += i64::from(w);
-            lightest = lightest.min(w);
-            heaviest = heaviest.max(w);
-        }
-    }
-    if ties == 1 {
-        return Some(first);
-    }
-    let tied = |i: usize| keys[i] == least && weights[i] >= 0;
-    if lightest != heaviest && total > 0 {
-        let mut offset = rng.below(total as u64) as i64;
-        for i in (first..keys.len()).filter(|&i| tied(i)) {
-            offset -= i64::from(weights[i]);
-            if offset < 0 {
-                return Some(i);
-            }
-        }
-    }
-    (first..keys.len())
-        .filter(|&i| tied(i))
-        .nth(rng.below(ties) as usize)
 }
 
 /// A stable small number identifying a policy instance, for [`MethodView::with_state`].

@@ -31,16 +31,11 @@ impl LoadBalance for Random {
         pick: &Pick<'_>,
         rng: &mut dyn PickRng,
     ) -> Option<usize> {
-        if let Some((prefix, same_weight)) = view.static_prefix(pick) {
-            let total = *prefix.last()?;
-            if same_weight || total <= 0 {
-                return Some(rng.below(prefix.len() as u64) as usize);
-            }
-            let offset = rng.below(total as u64) as i64;
-            return Some(prefix.partition_point(|&sum| sum <= offset));
+        if let Some(sums) = view.static_prefix(pick) {
+            return sums.choose(rng);
         }
         // Weights change with time (warmup), a hook, or exclusions: all providers tie on the same key,
         // which leaves exactly the weighted choice.
-        least_key_weighted(view, pick, rng, |_| 0)
+        least_key_weighted(view, pick, rng, view.providers(), |_| 0)
     }
 }

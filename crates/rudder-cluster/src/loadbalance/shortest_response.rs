@@ -16,8 +16,9 @@ use rudder_rpc::status::RpcStatus;
 
 use super::{least_key_weighted, owner_id, LoadBalance, MethodView, Pick, PickRng};
 
-/// The windows of one view's providers, in view order.
-type Windows = Box<[Arc<Window>]>;
+/// The window of each of one view's providers, in view order, next to its status: one pass over this
+/// array reads everything a pick needs without chasing a pointer from window to status.
+type Windows = Box<[(Arc<RpcStatus>, Arc<Window>)]>;
 
 /// Dubbo's default `shortestResponseSlidePeriod`.
 pub const DEFAULT_SLIDE_PERIOD_MILLIS: i64 = 30_000;
@@ -43,13 +44,13 @@ impl Default for ShortestResponse {
     }
 }
 
-/// The window of one method-level status: counters at the window's start.
+/// The window of one method-level status: counters at the window's start, and the window's average.
 #[derive(Debug)]
 struct Window {
     status: Arc<RpcStatus>,
     succeeded_offset: AtomicI64,
     elapsed_offset: AtomicI64,
-    /// The succeeded count `cached_average` was computed for; -1 when stale.
+    /// The completed-call count (`total`) `cached_average` was computed at; -1 when stale.
     cached_for: AtomicI64,
     cached_average: AtomicI64,
 }
@@ -65,30 +66,37 @@ impl Window {
         }
     }
 
-    fn estimate(&self) -> i64 {
-        let succeeded_total = self.status.succeeded();
-        let succeeded = succeeded_total - self.succeeded_offset.load(Relaxed);
-        let average = if succeeded <= 0 {
-            0
-        } else if self.cached_for.load(Relaxed) == succeeded_total {
-            // Most providers finished no call since the previous pick: skip the 64-bit division.
+    /// Dubbo's estimate: the window's succeeded average times `active + 1`. `status` is this window's.
+    #[inline]
+    fn estimate(&self, status: &RpcStatus) -> i64 {
+        // The average only moves when a call completes; most providers completed none since the
+        // previous pick, so the completed count is checked first and the two subtractions and the
+        // 64-bit division are skipped.
+        let completed = status.total();
+        let average = if self.cached_for.load(Relaxed) == completed {
             self.cached_average.load(Relaxed)
         } else {
-            let elapsed = self.status.succeeded_elapsed() - self.elapsed_offset.load(Relaxed);
-            let average = elapsed / succeeded;
+            let succeeded = status.succeeded() - self.succeeded_offset.load(Relaxed);
+            let average = if succeeded <= 0 {
+                0
+            } else {
+                (status.succeeded_elapsed() - self.elapsed_offset.load(Relaxed)) / succeeded
+            };
+            // Racing a reset can leave an average from the old window cached until this provider's
+            // next completed call; Dubbo's unsynchronised window data has the same window of doubt.
             self.cached_average.store(average, Relaxed);
-            self.cached_for.store(succeeded_total, Relaxed);
+            self.cached_for.store(completed, Relaxed);
             average
         };
-        average.saturating_mul(i64::from(self.status.active()) + 1)
+        average.saturating_mul(i64::from(status.active()) + 1)
     }
 
     fn reset(&self) {
-        self.cached_for.store(-1, Relaxed);
         self.succeeded_offset
             .store(self.status.succeeded(), Relaxed);
         self.elapsed_offset
             .store(self.status.succeeded_elapsed(), Relaxed);
+        self.cached_for.store(-1, Relaxed);
     }
 }
 
@@ -111,8 +119,8 @@ impl ShortestResponse {
                 let window = self
                     .windows
                     .entry(key)
-                    .or_insert_with(|| Arc::new(Window::new(status)));
-                Arc::clone(&window)
+                    .or_insert_with(|| Arc::new(Window::new(Arc::clone(&status))));
+                (status, Arc::clone(&window))
             })
             .collect()
     }
@@ -156,7 +164,11 @@ impl LoadBalance for ShortestResponse {
         let chosen = view.with_state(
             owner_id(self),
             |view| self.resolve(view),
-            |windows: &Windows| least_key_weighted(view, pick, rng, |i| windows[i].estimate()),
+            |windows: &Windows| {
+                least_key_weighted(view, pick, rng, windows, |(status, window)| {
+                    window.estimate(status)
+                })
+            },
         );
         self.maybe_reset(pick.now);
         chosen

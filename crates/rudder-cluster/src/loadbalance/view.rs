@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 use rudder_rpc::status::RpcStatus;
 
 use super::weight::effective_weight;
+use super::PrefixSums;
 use crate::provider::Provider;
 
 /// Strategy state slots per view; a view normally serves one strategy, rarely two.
@@ -25,8 +26,7 @@ pub struct MethodView {
     /// `weights` with negatives as 0: the weights of every pick once warmup is over.
     full_weights: Box<[i32]>,
     method_status: Box<[Arc<RpcStatus>]>,
-    prefix: Box<[i64]>,
-    same_weight: bool,
+    prefix: PrefixSums,
     /// From this instant on no provider is warming up (and none has a timestamp in the future).
     static_from: i64,
     loadbalance: Box<str>,
@@ -45,15 +45,7 @@ impl MethodView {
             .map(|p| p.configured_weight(method))
             .collect();
         let full_weights: Box<[i32]> = weights.iter().map(|&w| w.max(0)).collect();
-        let mut total = 0i64;
-        let prefix = weights
-            .iter()
-            .map(|&w| {
-                total += i64::from(w.max(0));
-                total
-            })
-            .collect();
-        let same_weight = weights.windows(2).all(|w| w[0].max(0) == w[1].max(0));
+        let prefix = PrefixSums::new(&weights);
         let static_from = providers
             .iter()
             .zip(weights.iter())
@@ -95,7 +87,6 @@ impl MethodView {
             weights,
             full_weights,
             prefix,
-            same_weight,
             static_from,
             loadbalance,
             states: Default::default(),
@@ -136,6 +127,12 @@ impl MethodView {
     #[inline]
     pub fn method_status(&self, index: usize) -> &Arc<RpcStatus> {
         &self.method_status[index]
+    }
+
+    /// Method-level statistics of every provider, in view order.
+    #[inline]
+    pub fn method_statuses(&self) -> &[Arc<RpcStatus>] {
+        &self.method_status
     }
 
     /// Whether calls of this method stick to the provider of the previous call (`sticky`, read from the
@@ -182,13 +179,13 @@ impl MethodView {
             .then_some(&*self.full_weights)
     }
 
-    /// Precomputed prefix sums of full weights, when they are valid for this pick (no warmup in progress,
-    /// no weight hook, nothing excluded); with whether all weights are equal.
-    pub fn static_prefix(&self, pick: &Pick<'_>) -> Option<(&[i64], bool)> {
+    /// Precomputed running sums of full weights, when they are valid for this pick (no warmup in
+    /// progress, no weight hook, nothing excluded).
+    pub fn static_prefix(&self, pick: &Pick<'_>) -> Option<&PrefixSums> {
         let usable = pick.now >= self.static_from
             && pick.weight_source.is_none()
             && pick.excluded.is_empty();
-        usable.then_some((&self.prefix, self.same_weight))
+        usable.then_some(&self.prefix)
     }
 
     /// Runs `f` with the strategy state attached to this view, created by `init` on first use by `owner`.
