@@ -22,7 +22,7 @@
 //! assert_eq!(provider.service().total_elapsed(), 12);
 //! ```
 
-use std::sync::atomic::{AtomicI32, AtomicI64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -30,7 +30,9 @@ use dashmap::DashMap;
 /// Counters for one provider, or one method of one provider (Dubbo's `RpcStatus`).
 #[derive(Debug, Default)]
 pub struct RpcStatus {
-    active: AtomicI32,
+    /// Calls in flight (low 32 bits) and calls completed, modulo 2^32 (high 32 bits): one word, so a
+    /// call's end is one update and a balancer learns whether anything changed from one load.
+    activity: AtomicU64,
     total: AtomicI64,
     failed: AtomicI64,
     total_elapsed: AtomicI64,
@@ -44,7 +46,13 @@ impl RpcStatus {
     /// Calls sent and not yet answered.
     #[inline]
     pub fn active(&self) -> i32 {
-        self.active.load(Relaxed)
+        self.activity().active()
+    }
+    /// Calls in flight and a count of completed calls, read together; it changes whenever a call
+    /// begins or ends.
+    #[inline]
+    pub fn activity(&self) -> Activity {
+        Activity(self.activity.load(Relaxed))
     }
     /// Calls completed.
     #[inline]
@@ -112,16 +120,21 @@ impl RpcStatus {
 
     /// Takes an active slot if fewer than `max` are taken (`max <= 0` means no limit).
     fn try_acquire(&self, max: i32) -> bool {
-        let max = if max <= 0 { i32::MAX } else { max };
-        self.active
-            .fetch_update(Relaxed, Relaxed, |active| {
-                (active < max).then_some(active + 1)
+        if max <= 0 {
+            self.activity.fetch_add(1, Relaxed);
+            return true;
+        }
+        self.activity
+            .fetch_update(Relaxed, Relaxed, |word| {
+                (Activity(word).active() < max).then_some(word + 1)
             })
             .is_ok()
     }
 
     fn record_end(&self, elapsed_millis: i64, succeeded: bool) {
-        self.active.fetch_sub(1, Relaxed);
+        // One fewer in flight, one more completed. The active half is at least 1 here (this call
+        // is in it), so the subtraction never borrows from the completed half.
+        self.activity.fetch_add(ONE_COMPLETED - 1, Relaxed);
         self.total.fetch_add(1, Relaxed);
         self.total_elapsed.fetch_add(elapsed_millis, Relaxed);
         raise(&self.max_elapsed, elapsed_millis);
@@ -132,6 +145,41 @@ impl RpcStatus {
             self.failed_elapsed.fetch_add(elapsed_millis, Relaxed);
             raise(&self.failed_max_elapsed, elapsed_millis);
         }
+    }
+}
+
+/// One completed call in [`RpcStatus::activity`]'s word.
+const ONE_COMPLETED: u64 = 1 << 32;
+
+/// An [`RpcStatus`]'s calls in flight and completed-call count, read in one load. Two readings are
+/// equal exactly when no call began or ended in between (barring 2^32 completions, which cannot happen
+/// between two picks of a balancer that counts its own calls).
+///
+/// ```
+/// use rudder_rpc::status::StatusRegistry;
+/// let provider = StatusRegistry::default().provider("dubbo://10.0.0.1:20880/S");
+/// let before = provider.method("m").activity();
+/// let call = provider.begin("m", 0).unwrap();
+/// assert_eq!(provider.method("m").activity().active(), 1);
+/// call.finish(3, true);
+/// let after = provider.method("m").activity();
+/// assert_eq!(after.active(), 0);
+/// assert_ne!(before, after);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Activity(u64);
+
+impl Activity {
+    /// Calls in flight.
+    #[inline]
+    pub fn active(self) -> i32 {
+        self.0 as u32 as i32
+    }
+
+    /// The raw word, to store in an atomic.
+    #[inline]
+    pub fn to_bits(self) -> u64 {
+        self.0
     }
 }
 
@@ -189,7 +237,7 @@ impl ProviderStatus {
         if !method.try_acquire(max_active) {
             return None;
         }
-        self.service.active.fetch_add(1, Relaxed);
+        self.service.activity.fetch_add(1, Relaxed);
         Some(ActiveCall {
             provider: Arc::clone(self),
             method,

@@ -31,7 +31,7 @@ impl LoadBalance for LeastActive {
         rng: &mut dyn PickRng,
     ) -> Option<usize> {
         least_key_weighted(view, pick, rng, view.method_statuses(), |status| {
-            i64::from(status.active())
+            status.active()
         })
     }
 }

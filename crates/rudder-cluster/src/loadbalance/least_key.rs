@@ -1,19 +1,22 @@
 //! Dubbo's "lowest key wins, weighted random among ties", shared by `leastactive` and
 //! `shortestresponse` (and by `random` while weights change with time).
 //!
-//! Dubbo walks the providers once, keeping the indexes tied for the lowest key in an array, then draws
-//! among them. rudder reads every key once into a per-thread buffer (live counters change under us, and
-//! one decision must see one set of values), keeping the lowest and highest in registers, then builds the
-//! tie list without branches that depend on the keys: each index is written at the end of the list
-//! unconditionally and the list grows by `key == least`.
+//! Dubbo walks the providers once, collecting the indexes tied for the lowest key, then draws among them.
+//! rudder reaches the same decision, with the same random draws, in passes over contiguous arrays that
+//! the compiler turns into straight-line, mostly vector code:
 //!
-//! When every provider ties (an idle service: nothing in flight, nothing measured yet) and the weights
-//! are the snapshot's precomputed ones, the draw is a binary search over the snapshot's prefix sums,
-//! exactly as [`random`](super::random) draws: O(log n) after the walk. Otherwise the draw runs over the
-//! tie list only.
+//! 1. **Read.** Every provider's key (an `i32`: four fit one vector register) is read once into a
+//!    per-thread buffer, since live counters change under us and one decision must see one set of
+//!    values, noting whether all keys are equal.
+//! 2. **All equal** (an idle service: nothing in flight, nothing measured yet) with the snapshot's
+//!    precomputed weights: the draw is the binary search over prefix sums that
+//!    [`random`](super::random) does. Done.
+//! 3. **Tally.** The lowest key, then how many providers tie on it, their weight sum, and whether all
+//!    their weights are equal, with masks instead of branches.
+//! 4. **Draw.** An offset in `0..total` (weighted) or a rank in `0..ties` (uniform), exactly as Dubbo
+//!    draws, then a walk to the provider it lands on.
 //!
-//! The draws (`below(total)` for a weighted choice, `below(ties)` for a uniform one) are Dubbo's, so a
-//! seeded generator gives the same picks as Dubbo's loop does; the tests compare the two on random inputs.
+//! The tests compare the outcome and the random draws with a literal transcription of Dubbo's loop.
 
 use std::cell::RefCell;
 
@@ -22,12 +25,10 @@ use super::{MethodView, Pick, PickRng};
 /// The weight that marks an excluded provider; real weights are never negative.
 const EXCLUDED: i32 = -1;
 
-/// Per-thread buffers: the keys of one pick, the tie set, and the weights of a pick that cannot use
-/// precomputed ones.
+/// Per-thread buffers, reused by every pick of the thread.
 #[derive(Default)]
 struct Scratch {
-    keys: Vec<i64>,
-    ties: Vec<u64>,
+    keys: Vec<i32>,
     weights: Vec<i32>,
 }
 
@@ -40,47 +41,18 @@ pub(crate) fn least_key_weighted<T>(
     pick: &Pick<'_>,
     rng: &mut dyn PickRng,
     per_provider: &[T],
-    key: impl Fn(&T) -> i64,
+    key: impl Fn(&T) -> i32,
 ) -> Option<usize> {
     debug_assert_eq!(per_provider.len(), view.len(), "one entry per provider");
     thread_local! {
         static SCRATCH: RefCell<Scratch> = RefCell::default();
     }
-    let mut decide = |Scratch {
-                          keys,
-                          ties,
-                          weights,
-                      }: &mut Scratch| {
-        keys.resize(view.len(), 0);
-        // Read every key once. Whether they all equal the first is noted on the way (the idle case,
-        // decided without a further pass); a running minimum would make each step wait on the last.
-        let differ = read_keys(per_provider, &key, keys);
-        if let (true, Some(precomputed)) = (pick.excluded.is_empty(), view.static_weights(pick)) {
-            if let (0, Some(sums)) = (differ, view.static_prefix(pick)) {
-                return sums.choose(rng);
-            }
-            mark_ties(keys, lowest(keys), ties);
-            return choose_among(ties, precomputed, rng);
+    let mut decide = |Scratch { keys, weights }: &mut Scratch| {
+        let all_equal = read_keys(per_provider, &key, keys);
+        match (all_equal, view.static_prefix(pick)) {
+            (true, Some(sums)) => sums.choose(rng),
+            _ => lowest_tied(keys, weights_for(view, pick, weights), rng),
         }
-        weights.clear();
-        weights.extend((0..view.len()).map(|i| {
-            if pick.allows(view, i) {
-                view.weight(i, pick)
-            } else {
-                EXCLUDED
-            }
-        }));
-        let least = keys
-            .iter()
-            .zip(weights.iter())
-            .filter(|(_, &w)| w != EXCLUDED)
-            .map(|(&key, _)| key)
-            .min()?;
-        mark_ties(keys, least, ties);
-        for (i, _) in weights.iter().enumerate().filter(|(_, &w)| w == EXCLUDED) {
-            ties[i / 64] &= !(1 << (i % 64));
-        }
-        choose_among(ties, weights, rng)
     };
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut scratch) => decide(&mut scratch),
@@ -89,95 +61,151 @@ pub(crate) fn least_key_weighted<T>(
     })
 }
 
-/// Reads provider `i`'s key into `keys[i]`, once each, and returns 0 exactly when they are all equal
-/// (the OR of each key XOR the first). Four accumulators, so that the reads of consecutive providers
-/// do not wait on each other.
-#[inline]
-fn read_keys<T>(per_provider: &[T], key: &impl Fn(&T) -> i64, keys: &mut [i64]) -> i64 {
-    let Some(first) = per_provider.first().map(key) else {
-        return 0;
-    };
-    let mut differ = [0i64; 4];
-    let mut slots = keys.chunks_exact_mut(4);
-    let mut entries = per_provider.chunks_exact(4);
-    for (slots, entries) in (&mut slots).zip(&mut entries) {
-        for ((slot, entry), differ) in slots.iter_mut().zip(entries).zip(&mut differ) {
-            *slot = key(entry);
-            *differ |= *slot ^ first;
-        }
-    }
-    for (slot, entry) in slots.into_remainder().iter_mut().zip(entries.remainder()) {
-        *slot = key(entry);
-        differ[0] |= *slot ^ first;
-    }
-    differ[0] | differ[1] | differ[2] | differ[3]
+/// The weights of one pick, in view order.
+#[derive(Debug, Clone, Copy)]
+struct Weights<'a> {
+    /// A negative weight ([`EXCLUDED`]) marks a provider the pick may not choose.
+    values: &'a [i32],
+    heaviest: i32,
+    any_excluded: bool,
 }
 
-/// The lowest key, with four independent running minimums so that consecutive steps do not wait on
-/// each other.
-#[inline]
-fn lowest(keys: &[i64]) -> i64 {
-    let mut lanes = [i64::MAX; 4];
-    let chunks = keys.chunks_exact(4);
-    let rest = chunks.remainder().iter().copied().min().unwrap_or(i64::MAX);
-    for chunk in chunks {
-        for (lane, &key) in lanes.iter_mut().zip(chunk) {
-            *lane = (*lane).min(key);
-        }
+/// The view's precomputed weights in the steady state, otherwise weights computed into `buffer`.
+fn weights_for<'a>(view: &'a MethodView, pick: &Pick<'_>, buffer: &'a mut Vec<i32>) -> Weights<'a> {
+    if let (true, Some(precomputed)) = (pick.excluded.is_empty(), view.static_weights(pick)) {
+        return Weights {
+            values: precomputed,
+            heaviest: view.heaviest(),
+            any_excluded: false,
+        };
     }
-    lanes.into_iter().fold(rest, i64::min)
-}
-
-/// Marks in `ties` (bit `i % 64` of word `i / 64`) the providers whose key is `least`. Each bit is
-/// computed apart from the others, so the compiler may do several at once.
-#[inline]
-fn mark_ties(keys: &[i64], least: i64, ties: &mut Vec<u64>) {
-    ties.clear();
-    ties.extend(keys.chunks(64).map(|chunk| {
-        chunk
-            .iter()
-            .enumerate()
-            .fold(0u64, |bits, (j, &key)| bits | u64::from(key == least) << j)
+    buffer.clear();
+    buffer.extend((0..view.len()).map(|i| {
+        if pick.allows(view, i) {
+            view.weight(i, pick)
+        } else {
+            EXCLUDED
+        }
     }));
+    Weights {
+        heaviest: buffer.iter().copied().max().unwrap_or(0),
+        any_excluded: buffer.contains(&EXCLUDED),
+        values: buffer,
+    }
 }
 
-/// The indexes of the providers marked in `ties`, in order.
-fn marked(ties: &[u64]) -> impl Iterator<Item = usize> + '_ {
-    ties.iter().enumerate().flat_map(|(word, &bits)| {
-        let mut rest = bits;
-        std::iter::from_fn(move || {
-            let bit = rest.trailing_zeros();
-            rest &= rest.wrapping_sub(1);
-            (bit < 64).then_some(word * 64 + bit as usize)
-        })
-    })
+/// Reads provider `i`'s key into `keys[i]`, once each, and returns whether all keys are equal (found
+/// without a branch per key).
+#[inline]
+fn read_keys<T>(per_provider: &[T], key: &impl Fn(&T) -> i32, keys: &mut Vec<i32>) -> bool {
+    keys.resize(per_provider.len(), 0);
+    let Some(first) = per_provider.first().map(key) else {
+        return true;
+    };
+    let mut differ = 0;
+    for (slot, entry) in keys.iter_mut().zip(per_provider) {
+        *slot = key(entry);
+        differ |= *slot ^ first;
+    }
+    differ == 0
 }
 
-/// Dubbo's tie-break among the providers marked in `ties` (indexes into `weights`): weighted random
-/// unless all their weights are equal or sum to zero, then uniform. Costs O(ties), not O(providers),
-/// beyond counting the marks.
-fn choose_among(ties: &[u64], weights: &[i32], rng: &mut dyn PickRng) -> Option<usize> {
-    let count: u32 = ties.iter().map(|bits| bits.count_ones()).sum();
-    match count {
-        0 => None,
-        1 => marked(ties).next(),
-        _ => {
-            let (mut total, mut lightest, mut heaviest) = (0i64, i32::MAX, i32::MIN);
-            for w in marked(ties).map(|i| weights[i]) {
-                total += i64::from(w);
-                lightest = lightest.min(w);
-                heaviest = heaviest.max(w);
-            }
-            if lightest != heaviest && total > 0 {
-                // The first tied provider whose running weight exceeds the offset.
-                let mut offset = rng.below(total as u64) as i64;
-                return marked(ties).find(|&i| {
-                    offset -= i64::from(weights[i]);
-                    offset < 0
-                });
-            }
-            marked(ties).nth(rng.below(u64::from(count)) as usize)
+/// All-ones for a tied, allowed provider, else zero: arithmetic instead of branches.
+#[inline]
+fn tied(key: i32, weight: i32, least: i32) -> i32 {
+    -i32::from(key == least) & !(weight >> 31)
+}
+
+/// Dubbo's decision over `keys[i]` and `weights`: among the allowed providers with the lowest key,
+/// weighted random unless all their weights are equal or sum to zero, then uniform. `None` when no
+/// provider is allowed.
+fn lowest_tied(keys: &[i32], weights: Weights<'_>, rng: &mut dyn PickRng) -> Option<usize> {
+    let Weights {
+        values: weights,
+        heaviest,
+        any_excluded,
+    } = weights;
+    let least = if any_excluded {
+        let allowed = |(&k, &w): (&i32, &i32)| if w >= 0 { k } else { i32::MAX };
+        keys.iter()
+            .zip(weights)
+            .map(allowed)
+            .fold(i32::MAX, i32::min)
+    } else {
+        keys.iter().copied().fold(i32::MAX, i32::min)
+    };
+    let first = keys
+        .iter()
+        .zip(weights)
+        .position(|(&k, &w)| tied(k, w, least) != 0)?;
+    let (keys, weights) = (&keys[first..], &weights[first..]);
+    // 32-bit sums when they cannot overflow: twice as many lanes per instruction.
+    let narrow_sums = i64::from(heaviest) * keys.len() as i64 <= i64::from(i32::MAX);
+    let tally = match narrow_sums {
+        true => tally::<i32>(keys, weights, least),
+        false => tally::<i64>(keys, weights, least),
+    };
+    if tally.ties == 1 {
+        return Some(first);
+    }
+    let found = if tally.differ != 0 && tally.total > 0 {
+        // The first tied provider whose running weight exceeds an offset drawn in 0..total.
+        let offset = rng.below(tally.total as u64) as i64;
+        walk(keys, weights, least, offset, |mask, weight| mask & weight)
+    } else {
+        // The n-th tied provider, n uniform in 0..ties.
+        let rank = rng.below(u64::from(tally.ties)) as i64;
+        walk(keys, weights, least, rank, |mask, _| mask & 1)
+    };
+    // Always found: the draw is below the tied total. The first tied provider is a safe answer.
+    Some(first + found.unwrap_or(0))
+}
+
+/// The index at which `remaining`, less `step` of each tied provider in order, goes negative.
+#[inline]
+fn walk(
+    keys: &[i32],
+    weights: &[i32],
+    least: i32,
+    mut remaining: i64,
+    step: impl Fn(i32, i32) -> i32,
+) -> Option<usize> {
+    for (i, (&k, &w)) in keys.iter().zip(weights).enumerate() {
+        remaining -= i64::from(step(tied(k, w, least), w));
+        if remaining < 0 {
+            return Some(i);
         }
+    }
+    None
+}
+
+/// The providers that tie on the lowest key, from the first of them on.
+#[derive(Debug, Clone, Copy)]
+struct Tally {
+    ties: u32,
+    total: i64,
+    /// Zero when all their weights equal the first's.
+    differ: i32,
+}
+
+/// Counts the providers tied on `least` (the first of which is `keys[0]`), summing weights in `S`.
+#[inline]
+fn tally<S>(keys: &[i32], weights: &[i32], least: i32) -> Tally
+where
+    S: Copy + Default + From<i32> + std::ops::AddAssign + Into<i64>,
+{
+    let first_weight = weights[0];
+    let (mut ties, mut total, mut differ) = (0i32, S::default(), 0i32);
+    for (&k, &w) in keys.iter().zip(weights) {
+        let mask = tied(k, w, least);
+        ties -= mask;
+        total += S::from(mask & w);
+        differ |= mask & (w ^ first_weight);
+    }
+    Tally {
+        ties: ties as u32,
+        total: total.into(),
+        differ,
     }
 }
 
@@ -231,18 +259,29 @@ mod tests {
         }
     }
 
-    /// Runs the branch-free walk and the draw the way `least_key_weighted` does.
-    fn passes(keys: &[i64], weights: &[i32], rng: &mut dyn PickRng) -> Option<usize> {
-        let least = (0..keys.len())
-            .filter(|&i| weights[i] != EXCLUDED)
-            .map(|i| keys[i])
-            .min()?;
-        let mut ties = Vec::new();
-        mark_ties(keys, least, &mut ties);
-        for i in (0..keys.len()).filter(|&i| weights[i] == EXCLUDED) {
-            ties[i / 64] &= !(1 << (i % 64));
-        }
-        choose_among(&ties, weights, rng)
+    /// Runs the passes the way `least_key_weighted` does, with 32- and 64-bit weight sums, and checks
+    /// that both decide alike with the same draws.
+    fn passes(keys: &[i64], weights: &[i32], rng: &mut SmallRng) -> Option<usize> {
+        let keys: Vec<i32> = keys.iter().map(|&k| k as i32).collect();
+        let mut buffer = Vec::new();
+        let all_equal = read_keys(&keys, &|&k| k, &mut buffer);
+        assert_eq!(buffer, keys);
+        assert_eq!(all_equal, keys.windows(2).all(|k| k[0] == k[1]));
+        let mut twin = rng.clone();
+        let weights = Weights {
+            values: weights,
+            heaviest: weights.iter().copied().max().unwrap_or(0),
+            any_excluded: weights.contains(&EXCLUDED),
+        };
+        let chosen = lowest_tied(&keys, weights, rng);
+        // Heavy weights take the 64-bit sums.
+        let heavy = Weights {
+            heaviest: i32::MAX,
+            ..weights
+        };
+        assert_eq!(lowest_tied(&keys, heavy, &mut twin), chosen);
+        assert_eq!(twin.next_u64(), rng.clone().next_u64(), "draws differ");
+        chosen
     }
 
     #[test]

@@ -6,19 +6,26 @@
 //! tried. The window is tumbling: every `slide period` (30 s) all providers' window offsets are reset at
 //! once. Dubbo resets on a background thread after the pick that noticed the period ended; rudder resets
 //! synchronously after that pick's decision, which decides identically and is deterministic.
+//!
+//! The windows (each provider's counters at the window's start) belong to the policy and outlive
+//! snapshots, as Dubbo keys them by `RpcStatus`. Each view keeps, next to every provider's status, the
+//! estimate it last computed and the status's [`Activity`] it computed it at: an estimate only moves
+//! when a call begins or ends, so most picks read one word per provider and divide nothing.
+//!
+//! # Differences from Dubbo
+//!
+//! Estimates are capped at `i32::MAX` milliseconds (24.8 days), so that all keys of a pick fit 32 bits;
+//! providers expected to take longer than that tie with each other. Dubbo multiplies in 64 bits and
+//! wraps on overflow, which can make the slowest provider look the fastest; the cap never does.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
 use rudder_common::invocation::Invocation;
-use rudder_rpc::status::RpcStatus;
+use rudder_rpc::status::{Activity, RpcStatus};
 
 use super::{least_key_weighted, owner_id, LoadBalance, MethodView, Pick, PickRng};
-
-/// The window of each of one view's providers, in view order, next to its status: one pass over this
-/// array reads everything a pick needs without chasing a pointer from window to status.
-type Windows = Box<[(Arc<RpcStatus>, Arc<Window>)]>;
 
 /// Dubbo's default `shortestResponseSlidePeriod`.
 pub const DEFAULT_SLIDE_PERIOD_MILLIS: i64 = 30_000;
@@ -35,6 +42,8 @@ pub struct ShortestResponse {
     /// Start of the current window; `i64::MIN` until the first pick sets it.
     window_start: AtomicI64,
     resetting: AtomicBool,
+    /// Counts window resets; a view whose cached estimates predate the last one drops them.
+    epoch: AtomicU64,
     windows: DashMap<usize, Arc<Window>>,
 }
 
@@ -44,15 +53,12 @@ impl Default for ShortestResponse {
     }
 }
 
-/// The window of one method-level status: counters at the window's start, and the window's average.
+/// The window of one method-level status: its counters at the window's start.
 #[derive(Debug)]
 struct Window {
     status: Arc<RpcStatus>,
     succeeded_offset: AtomicI64,
     elapsed_offset: AtomicI64,
-    /// The completed-call count (`total`) `cached_average` was computed at; -1 when stale.
-    cached_for: AtomicI64,
-    cached_average: AtomicI64,
 }
 
 impl Window {
@@ -61,43 +67,71 @@ impl Window {
             status,
             succeeded_offset: AtomicI64::new(0),
             elapsed_offset: AtomicI64::new(0),
-            cached_for: AtomicI64::new(-1),
-            cached_average: AtomicI64::new(0),
         }
     }
 
-    /// Dubbo's estimate: the window's succeeded average times `active + 1`. `status` is this window's.
-    #[inline]
-    fn estimate(&self, status: &RpcStatus) -> i64 {
-        // The average only moves when a call completes; most providers completed none since the
-        // previous pick, so the completed count is checked first and the two subtractions and the
-        // 64-bit division are skipped.
-        let completed = status.total();
-        let average = if self.cached_for.load(Relaxed) == completed {
-            self.cached_average.load(Relaxed)
-        } else {
-            let succeeded = status.succeeded() - self.succeeded_offset.load(Relaxed);
-            let average = if succeeded <= 0 {
-                0
-            } else {
-                (status.succeeded_elapsed() - self.elapsed_offset.load(Relaxed)) / succeeded
-            };
-            // Racing a reset can leave an average from the old window cached until this provider's
-            // next completed call; Dubbo's unsynchronised window data has the same window of doubt.
-            self.cached_average.store(average, Relaxed);
-            self.cached_for.store(completed, Relaxed);
-            average
-        };
-        average.saturating_mul(i64::from(status.active()) + 1)
+    /// The average elapsed time of the calls that succeeded in this window (0 with none).
+    fn average(&self) -> i64 {
+        let succeeded = self.status.succeeded() - self.succeeded_offset.load(Ordering::Relaxed);
+        if succeeded <= 0 {
+            return 0;
+        }
+        (self.status.succeeded_elapsed() - self.elapsed_offset.load(Ordering::Relaxed)) / succeeded
     }
 
     fn reset(&self) {
         self.succeeded_offset
-            .store(self.status.succeeded(), Relaxed);
+            .store(self.status.succeeded(), Ordering::Relaxed);
         self.elapsed_offset
-            .store(self.status.succeeded_elapsed(), Relaxed);
-        self.cached_for.store(-1, Relaxed);
+            .store(self.status.succeeded_elapsed(), Ordering::Relaxed);
     }
+}
+
+/// What one view keeps for shortestresponse: per provider, in view order, what a pick reads.
+struct ViewState {
+    /// The policy's epoch the cached estimates belong to.
+    epoch: AtomicU64,
+    providers: Box<[Estimator]>,
+}
+
+/// One provider of a view: its status, its window, and the view's cache of its estimate.
+struct Estimator {
+    status: Arc<RpcStatus>,
+    window: Arc<Window>,
+    /// The status's activity `estimate` was computed at; [`STALE`] when there is none.
+    seen: AtomicU64,
+    estimate: AtomicI32,
+}
+
+/// An activity word no status can have: `u32::MAX` calls in flight.
+const STALE: u64 = u64::MAX;
+
+impl Estimator {
+    /// Dubbo's estimate: the window's succeeded average times `active + 1`, capped at `i32::MAX`.
+    #[inline]
+    fn estimate(&self) -> i32 {
+        let activity = self.status.activity();
+        if self.seen.load(Ordering::Relaxed) == activity.to_bits() {
+            return self.estimate.load(Ordering::Relaxed);
+        }
+        self.refresh(activity)
+    }
+
+    #[cold]
+    fn refresh(&self, activity: Activity) -> i32 {
+        let estimate = capped_estimate(self.window.average(), activity.active());
+        // Racing a reset can cache an estimate from the old window until this provider's next call
+        // begins or ends; Dubbo's unsynchronised window data has the same window of doubt.
+        self.estimate.store(estimate, Ordering::Relaxed);
+        self.seen.store(activity.to_bits(), Ordering::Relaxed);
+        estimate
+    }
+}
+
+/// `average * (active + 1)`, capped at `i32::MAX`.
+fn capped_estimate(average: i64, active: i32) -> i32 {
+    let estimate = average.saturating_mul(i64::from(active) + 1);
+    i32::try_from(estimate).unwrap_or(i32::MAX)
 }
 
 impl ShortestResponse {
@@ -107,49 +141,65 @@ impl ShortestResponse {
             slide_period: millis,
             window_start: AtomicI64::new(i64::MIN),
             resetting: AtomicBool::new(false),
+            epoch: AtomicU64::new(0),
             windows: DashMap::new(),
         }
     }
 
-    fn resolve(&self, view: &MethodView) -> Windows {
-        (0..view.len())
-            .map(|i| {
-                let status = view.providers()[i].status().method(view.method());
-                let key = Arc::as_ptr(&status) as usize;
+    fn resolve(&self, view: &MethodView) -> ViewState {
+        let providers = view
+            .method_statuses()
+            .iter()
+            .map(|status| {
+                let key = Arc::as_ptr(status) as usize;
                 let window = self
                     .windows
                     .entry(key)
-                    .or_insert_with(|| Arc::new(Window::new(Arc::clone(&status))));
-                (status, Arc::clone(&window))
+                    .or_insert_with(|| Arc::new(Window::new(Arc::clone(status))));
+                Estimator {
+                    status: Arc::clone(status),
+                    window: Arc::clone(&window),
+                    seen: AtomicU64::new(STALE),
+                    estimate: AtomicI32::new(0),
+                }
             })
-            .collect()
+            .collect();
+        ViewState {
+            epoch: AtomicU64::new(self.epoch.load(Ordering::Acquire)),
+            providers,
+        }
     }
 
     fn maybe_reset(&self, now: i64) {
-        let start = self.window_start.load(Relaxed);
+        let start = self.window_start.load(Ordering::Relaxed);
         if start == i64::MIN {
-            let _ = self
-                .window_start
-                .compare_exchange(start, now, Relaxed, Relaxed);
+            let _ = self.window_start.compare_exchange(
+                start,
+                now,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
             return;
         }
         if now - start > self.slide_period
             && self
                 .resetting
-                .compare_exchange(false, true, Relaxed, Relaxed)
+                .compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
             for window in self.windows.iter() {
                 window.reset();
             }
-            self.window_start.store(now, Relaxed);
-            self.resetting.store(false, Relaxed);
+            // Release: a view that sees the new epoch sees the new offsets.
+            self.epoch.fetch_add(1, Ordering::Release);
+            self.window_start.store(now, Ordering::Relaxed);
+            self.resetting.store(false, Ordering::Relaxed);
         }
     }
 
     /// Moves the start of the current window (tests use it to end a window without waiting).
     pub fn set_window_start(&self, millis: i64) {
-        self.window_start.store(millis, Relaxed);
+        self.window_start.store(millis, Ordering::Relaxed);
     }
 }
 
@@ -164,13 +214,32 @@ impl LoadBalance for ShortestResponse {
         let chosen = view.with_state(
             owner_id(self),
             |view| self.resolve(view),
-            |windows: &Windows| {
-                least_key_weighted(view, pick, rng, windows, |(status, window)| {
-                    window.estimate(status)
-                })
+            |state: &ViewState| {
+                let epoch = self.epoch.load(Ordering::Acquire);
+                if state.epoch.load(Ordering::Relaxed) != epoch {
+                    for provider in &state.providers {
+                        provider.seen.store(STALE, Ordering::Relaxed);
+                    }
+                    state.epoch.store(epoch, Ordering::Relaxed);
+                }
+                least_key_weighted(view, pick, rng, &state.providers, Estimator::estimate)
             },
         );
         self.maybe_reset(pick.now);
         chosen
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::capped_estimate;
+
+    #[test]
+    fn estimates_are_capped_not_wrapped() {
+        assert_eq!(capped_estimate(0, 7), 0);
+        assert_eq!(capped_estimate(120, 2), 360);
+        assert_eq!(capped_estimate(1 << 30, 1), i32::MAX);
+        // Java's long arithmetic would wrap to a negative estimate here, and pick this provider first.
+        assert_eq!(capped_estimate(i64::MAX / 2, 3), i32::MAX);
     }
 }

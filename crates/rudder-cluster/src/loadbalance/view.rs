@@ -25,6 +25,7 @@ pub struct MethodView {
     weights: Box<[i32]>,
     /// `weights` with negatives as 0: the weights of every pick once warmup is over.
     full_weights: Box<[i32]>,
+    heaviest: i32,
     method_status: Box<[Arc<RpcStatus>]>,
     prefix: PrefixSums,
     /// From this instant on no provider is warming up (and none has a timestamp in the future).
@@ -85,6 +86,7 @@ impl MethodView {
                 .collect(),
             providers,
             weights,
+            heaviest: full_weights.iter().copied().max().unwrap_or(0),
             full_weights,
             prefix,
             static_from,
@@ -133,6 +135,11 @@ impl MethodView {
     #[inline]
     pub fn method_statuses(&self) -> &[Arc<RpcStatus>] {
         &self.method_status
+    }
+
+    /// The heaviest weight in [`MethodView::static_weights`].
+    pub fn heaviest(&self) -> i32 {
+        self.heaviest
     }
 
     /// Whether calls of this method stick to the provider of the previous call (`sticky`, read from the
