@@ -161,7 +161,11 @@ fn lowest_tied(keys: &[i32], weights: Weights<'_>, rng: &mut dyn PickRng) -> Opt
     Some(first + found.unwrap_or(0))
 }
 
-/// The index at which `remaining`, less `step` of each tied provider in order, goes negative.
+/// Providers the walk steps over at once when the draw lies beyond them.
+const STRIDE: usize = 8;
+
+/// The index at which `remaining`, less `step` of each tied provider in order, goes negative. Strides
+/// of providers are summed in one go and skipped while the draw lies beyond them.
 #[inline]
 fn walk(
     keys: &[i32],
@@ -170,10 +174,21 @@ fn walk(
     mut remaining: i64,
     step: impl Fn(i32, i32) -> i32,
 ) -> Option<usize> {
-    for (i, (&k, &w)) in keys.iter().zip(weights).enumerate() {
-        remaining -= i64::from(step(tied(k, w, least), w));
+    let step_at = |k: i32, w: i32| i64::from(step(tied(k, w, least), w));
+    let mut start = 0;
+    for (keys, weights) in keys.chunks_exact(STRIDE).zip(weights.chunks_exact(STRIDE)) {
+        let stride: i64 = keys.iter().zip(weights).map(|(&k, &w)| step_at(k, w)).sum();
+        if remaining < stride {
+            break;
+        }
+        remaining -= stride;
+        start += STRIDE;
+    }
+    let rest = keys[start..].iter().zip(&weights[start..]);
+    for (i, (&k, &w)) in rest.enumerate() {
+        remaining -= step_at(k, w);
         if remaining < 0 {
-            return Some(i);
+            return Some(start + i);
         }
     }
     None
