@@ -25,6 +25,7 @@
 //! ```
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rudder_common::clock::{Clock, SystemClock};
@@ -39,8 +40,12 @@ use crate::loadbalance::{
 use crate::provider::Provider;
 use crate::rng::RngSource;
 
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
 /// Picks a provider for each call. Share it behind an `Arc`; `select` takes `&self`.
 pub struct Balancer {
+    /// Unique per balancer, so that views never hand one balancer's resolved policy to another.
+    id: u64,
     directory: Arc<Directory>,
     policies: LoadBalanceRegistry,
     forced: Option<Arc<dyn LoadBalance>>,
@@ -54,6 +59,7 @@ impl Balancer {
     pub fn builder(directory: Arc<Directory>) -> BalancerBuilder {
         BalancerBuilder {
             balancer: Balancer {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 directory,
                 policies: LoadBalanceRegistry::with_builtins(),
                 forced: None,
@@ -84,9 +90,8 @@ impl Balancer {
         if let Some(policy) = &self.forced {
             return f(Ok(&**policy));
         }
-        let owner = self as *const Balancer as usize;
-        view.with_state(
-            owner,
+        view.with_policy(
+            self.id,
             |v| self.policies.get(v.loadbalance_name()),
             |resolved| f(resolved.as_ref().map(|p| &**p)),
         )

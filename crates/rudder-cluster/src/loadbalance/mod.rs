@@ -90,6 +90,13 @@ pub fn select(
     pick: &Pick<'_>,
     rng: &mut dyn PickRng,
 ) -> Option<usize> {
+    if pick.excluded.is_empty() {
+        return match view.len() {
+            0 => None,
+            1 => Some(0),
+            _ => balancer.pick(view, invocation, pick, rng),
+        };
+    }
     let mut allowed = (0..view.len()).filter(|&i| pick.allows(view, i));
     let first = allowed.next()?;
     if allowed.next().is_none() {

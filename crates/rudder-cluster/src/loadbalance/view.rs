@@ -35,8 +35,14 @@ pub struct MethodView {
     sticky: bool,
     /// Each provider's `actives` limit for this method (0: none).
     max_active: Box<[i32]>,
+    /// The policy the first balancer to pick here resolved for it, by balancer id: typed, so reading it
+    /// costs no dynamic type check.
+    policy: OnceLock<(u64, ResolvedPolicy)>,
     states: [OnceLock<(usize, Box<dyn Any + Send + Sync>)>; STATE_SLOTS],
 }
+
+/// A policy looked up by name: the policy, or why there is none.
+pub(crate) type ResolvedPolicy = Result<Arc<dyn super::LoadBalance>, super::UnknownLoadBalance>;
 
 impl MethodView {
     /// Precomputes the view of `providers` for `method`.
@@ -91,6 +97,7 @@ impl MethodView {
             prefix,
             static_from,
             loadbalance,
+            policy: OnceLock::new(),
             states: Default::default(),
         }
     }
@@ -193,6 +200,28 @@ impl MethodView {
             && pick.weight_source.is_none()
             && pick.excluded.is_empty();
         usable.then_some(&self.prefix)
+    }
+
+    /// Runs `f` with the policy balancer `owner` resolves for this view, resolved by `resolve` on first
+    /// use.
+    pub(crate) fn with_policy<R>(
+        &self,
+        owner: u64,
+        resolve: impl FnOnce(&MethodView) -> ResolvedPolicy,
+        f: impl FnOnce(&ResolvedPolicy) -> R,
+    ) -> R {
+        let mut resolve = Some(resolve);
+        let (first_owner, policy) = self.policy.get_or_init(|| {
+            let resolve = resolve.take().expect("runs once");
+            (owner, resolve(self))
+        });
+        match resolve {
+            Some(resolve) if *first_owner != owner => {
+                // A second balancer over the same snapshot (rare): keep its resolution apart.
+                self.with_state(owner as usize, resolve, f)
+            }
+            _ => f(policy),
+        }
     }
 
     /// Runs `f` with the strategy state attached to this view, created by `init` on first use by `owner`.
