@@ -26,6 +26,7 @@
 //! # Ok::<(), rudder_common::url::UrlError>(())
 //! ```
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -34,7 +35,6 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use arc_swap::{ArcSwap, Cache};
 use rudder_common::url::DubboUrl;
 use rudder_rpc::status::StatusRegistry;
-use std::cell::RefCell;
 
 use crate::loadbalance::MethodView;
 use crate::provider::Provider;

@@ -14,7 +14,8 @@
 //! 3. **Tally.** The lowest key, then how many providers tie on it, their weight sum, and whether all
 //!    their weights are equal, with masks instead of branches.
 //! 4. **Draw.** An offset in `0..total` (weighted) or a rank in `0..ties` (uniform), exactly as Dubbo
-//!    draws, then a walk to the provider it lands on.
+//!    draws, then a walk to the provider it lands on, skipping strides of eight providers whose tied
+//!    weight (or count) the draw exceeds.
 //!
 //! The tests compare the outcome and the random draws with a literal transcription of Dubbo's loop.
 
