@@ -34,6 +34,7 @@ use rudder_common::invocation::Invocation;
 
 use crate::directory::Directory;
 use crate::loadbalance::weight::WeightSource;
+use crate::loadbalance::view::ResolvedPolicy;
 use crate::loadbalance::{
     select, LoadBalance, LoadBalanceRegistry, MethodView, Pick, UnknownLoadBalance,
 };
@@ -80,21 +81,22 @@ impl Balancer {
         &self.clock
     }
 
-    /// Runs `f` with the policy that serves `view`: the forced one, or the one its first provider names
-    /// (resolved once per view).
-    fn with_policy<R>(
-        &self,
-        view: &MethodView,
-        f: impl FnOnce(Result<&dyn LoadBalance, &UnknownLoadBalance>) -> R,
-    ) -> R {
+    /// The policy that serves `view`: the forced one, or the one its first provider names (resolved
+    /// once per view). `slow` holds the resolution when another balancer owns the view's typed slot.
+    fn policy_for<'a>(
+        &'a self,
+        view: &'a MethodView,
+        slow: &'a mut Option<ResolvedPolicy>,
+    ) -> Result<&'a dyn LoadBalance, &'a UnknownLoadBalance> {
         if let Some(policy) = &self.forced {
-            return f(Ok(&**policy));
+            return Ok(&**policy);
         }
-        view.with_policy(
-            self.id,
-            |v| self.policies.get(v.loadbalance_name()),
-            |resolved| f(resolved.as_ref().map(|p| &**p)),
-        )
+        let resolve = |v: &MethodView| self.policies.get(v.loadbalance_name());
+        let resolved = match view.policy_of(self.id, resolve) {
+            Some(resolved) => resolved,
+            None => slow.insert(view.with_state(self.id as usize, resolve, Clone::clone)),
+        };
+        resolved.as_ref().map(|p| &**p)
     }
 
     /// Chooses a provider for `invocation`, skipping those in `excluded` (already tried by a retry).
@@ -152,12 +154,13 @@ impl Balancer {
             excluded,
             weight_source: self.weight_source.as_deref(),
         };
-        let chosen = self.with_policy(view, |policy| match policy {
-            Ok(policy) => Ok(self
-                .rng
-                .with(|rng| select(policy, view, invocation, &pick, rng))),
-            Err(unknown) => Err(RpcError::new(RpcErrorKind::Unknown, unknown.to_string())),
-        })?;
+        let mut slow = None;
+        let policy = self
+            .policy_for(view, &mut slow)
+            .map_err(|unknown| RpcError::new(RpcErrorKind::Unknown, unknown.to_string()))?;
+        let chosen = self
+            .rng
+            .with(|rng| select(policy, view, invocation, &pick, rng));
         chosen.ok_or_else(|| {
             RpcError::new(
                 RpcErrorKind::NoProvider,

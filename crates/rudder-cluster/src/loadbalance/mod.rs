@@ -48,7 +48,7 @@ pub mod random;
 mod registry;
 pub mod round_robin;
 pub mod shortest_response;
-mod view;
+pub(crate) mod view;
 pub mod weight;
 
 use std::fmt;

@@ -202,26 +202,16 @@ impl MethodView {
         usable.then_some(&self.prefix)
     }
 
-    /// Runs `f` with the policy balancer `owner` resolves for this view, resolved by `resolve` on first
-    /// use.
-    pub(crate) fn with_policy<R>(
+    /// The policy balancer `owner` resolved for this view, resolving it with `resolve` if no balancer
+    /// has yet. `None` when another balancer got here first (rare: keep a per-balancer resolution in
+    /// [`MethodView::with_state`] then).
+    pub(crate) fn policy_of(
         &self,
         owner: u64,
         resolve: impl FnOnce(&MethodView) -> ResolvedPolicy,
-        f: impl FnOnce(&ResolvedPolicy) -> R,
-    ) -> R {
-        let mut resolve = Some(resolve);
-        let (first_owner, policy) = self.policy.get_or_init(|| {
-            let resolve = resolve.take().expect("runs once");
-            (owner, resolve(self))
-        });
-        match resolve {
-            Some(resolve) if *first_owner != owner => {
-                // A second balancer over the same snapshot (rare): keep its resolution apart.
-                self.with_state(owner as usize, resolve, f)
-            }
-            _ => f(policy),
-        }
+    ) -> Option<&ResolvedPolicy> {
+        let (first_owner, policy) = self.policy.get_or_init(|| (owner, resolve(self)));
+        (*first_owner == owner).then_some(policy)
     }
 
     /// Runs `f` with the strategy state attached to this view, created by `init` on first use by `owner`.
