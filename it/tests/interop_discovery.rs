@@ -57,13 +57,7 @@ async fn weights_registered_by_java_providers_drive_the_split_and_failover_hides
     let view = probe.directory().snapshot().view("sayHello");
     assert_eq!(view.len(), 2, "both providers discovered");
     for i in 0..view.len() {
-        let warming = view.weight(
-            i,
-            &Pick {
-                now,
-                ..Pick::default()
-            },
-        );
+        let warming = view.weight(i, &Pick::at(now));
         assert!(
             warming < view.configured_weight(i) / 10,
             "weight {warming} should still be ramping up"

@@ -274,10 +274,7 @@ fn print_table(
 ) -> Result<()> {
     let snapshot = directory.snapshot();
     let view = snapshot.view("sayHello");
-    let pick = Pick {
-        now,
-        ..Pick::default()
-    };
+    let pick = Pick::at(now);
     let total_weight: i64 = (0..view.len())
         .map(|i| i64::from(view.weight(i, &pick)))
         .sum();

@@ -162,10 +162,7 @@ fn no_provider(query: &RegistryQuery) -> RpcError {
 fn print_listing(directory: &Directory, method: &str, out: &mut dyn Write) -> Result<usize> {
     let snapshot = directory.snapshot();
     let view = snapshot.view(method);
-    let pick = Pick {
-        now: SystemClock.now_millis(),
-        ..Pick::default()
-    };
+    let pick = Pick::at(SystemClock.now_millis());
     for (i, provider) in view.providers().iter().enumerate() {
         let url = provider.url();
         let loadbalance = url

@@ -96,10 +96,7 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let view = snapshot.view(&args.method);
 
     if args.weights {
-        let pick = Pick {
-            now: clock.now_millis(),
-            ..Pick::default()
-        };
+        let pick = Pick::at(clock.now_millis());
         for (i, provider) in view.providers().iter().enumerate() {
             writeln!(out, "{} {}", provider.address(), view.weight(i, &pick))?;
         }

@@ -121,11 +121,7 @@ impl Subject {
     }
 
     fn pick(&self, rng: &mut SmallRng) -> usize {
-        let pick = Pick {
-            now: NOW,
-            excluded: &[],
-            weight_source: None,
-        };
+        let pick = Pick::at(NOW);
         loadbalance::select(&*self.policy, &self.view, black_box(&self.call), &pick, rng).unwrap()
     }
 }

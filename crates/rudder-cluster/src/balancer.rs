@@ -33,8 +33,8 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 
 use crate::directory::Directory;
-use crate::loadbalance::weight::WeightSource;
 use crate::loadbalance::view::ResolvedPolicy;
+use crate::loadbalance::weight::WeightSource;
 use crate::loadbalance::{
     select, LoadBalance, LoadBalanceRegistry, MethodView, Pick, UnknownLoadBalance,
 };
@@ -149,11 +149,9 @@ impl Balancer {
                 ),
             ));
         }
-        let pick = Pick {
-            now: self.clock.now_millis(),
-            excluded,
-            weight_source: self.weight_source.as_deref(),
-        };
+        let pick = Pick::reading(&*self.clock)
+            .excluding(excluded)
+            .weighted_by(self.weight_source.as_deref());
         let mut slow = None;
         let policy = self
             .policy_for(view, &mut slow)

@@ -106,10 +106,7 @@ fn tmp_urls() -> Vec<&'static str> {
 
 fn pick_at(policy: &RoundRobin, view: &MethodView, now: i64, runs: usize) {
     let mut rng = SmallRng::seed_from_u64(0);
-    let pick = Pick {
-        now,
-        ..Pick::default()
-    };
+    let pick = Pick::at(now);
     for _ in 0..runs {
         select(policy, view, &call("test"), &pick, &mut rng).unwrap();
     }
@@ -179,31 +176,11 @@ fn shortest_response_forgets_after_the_window_slides() {
     let now = 1_000_000;
     policy.set_window_start(now - 31_000);
     // This pick still sees the old window (w5 slow), then resets every window.
-    let first = select(
-        &policy,
-        &view,
-        &call("test"),
-        &Pick {
-            now,
-            ..Pick::default()
-        },
-        &mut rng,
-    )
-    .unwrap();
+    let first = select(&policy, &view, &call("test"), &Pick::at(now), &mut rng).unwrap();
     assert_ne!(first, 2);
     let mut counts = [0usize; 3];
     for _ in 0..10000 {
-        counts[select(
-            &policy,
-            &view,
-            &call("test"),
-            &Pick {
-                now,
-                ..Pick::default()
-            },
-            &mut rng,
-        )
-        .unwrap()] += 1;
+        counts[select(&policy, &view, &call("test"), &Pick::at(now), &mut rng).unwrap()] += 1;
     }
     assert_eq!(counts.iter().sum::<usize>(), 10000);
     assert!(
@@ -336,10 +313,7 @@ fn excluded_providers_are_never_picked_by_any_policy() {
     ];
     let mut rng = SmallRng::seed_from_u64(0);
     for policy in policies {
-        let pick = Pick {
-            excluded: &excluded,
-            ..Pick::default()
-        };
+        let pick = Pick::at(0).excluding(&excluded);
         for _ in 0..200 {
             let i = select(policy, &view, &call("method1"), &pick, &mut rng).unwrap();
             assert!(i != 1 && i != 3, "{policy:?} picked excluded {i}");

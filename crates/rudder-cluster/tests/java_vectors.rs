@@ -67,10 +67,7 @@ fn get_weight_matches_java_from_url_parameters() {
         let providers: Arc<[Arc<Provider>]> =
             Arc::from(vec![Arc::new(Provider::new(url, &statuses).unwrap())]);
         let view = MethodView::new(providers, "test");
-        let pick = Pick {
-            now: f[3].parse().unwrap(),
-            ..Pick::default()
-        };
+        let pick = Pick::at(f[3].parse().unwrap());
         assert_eq!(
             view.weight(0, &pick),
             f[4].parse::<i32>().unwrap(),

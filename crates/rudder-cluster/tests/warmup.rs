@@ -81,3 +81,102 @@ fn provider_clock_ahead_of_ours_gets_weight_one() {
     clock.set(START - 5_000);
     assert_eq!(split(&balancer, 101), [100, 1]);
 }
+
+/// A clock that counts how often it is read.
+#[derive(Debug)]
+struct CountingClock {
+    inner: ManualClock,
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+impl rudder_common::clock::Clock for CountingClock {
+    fn now_millis(&self) -> i64 {
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.now_millis()
+    }
+}
+
+#[test]
+fn picks_read_the_clock_only_while_a_warmup_may_be_in_progress() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let clock = Arc::new(CountingClock {
+        inner: ManualClock::new(START + 10_000),
+        reads: Default::default(),
+    });
+    // Four providers; provider 1 started at START with a 100 s warmup. A new directory per policy,
+    // since a view remembers that its warmup is over.
+    let directory = || {
+        let directory = Arc::new(Directory::default());
+        directory.replace((0..4).map(|i| {
+            let started = if i == 1 { START } else { START - 3_600_000 };
+            DubboUrl::parse(&format!(
+                "dubbo://10.0.0.{i}:20880/S?timestamp={started}&warmup=100000"
+            ))
+            .unwrap()
+        }));
+        directory
+    };
+    for policy in ["random", "leastactive", "consistenthash"] {
+        let balancer = Balancer::builder(directory())
+            .clock(clock.clone())
+            .force_policy(policy)
+            .unwrap()
+            .build();
+        let call = Invocation::new("sayHello", vec![], vec![]);
+        clock.inner.set(START + 10_000);
+        let before = clock.reads.load(Relaxed);
+        balancer.select(&call, &[]).unwrap();
+        balancer.select(&call, &[]).unwrap();
+        // Warming up: one read per pick (the pick keeps what it read); consistenthash ignores
+        // weights, as in Dubbo, so it never needs the time.
+        let expected = if policy == "consistenthash" { 0 } else { 2 };
+        let reads = clock.reads.load(Relaxed) - before;
+        assert_eq!(reads, expected, "{policy} while warming");
+        clock.inner.set(START + 200_000);
+        balancer.select(&call, &[]).unwrap();
+        let after_warmup = clock.reads.load(Relaxed);
+        for _ in 0..100 {
+            balancer.select(&call, &[]).unwrap();
+        }
+        assert_eq!(
+            clock.reads.load(Relaxed),
+            after_warmup,
+            "{policy} once warm"
+        );
+        // Setting the clock back does not restart the ramp for clock-reading picks.
+        clock.inner.set(START + 10_000);
+        balancer.select(&call, &[]).unwrap();
+        assert_eq!(
+            clock.reads.load(Relaxed),
+            after_warmup,
+            "{policy} after the clock went back"
+        );
+    }
+    // shortestresponse checks its window on every pick, so it reads the clock every time.
+    let balancer = Balancer::builder(directory())
+        .clock(clock.clone())
+        .force_policy("shortestresponse")
+        .unwrap()
+        .build();
+    let before = clock.reads.load(Relaxed);
+    for _ in 0..10 {
+        balancer
+            .select(&Invocation::new("sayHello", vec![], vec![]), &[])
+            .unwrap();
+    }
+    assert_eq!(clock.reads.load(Relaxed) - before, 10);
+}
+
+#[test]
+fn a_fixed_time_pick_sees_the_warmup_at_its_own_time() {
+    use rudder_cluster::loadbalance::Pick;
+    let (balancer, clock) = setup("random");
+    // A clock-reading pick finds the warmup over...
+    clock.set(START + 200_000);
+    split(&balancer, 10);
+    // ...but a pick at a fixed earlier time still sees provider 2 at 10 % of its weight.
+    let view = balancer.directory().snapshot().view("sayHello");
+    assert_eq!(view.weight(1, &Pick::at(START + 10_000)), 10);
+    assert_eq!(view.weight(1, &Pick::at(START + 200_000)), 100);
+}

@@ -32,7 +32,7 @@
 //! let mut rng = SmallRng::seed_from_u64(1);
 //! let picks: Vec<usize> = (0..4)
 //!     .map(|_| {
-//!         let pick = Pick { now: 0, excluded: &[], weight_source: None };
+//!         let pick = Pick::at(0);
 //!         select(&*balancer, &view, &call, &pick, &mut rng).unwrap()
 //!     })
 //!     .collect();
@@ -43,6 +43,7 @@
 pub mod consistent_hash;
 pub mod least_active;
 mod least_key;
+mod pick;
 mod prefix_sums;
 pub mod random;
 mod registry;
@@ -57,9 +58,10 @@ use rudder_common::invocation::Invocation;
 
 pub use crate::rng::PickRng;
 use least_key::least_key_weighted;
+pub use pick::Pick;
 pub use prefix_sums::PrefixSums;
 pub use registry::{LoadBalanceRegistry, UnknownLoadBalance};
-pub use view::{MethodView, Pick};
+pub use view::MethodView;
 
 /// The policy used when no provider names one: Dubbo's default.
 pub const DEFAULT_LOADBALANCE: &str = "random";

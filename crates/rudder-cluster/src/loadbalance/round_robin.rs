@@ -180,6 +180,7 @@ impl LoadBalance for RoundRobin {
             |view| self.resolve(view),
             |state: &ViewSlots| {
                 let static_weights = view.static_weights(pick);
+                let now = pick.now();
                 let mut table = state
                     .group
                     .table
@@ -206,7 +207,7 @@ impl LoadBalance for RoundRobin {
                         slot.current = 0;
                     }
                     slot.current += i64::from(weight);
-                    slot.last_update = pick.now;
+                    slot.last_update = now;
                     // Strictly greater: the earliest provider wins a tie, as in Dubbo.
                     if slot.current > max {
                         (best, best_slot, max) = (i, index, slot.current);
@@ -214,7 +215,7 @@ impl LoadBalance for RoundRobin {
                     total += i64::from(weight);
                 }
                 if candidates != table.by_identity.len() {
-                    table.recycle(pick.now, self.recycle_period);
+                    table.recycle(now, self.recycle_period);
                 }
                 if best == usize::MAX {
                     return None;

@@ -225,7 +225,7 @@ impl LoadBalance for ShortestResponse {
                 least_key_weighted(view, pick, rng, &state.providers, Estimator::estimate)
             },
         );
-        self.maybe_reset(pick.now);
+        self.maybe_reset(pick.now());
         chosen
     }
 }

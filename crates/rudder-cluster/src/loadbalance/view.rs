@@ -2,12 +2,13 @@
 
 use std::any::Any;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rudder_rpc::status::RpcStatus;
 
 use super::weight::effective_weight;
-use super::PrefixSums;
+use super::{Pick, PrefixSums};
 use crate::provider::Provider;
 
 /// Strategy state slots per view; a view normally serves one strategy, rarely two.
@@ -30,6 +31,8 @@ pub struct MethodView {
     prefix: PrefixSums,
     /// From this instant on no provider is warming up (and none has a timestamp in the future).
     static_from: i64,
+    /// A clock-reading pick has found the warmup over.
+    warm: AtomicBool,
     loadbalance: Box<str>,
     /// `sticky` as the first provider says for this method.
     sticky: bool,
@@ -96,6 +99,7 @@ impl MethodView {
             full_weights,
             prefix,
             static_from,
+            warm: AtomicBool::new(static_from == i64::MIN),
             loadbalance,
             policy: OnceLock::new(),
             states: Default::default(),
@@ -177,7 +181,7 @@ impl MethodView {
             configured,
             provider.timestamp(),
             provider.warmup(),
-            pick.now,
+            pick.now(),
         );
         match pick.weight_source {
             Some(source) => source.weight(provider, &self.method, computed).max(0),
@@ -189,16 +193,34 @@ impl MethodView {
     /// configured weights, precomputed. `None` when weights must be computed per provider.
     #[inline]
     pub fn static_weights(&self, pick: &Pick<'_>) -> Option<&[i32]> {
-        (pick.weight_source.is_none() && pick.now >= self.static_from)
-            .then_some(&*self.full_weights)
+        (pick.weight_source.is_none() && self.past_warmup(pick)).then_some(&*self.full_weights)
+    }
+
+    /// Whether every provider is past its warmup at this pick's time.
+    ///
+    /// A pick that reads the system clock reads it here only until one such pick has found the warmup
+    /// over; from then on the view stays past it, even if the wall clock is later set back (Dubbo
+    /// would ramp weights down again, or give weight 1 to providers whose start now lies ahead).
+    #[inline]
+    fn past_warmup(&self, pick: &Pick<'_>) -> bool {
+        if pick.is_fixed() {
+            return pick.now() >= self.static_from;
+        }
+        if self.warm.load(Ordering::Relaxed) {
+            return true;
+        }
+        let warm = pick.now() >= self.static_from;
+        if warm {
+            self.warm.store(true, Ordering::Relaxed);
+        }
+        warm
     }
 
     /// Precomputed running sums of full weights, when they are valid for this pick (no warmup in
     /// progress, no weight hook, nothing excluded).
     pub fn static_prefix(&self, pick: &Pick<'_>) -> Option<&PrefixSums> {
-        let usable = pick.now >= self.static_from
-            && pick.weight_source.is_none()
-            && pick.excluded.is_empty();
+        let usable =
+            pick.weight_source.is_none() && pick.excluded.is_empty() && self.past_warmup(pick);
         usable.then_some(&self.prefix)
     }
 
@@ -253,42 +275,6 @@ impl fmt::Debug for MethodView {
             .field("method", &self.method)
             .field("providers", &self.providers.len())
             .field("loadbalance", &self.loadbalance)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The per-pick context: time, exclusions and the optional weight hook.
-#[derive(Clone, Copy, Default)]
-pub struct Pick<'a> {
-    /// Now, in epoch milliseconds.
-    pub now: i64,
-    /// Providers not to pick (already tried by failover), by identity.
-    pub excluded: &'a [Arc<Provider>],
-    /// Overrides computed weights, if set.
-    pub weight_source: Option<&'a dyn super::weight::WeightSource>,
-}
-
-impl Pick<'_> {
-    /// Whether provider `index` of `view` may be picked.
-    #[inline]
-    pub fn allows(&self, view: &MethodView, index: usize) -> bool {
-        if self.excluded.is_empty() {
-            return true;
-        }
-        let p = &view.providers[index];
-        !self
-            .excluded
-            .iter()
-            .any(|e| Arc::ptr_eq(e, p) || e.identity() == p.identity())
-    }
-}
-
-impl fmt::Debug for Pick<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pick")
-            .field("now", &self.now)
-            .field("excluded", &self.excluded.len())
-            .field("weight_source", &self.weight_source)
             .finish_non_exhaustive()
     }
 }
