@@ -130,6 +130,8 @@ impl Subject {
 /// eight finished calls of `1 + (i * 13) % 40` ms. The returned guards keep the calls in flight.
 fn load(directory: &Directory) -> Vec<ActiveCall> {
     let snapshot = directory.snapshot();
+    // As in a consumer, the view exists before the calls (it allocates the counters they update).
+    snapshot.view("sayHello");
     let mut in_flight = Vec::new();
     for (i, provider) in snapshot.providers().iter().enumerate() {
         for _ in 0..8 {

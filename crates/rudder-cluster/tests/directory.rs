@@ -97,3 +97,39 @@ fn one_thread_picking_from_many_directories_never_mixes_them_up() {
         }
     }
 }
+
+#[test]
+fn counters_stay_shared_and_readable_when_providers_come_and_go() {
+    let directory = Arc::new(Directory::default());
+    let balancer = Balancer::builder(Arc::clone(&directory))
+        .force_policy("leastactive")
+        .unwrap()
+        .seed(3)
+        .build();
+    directory.replace([url(1), url(2), url(3)]);
+    let first = directory.snapshot().view("m");
+    // The first view of a method allocates its counters together.
+    assert!(first.adjacent_statuses().is_some());
+    // A provider joins in the middle: the next view reads the old block around a new one.
+    directory.replace([url(1), url(4), url(2), url(3)]);
+    let second = directory.snapshot().view("m");
+    assert!(second.adjacent_statuses().is_none());
+    assert_eq!(
+        second.status_runs().map(<[_]>::len).collect::<Vec<_>>(),
+        [1, 1, 2]
+    );
+    assert!(second.method_status(0).same(first.method_status(0)));
+    assert!(second.method_status(3).same(first.method_status(2)));
+    // Calls in flight on every provider but 10.0.0.2: leastactive reads them through the runs.
+    let busy: Vec<_> = second
+        .providers()
+        .iter()
+        .filter(|p| p.address() != "10.0.0.2:20880")
+        .map(|p| p.status().begin("m", 0).unwrap())
+        .collect();
+    for _ in 0..20 {
+        let picked = balancer.select(&call("m"), &[]).unwrap();
+        assert_eq!(picked.address(), "10.0.0.2:20880");
+    }
+    drop(busy);
+}

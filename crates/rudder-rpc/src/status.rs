@@ -22,6 +22,8 @@
 //! assert_eq!(provider.service().total_elapsed(), 12);
 //! ```
 
+use std::fmt;
+use std::ops::Deref;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -199,11 +201,71 @@ fn average(sum: i64, count: i64) -> i64 {
     }
 }
 
+/// The counters of one method of one provider, dereferencing to its [`RpcStatus`].
+///
+/// The counters of many providers for one method are allocated together, in one block, when a balancer
+/// first asks for all of them ([`ProviderStatus::methods_of`]): a balancer that reads every provider's
+/// counters on each pick then reads adjacent memory instead of one scattered object per provider. This
+/// handle is one entry of such a block; cloning it is one reference-count increment.
+///
+/// ```
+/// use rudder_rpc::status::{ProviderStatus, StatusRegistry};
+/// let registry = StatusRegistry::default();
+/// let (a, b) = (registry.provider("dubbo://10.0.0.1:1/S"), registry.provider("dubbo://10.0.0.2:1/S"));
+/// let both = ProviderStatus::methods_of([&*a, &*b], "sayHello");
+/// assert!(both[1].follows(&both[0]));
+/// assert!(a.method("sayHello").same(&both[0]));
+/// ```
+#[derive(Clone)]
+pub struct MethodStatus {
+    block: Arc<[RpcStatus]>,
+    index: usize,
+}
+
+impl MethodStatus {
+    fn alone() -> MethodStatus {
+        MethodStatus {
+            block: Arc::from([RpcStatus::default()]),
+            index: 0,
+        }
+    }
+
+    /// Whether both handles are the same counters.
+    pub fn same(&self, other: &MethodStatus) -> bool {
+        Arc::ptr_eq(&self.block, &other.block) && self.index == other.index
+    }
+
+    /// Whether these counters sit right after `previous`'s in the same block.
+    pub fn follows(&self, previous: &MethodStatus) -> bool {
+        Arc::ptr_eq(&self.block, &previous.block) && self.index == previous.index + 1
+    }
+
+    /// The counters from these on, in their block: `len` of them, when the block holds that many.
+    pub fn run(&self, len: usize) -> Option<&[RpcStatus]> {
+        self.block.get(self.index..self.index.checked_add(len)?)
+    }
+}
+
+impl Deref for MethodStatus {
+    type Target = RpcStatus;
+
+    #[inline]
+    fn deref(&self) -> &RpcStatus {
+        &self.block[self.index]
+    }
+}
+
+impl fmt::Debug for MethodStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// The statistics of one provider: the provider-wide [`RpcStatus`] and one per method.
 #[derive(Debug, Default)]
 pub struct ProviderStatus {
     service: RpcStatus,
-    methods: DashMap<Box<str>, Arc<RpcStatus>>,
+    methods: DashMap<Box<str>, MethodStatus>,
 }
 
 impl ProviderStatus {
@@ -212,12 +274,54 @@ impl ProviderStatus {
         &self.service
     }
 
-    /// Counters of `method`, created on first use. Hold on to the `Arc` on hot paths.
-    pub fn method(&self, method: &str) -> Arc<RpcStatus> {
+    /// Counters of `method`, created on first use. Hold on to the handle on hot paths.
+    pub fn method(&self, method: &str) -> MethodStatus {
         if let Some(status) = self.methods.get(method) {
-            return Arc::clone(&status);
+            return status.clone();
         }
-        Arc::clone(&self.methods.entry(method.into()).or_default())
+        self.methods
+            .entry(method.into())
+            .or_insert_with(MethodStatus::alone)
+            .clone()
+    }
+
+    /// Counters of `method` for each of `providers`, in order. Those created here are allocated in
+    /// one block, in this order.
+    pub fn methods_of<'a>(
+        providers: impl IntoIterator<Item = &'a ProviderStatus>,
+        method: &str,
+    ) -> Vec<MethodStatus> {
+        let providers: Vec<&ProviderStatus> = providers.into_iter().collect();
+        let missing = providers
+            .iter()
+            .filter(|p| !p.methods.contains_key(method))
+            .count();
+        let block: Arc<[RpcStatus]> = (0..missing).map(|_| RpcStatus::default()).collect();
+        let mut next = 0;
+        let mut take = || {
+            // Only providers missing the method when counted get here (methods are never
+            // removed), so the block has room; `alone` covers a provider listed twice.
+            let status = match next < block.len() {
+                true => MethodStatus {
+                    block: Arc::clone(&block),
+                    index: next,
+                },
+                false => MethodStatus::alone(),
+            };
+            next += 1;
+            status
+        };
+        providers
+            .iter()
+            .map(|p| match p.methods.get(method) {
+                Some(status) => status.clone(),
+                None => p
+                    .methods
+                    .entry(method.into())
+                    .or_insert_with(&mut take)
+                    .clone(),
+            })
+            .collect()
     }
 
     /// Starts counting a call of `method`; `None` if `max_active` (> 0) calls of it are already running.
@@ -231,7 +335,7 @@ impl ProviderStatus {
     /// As [`ProviderStatus::begin`], with the method counters already looked up.
     pub fn begin_with(
         self: &Arc<Self>,
-        method: Arc<RpcStatus>,
+        method: MethodStatus,
         max_active: i32,
     ) -> Option<ActiveCall> {
         if !method.try_acquire(max_active) {
@@ -252,7 +356,7 @@ impl ProviderStatus {
 #[must_use = "an ActiveCall counts as failed when dropped without finish()"]
 pub struct ActiveCall {
     provider: Arc<ProviderStatus>,
-    method: Arc<RpcStatus>,
+    method: MethodStatus,
     done: bool,
 }
 

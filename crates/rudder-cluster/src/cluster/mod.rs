@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
-use rudder_rpc::status::RpcStatus;
+use rudder_rpc::status::MethodStatus;
 
 pub use mode::{ClusterMode, UnsupportedClusterMode, DEFAULT_RETRIES};
 
@@ -270,8 +270,7 @@ impl<C: Caller> ClusterInvoker<C> {
         invocation: &Invocation,
     ) -> Result<C::Output, RpcError> {
         let status = attempt.provider.status();
-        let Some(active) =
-            status.begin_with(Arc::clone(&attempt.method_status), attempt.max_active)
+        let Some(active) = status.begin_with(attempt.method_status.clone(), attempt.max_active)
         else {
             return Err(RpcError::new(
                 RpcErrorKind::LimitExceeded,
@@ -300,7 +299,7 @@ impl<C: Caller> ClusterInvoker<C> {
 /// One attempt's provider and what the call needs of it, read from the view it was picked in.
 struct Attempt {
     provider: Arc<Provider>,
-    method_status: Arc<RpcStatus>,
+    method_status: MethodStatus,
     max_active: i32,
     sticky: bool,
 }
@@ -309,7 +308,7 @@ impl Attempt {
     fn new(view: &MethodView, index: usize) -> Attempt {
         Attempt {
             provider: Arc::clone(&view.providers()[index]),
-            method_status: Arc::clone(view.method_status(index)),
+            method_status: view.method_status(index).clone(),
             max_active: view.max_active(index),
             sticky: view.sticky(),
         }

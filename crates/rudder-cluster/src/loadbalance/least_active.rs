@@ -10,6 +10,7 @@
 //! its name says.
 
 use rudder_common::invocation::Invocation;
+use rudder_rpc::status::RpcStatus;
 
 use super::{least_key_weighted, LoadBalance, MethodView, Pick, PickRng};
 
@@ -30,8 +31,14 @@ impl LoadBalance for LeastActive {
         pick: &Pick<'_>,
         rng: &mut dyn PickRng,
     ) -> Option<usize> {
-        least_key_weighted(view, pick, rng, view.method_statuses(), |status| {
-            status.active()
-        })
+        match view.adjacent_statuses() {
+            Some(statuses) => {
+                least_key_weighted(view, pick, rng, statuses.iter(), RpcStatus::active)
+            }
+            None => {
+                let statuses = view.status_runs().flatten();
+                least_key_weighted(view, pick, rng, statuses, RpcStatus::active)
+            }
+        }
     }
 }

@@ -33,23 +33,25 @@ struct Scratch {
     weights: Vec<i32>,
 }
 
-/// The lowest-key decision for one pick: `key(&per_provider[i])` is provider `i`'s key, in view order.
+/// The lowest-key decision for one pick: `entries` yields one entry per provider, in view order, and
+/// `key` gives each entry's key.
 ///
 /// In the steady state (nothing excluded, no warmup in progress, no weight hook) the weights are the
 /// view's precomputed ones; otherwise they are computed for every allowed provider, as Dubbo does.
-pub(crate) fn least_key_weighted<T>(
+pub(crate) fn least_key_weighted<E>(
     view: &MethodView,
     pick: &Pick<'_>,
     rng: &mut dyn PickRng,
-    per_provider: &[T],
-    key: impl Fn(&T) -> i32,
+    entries: impl Iterator<Item = E>,
+    key: impl Fn(E) -> i32,
 ) -> Option<usize> {
-    debug_assert_eq!(per_provider.len(), view.len(), "one entry per provider");
     thread_local! {
         static SCRATCH: RefCell<Scratch> = RefCell::default();
     }
+    let mut entries = Some(entries);
     let mut decide = |Scratch { keys, weights }: &mut Scratch| {
-        let all_equal = read_keys(per_provider, &key, keys);
+        let entries = entries.take().expect("decided once");
+        let all_equal = read_keys(entries, &key, view.len(), keys);
         match (all_equal, view.static_prefix(pick)) {
             (true, Some(sums)) => sums.choose(rng),
             _ => lowest_tied(keys, weights_for(view, pick, weights), rng),
@@ -95,20 +97,24 @@ fn weights_for<'a>(view: &'a MethodView, pick: &Pick<'_>, buffer: &'a mut Vec<i3
     }
 }
 
-/// Reads provider `i`'s key into `keys[i]`, once each, and returns whether all keys are equal (found
-/// without a branch per key).
+/// Reads provider `i`'s key into `keys[i]`, once each, for `len` providers, and returns whether all
+/// keys are equal, found without a branch per key: they are when every bit is set in all of them or
+/// in none.
 #[inline]
-fn read_keys<T>(per_provider: &[T], key: &impl Fn(&T) -> i32, keys: &mut Vec<i32>) -> bool {
-    keys.resize(per_provider.len(), 0);
-    let Some(first) = per_provider.first().map(key) else {
-        return true;
-    };
-    let mut differ = 0;
-    for (slot, entry) in keys.iter_mut().zip(per_provider) {
+fn read_keys<E>(
+    entries: impl Iterator<Item = E>,
+    key: &impl Fn(E) -> i32,
+    len: usize,
+    keys: &mut Vec<i32>,
+) -> bool {
+    keys.resize(len, 0);
+    let (mut any, mut all) = (0, !0);
+    for (slot, entry) in keys.iter_mut().zip(entries) {
         *slot = key(entry);
-        differ |= *slot ^ first;
+        any |= *slot;
+        all &= *slot;
     }
-    differ == 0
+    len == 0 || any == all
 }
 
 /// All-ones for a tied, allowed provider, else zero: arithmetic instead of branches.
@@ -280,7 +286,7 @@ mod tests {
     fn passes(keys: &[i64], weights: &[i32], rng: &mut SmallRng) -> Option<usize> {
         let keys: Vec<i32> = keys.iter().map(|&k| k as i32).collect();
         let mut buffer = Vec::new();
-        let all_equal = read_keys(&keys, &|&k| k, &mut buffer);
+        let all_equal = read_keys(keys.iter(), &|&k| k, keys.len(), &mut buffer);
         assert_eq!(buffer, keys);
         assert_eq!(all_equal, keys.windows(2).all(|k| k[0] == k[1]));
         let mut twin = rng.clone();

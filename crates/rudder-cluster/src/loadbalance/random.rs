@@ -36,6 +36,6 @@ impl LoadBalance for Random {
         }
         // Weights change with time (warmup), a hook, or exclusions: all providers tie on the same key,
         // which leaves exactly the weighted choice.
-        least_key_weighted(view, pick, rng, view.providers(), |_| 0)
+        least_key_weighted(view, pick, rng, view.providers().iter(), |_| 0)
     }
 }

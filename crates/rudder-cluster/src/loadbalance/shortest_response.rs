@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 use rudder_common::invocation::Invocation;
-use rudder_rpc::status::{Activity, RpcStatus};
+use rudder_rpc::status::{Activity, MethodStatus, RpcStatus};
 
 use super::{least_key_weighted, owner_id, LoadBalance, MethodView, Pick, PickRng};
 
@@ -56,13 +56,13 @@ impl Default for ShortestResponse {
 /// The window of one method-level status: its counters at the window's start.
 #[derive(Debug)]
 struct Window {
-    status: Arc<RpcStatus>,
+    status: MethodStatus,
     succeeded_offset: AtomicI64,
     elapsed_offset: AtomicI64,
 }
 
 impl Window {
-    fn new(status: Arc<RpcStatus>) -> Window {
+    fn new(status: MethodStatus) -> Window {
         Window {
             status,
             succeeded_offset: AtomicI64::new(0),
@@ -87,39 +87,41 @@ impl Window {
     }
 }
 
-/// What one view keeps for shortestresponse: per provider, in view order, what a pick reads.
+/// What one view keeps for shortestresponse, per provider in view order.
 struct ViewState {
     /// The policy's epoch the cached estimates belong to.
     epoch: AtomicU64,
-    providers: Box<[Estimator]>,
+    /// Read with each provider's status on every pick.
+    estimators: Box<[Estimator]>,
 }
 
-/// One provider of a view: its status, its window, and the view's cache of its estimate.
+/// The view's cache of one provider's estimate.
 struct Estimator {
-    status: Arc<RpcStatus>,
-    window: Arc<Window>,
     /// The status's activity `estimate` was computed at; [`STALE`] when there is none.
     seen: AtomicU64,
     estimate: AtomicI32,
+    /// Read only to recompute the estimate.
+    window: Arc<Window>,
 }
 
 /// An activity word no status can have: `u32::MAX` calls in flight.
 const STALE: u64 = u64::MAX;
 
 impl Estimator {
-    /// Dubbo's estimate: the window's succeeded average times `active + 1`, capped at `i32::MAX`.
+    /// Dubbo's estimate for the provider whose counters are `status`: the window's succeeded average
+    /// times `active + 1`, capped at `i32::MAX`.
     #[inline]
-    fn estimate(&self) -> i32 {
-        let activity = self.status.activity();
+    fn estimate(&self, status: &RpcStatus) -> i32 {
+        let activity = status.activity();
         if self.seen.load(Ordering::Relaxed) == activity.to_bits() {
             return self.estimate.load(Ordering::Relaxed);
         }
-        self.refresh(activity)
+        self.refresh(activity, &self.window)
     }
 
     #[cold]
-    fn refresh(&self, activity: Activity) -> i32 {
-        let estimate = capped_estimate(self.window.average(), activity.active());
+    fn refresh(&self, activity: Activity, window: &Window) -> i32 {
+        let estimate = capped_estimate(window.average(), activity.active());
         // Racing a reset can cache an estimate from the old window until this provider's next call
         // begins or ends; Dubbo's unsynchronised window data has the same window of doubt.
         self.estimate.store(estimate, Ordering::Relaxed);
@@ -147,26 +149,25 @@ impl ShortestResponse {
     }
 
     fn resolve(&self, view: &MethodView) -> ViewState {
-        let providers = view
+        let estimators = view
             .method_statuses()
             .iter()
             .map(|status| {
-                let key = Arc::as_ptr(status) as usize;
+                let key = &**status as *const RpcStatus as usize;
                 let window = self
                     .windows
                     .entry(key)
-                    .or_insert_with(|| Arc::new(Window::new(Arc::clone(status))));
+                    .or_insert_with(|| Arc::new(Window::new(status.clone())));
                 Estimator {
-                    status: Arc::clone(status),
-                    window: Arc::clone(&window),
                     seen: AtomicU64::new(STALE),
                     estimate: AtomicI32::new(0),
+                    window: Arc::clone(&window),
                 }
             })
             .collect();
         ViewState {
             epoch: AtomicU64::new(self.epoch.load(Ordering::Acquire)),
-            providers,
+            estimators,
         }
     }
 
@@ -217,12 +218,27 @@ impl LoadBalance for ShortestResponse {
             |state: &ViewState| {
                 let epoch = self.epoch.load(Ordering::Acquire);
                 if state.epoch.load(Ordering::Relaxed) != epoch {
-                    for provider in &state.providers {
-                        provider.seen.store(STALE, Ordering::Relaxed);
+                    for estimator in &state.estimators {
+                        estimator.seen.store(STALE, Ordering::Relaxed);
                     }
                     state.epoch.store(epoch, Ordering::Relaxed);
                 }
-                least_key_weighted(view, pick, rng, &state.providers, Estimator::estimate)
+                let estimate =
+                    |(status, estimator): (&RpcStatus, &Estimator)| estimator.estimate(status);
+                let estimators = state.estimators.iter();
+                match view.adjacent_statuses() {
+                    Some(statuses) => least_key_weighted(
+                        view,
+                        pick,
+                        rng,
+                        statuses.iter().zip(estimators),
+                        estimate,
+                    ),
+                    None => {
+                        let statuses = view.status_runs().flatten();
+                        least_key_weighted(view, pick, rng, statuses.zip(estimators), estimate)
+                    }
+                }
             },
         );
         self.maybe_reset(pick.now());

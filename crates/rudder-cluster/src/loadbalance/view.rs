@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use rudder_rpc::status::RpcStatus;
+use rudder_rpc::status::{MethodStatus, ProviderStatus, RpcStatus};
 
 use super::weight::effective_weight;
 use super::{Pick, PrefixSums};
@@ -27,7 +27,9 @@ pub struct MethodView {
     /// `weights` with negatives as 0: the weights of every pick once warmup is over.
     full_weights: Box<[i32]>,
     heaviest: i32,
-    method_status: Box<[Arc<RpcStatus>]>,
+    method_status: Box<[MethodStatus]>,
+    /// `method_status` as runs of adjacent counters: the first of each run and its length.
+    runs: Box<[(MethodStatus, usize)]>,
     prefix: PrefixSums,
     /// From this instant on no provider is warming up (and none has a timestamp in the future).
     static_from: i64,
@@ -81,6 +83,9 @@ impl MethodView {
                     .unwrap_or(0)
             })
             .collect();
+        // Counters first created here are allocated together, in view order.
+        let method_status =
+            ProviderStatus::methods_of(providers.iter().map(|p| &**p.status()), method);
         MethodView {
             sticky,
             max_active,
@@ -89,10 +94,8 @@ impl MethodView {
                 .map(|p| p.url().service_key())
                 .unwrap_or_default()
                 .into(),
-            method_status: providers
-                .iter()
-                .map(|p| p.status().method(method))
-                .collect(),
+            runs: runs_of(&method_status),
+            method_status: method_status.into(),
             providers,
             weights,
             heaviest: full_weights.iter().copied().max().unwrap_or(0),
@@ -138,14 +141,33 @@ impl MethodView {
 
     /// Method-level statistics of provider `index`.
     #[inline]
-    pub fn method_status(&self, index: usize) -> &Arc<RpcStatus> {
+    pub fn method_status(&self, index: usize) -> &MethodStatus {
         &self.method_status[index]
     }
 
     /// Method-level statistics of every provider, in view order.
     #[inline]
-    pub fn method_statuses(&self) -> &[Arc<RpcStatus>] {
+    pub fn method_statuses(&self) -> &[MethodStatus] {
         &self.method_status
+    }
+
+    /// The same statistics as slices of adjacent counters, in view order: one slice when they were
+    /// allocated together (a method's counters are, by the first view that reads them), a few more
+    /// after providers come and go.
+    #[inline]
+    pub fn status_runs(&self) -> impl Iterator<Item = &[RpcStatus]> {
+        self.runs
+            .iter()
+            .map(|(first, len)| first.run(*len).expect("a run lies within its block"))
+    }
+
+    /// The statistics as one slice of adjacent counters, when they form one run.
+    #[inline]
+    pub fn adjacent_statuses(&self) -> Option<&[RpcStatus]> {
+        match &*self.runs {
+            [(first, len)] => first.run(*len),
+            _ => None,
+        }
     }
 
     /// The heaviest weight in [`MethodView::static_weights`].
@@ -277,4 +299,16 @@ impl fmt::Debug for MethodView {
             .field("loadbalance", &self.loadbalance)
             .finish_non_exhaustive()
     }
+}
+
+/// Splits `statuses` into maximal runs of adjacent counters.
+fn runs_of(statuses: &[MethodStatus]) -> Box<[(MethodStatus, usize)]> {
+    let mut runs: Vec<(MethodStatus, usize)> = Vec::new();
+    for (i, status) in statuses.iter().enumerate() {
+        match runs.last_mut() {
+            Some((_, len)) if status.follows(&statuses[i - 1]) => *len += 1,
+            _ => runs.push((status.clone(), 1)),
+        }
+    }
+    runs.into()
 }

@@ -87,3 +87,28 @@ fn identity_keys_share_state() {
     assert!(Arc::ptr_eq(&a, &b));
     assert_eq!(registry.len(), 1);
 }
+
+#[test]
+fn methods_of_allocates_the_missing_counters_together_and_reuses_the_rest() {
+    let registry = StatusRegistry::default();
+    let [a, b, c] = ["a", "b", "c"].map(|host| registry.provider(&format!("dubbo://{host}:1/S")));
+    let existing = b.method("m");
+    // `a` listed twice: its counters are created once and shared by both entries.
+    let statuses = ProviderStatus::methods_of([&*a, &*b, &*c, &*a], "m");
+    assert!(statuses[1].same(&existing));
+    assert!(statuses[0].same(&statuses[3]));
+    assert!(
+        statuses[2].follows(&statuses[0]),
+        "a and c were created together, in order"
+    );
+    assert_eq!(statuses[0].run(2).map(<[_]>::len), Some(2));
+    assert!(
+        statuses[0].run(4).is_none(),
+        "a run never reads past its block"
+    );
+    // The handles are the provider's own counters.
+    let call = c.begin("m", 0).unwrap();
+    assert_eq!(statuses[2].active(), 1);
+    call.finish(5, true);
+    assert_eq!(statuses[2].succeeded(), 1);
+}
