@@ -91,8 +91,10 @@ impl Window {
 struct ViewState {
     /// The policy's epoch the cached estimates belong to.
     epoch: AtomicU64,
-    /// Read with each provider's status on every pick.
+    /// Read with each provider's status on every pick: 16 bytes per provider.
     estimators: Box<[Estimator]>,
+    /// Read only to recompute an estimate.
+    windows: Box<[Arc<Window>]>,
 }
 
 /// The view's cache of one provider's estimate.
@@ -100,32 +102,34 @@ struct Estimator {
     /// The status's activity `estimate` was computed at; [`STALE`] when there is none.
     seen: AtomicU64,
     estimate: AtomicI32,
-    /// Read only to recompute the estimate.
-    window: Arc<Window>,
+    /// The provider's position in the view.
+    index: u32,
 }
 
 /// An activity word no status can have: `u32::MAX` calls in flight.
 const STALE: u64 = u64::MAX;
 
-impl Estimator {
-    /// Dubbo's estimate for the provider whose counters are `status`: the window's succeeded average
-    /// times `active + 1`, capped at `i32::MAX`.
+impl ViewState {
+    /// Dubbo's estimate for the provider whose counters are `status` and whose cache is `estimator`:
+    /// the window's succeeded average times `active + 1`, capped at `i32::MAX`.
     #[inline]
-    fn estimate(&self, status: &RpcStatus) -> i32 {
+    fn estimate(&self, status: &RpcStatus, estimator: &Estimator) -> i32 {
         let activity = status.activity();
-        if self.seen.load(Ordering::Relaxed) == activity.to_bits() {
-            return self.estimate.load(Ordering::Relaxed);
+        if estimator.seen.load(Ordering::Relaxed) == activity.to_bits() {
+            return estimator.estimate.load(Ordering::Relaxed);
         }
-        self.refresh(activity, &self.window)
+        self.refresh(estimator, activity)
     }
 
     #[cold]
-    fn refresh(&self, activity: Activity, window: &Window) -> i32 {
+    #[inline(never)]
+    fn refresh(&self, estimator: &Estimator, activity: Activity) -> i32 {
+        let window = &self.windows[estimator.index as usize];
         let estimate = capped_estimate(window.average(), activity.active());
         // Racing a reset can cache an estimate from the old window until this provider's next call
         // begins or ends; Dubbo's unsynchronised window data has the same window of doubt.
-        self.estimate.store(estimate, Ordering::Relaxed);
-        self.seen.store(activity.to_bits(), Ordering::Relaxed);
+        estimator.estimate.store(estimate, Ordering::Relaxed);
+        estimator.seen.store(activity.to_bits(), Ordering::Relaxed);
         estimate
     }
 }
@@ -149,7 +153,7 @@ impl ShortestResponse {
     }
 
     fn resolve(&self, view: &MethodView) -> ViewState {
-        let estimators = view
+        let windows = view
             .method_statuses()
             .iter()
             .map(|status| {
@@ -158,16 +162,20 @@ impl ShortestResponse {
                     .windows
                     .entry(key)
                     .or_insert_with(|| Arc::new(Window::new(status.clone())));
-                Estimator {
-                    seen: AtomicU64::new(STALE),
-                    estimate: AtomicI32::new(0),
-                    window: Arc::clone(&window),
-                }
+                Arc::clone(&window)
+            })
+            .collect();
+        let estimators = (0..view.len() as u32)
+            .map(|index| Estimator {
+                seen: AtomicU64::new(STALE),
+                estimate: AtomicI32::new(0),
+                index,
             })
             .collect();
         ViewState {
             epoch: AtomicU64::new(self.epoch.load(Ordering::Acquire)),
             estimators,
+            windows,
         }
     }
 
@@ -223,8 +231,9 @@ impl LoadBalance for ShortestResponse {
                     }
                     state.epoch.store(epoch, Ordering::Relaxed);
                 }
-                let estimate =
-                    |(status, estimator): (&RpcStatus, &Estimator)| estimator.estimate(status);
+                let estimate = |(status, estimator): (&RpcStatus, &Estimator)| {
+                    state.estimate(status, estimator)
+                };
                 let estimators = state.estimators.iter();
                 match view.adjacent_statuses() {
                     Some(statuses) => least_key_weighted(
