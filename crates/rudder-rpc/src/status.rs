@@ -8,7 +8,8 @@
 //!
 //! Counters are atomics: a call touches two [`RpcStatus`] values and never takes a lock. Statistics are keyed
 //! by provider identity (`protocol://host:port/path`), so they survive a registry update that only changes
-//! parameters.
+//! parameters. A method's counters for many providers are allocated side by side ([`MethodStatus`],
+//! [`ProviderStatus::methods_of`]), because balancers read all of them on every pick.
 //!
 //! ```
 //! use rudder_rpc::status::StatusRegistry;
