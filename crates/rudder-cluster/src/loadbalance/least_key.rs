@@ -48,9 +48,7 @@ pub(crate) fn least_key_weighted<E>(
     thread_local! {
         static SCRATCH: RefCell<Scratch> = RefCell::default();
     }
-    let mut entries = Some(entries);
-    let mut decide = |Scratch { keys, weights }: &mut Scratch| {
-        let entries = entries.take().expect("decided once");
+    let mut decide = |Scratch { keys, weights }: &mut Scratch, entries| {
         let all_equal = read_keys(entries, &key, view.len(), keys);
         match (all_equal, view.static_prefix(pick)) {
             (true, Some(sums)) => sums.choose(rng),
@@ -58,9 +56,9 @@ pub(crate) fn least_key_weighted<E>(
         }
     };
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut scratch) => decide(&mut scratch),
+        Ok(mut scratch) => decide(&mut scratch, entries),
         // Re-entered from inside a pick (a weight hook that picks): use fresh buffers.
-        Err(_) => decide(&mut Scratch::default()),
+        Err(_) => decide(&mut Scratch::default(), entries),
     })
 }
 
