@@ -50,10 +50,10 @@ pub(crate) fn least_key_weighted<E>(
     }
     let mut decide = |Scratch { keys, weights }: &mut Scratch, entries| {
         let all_equal = read_keys(entries, &key, view.len(), keys);
-        match (all_equal, view.static_prefix(pick)) {
-            (true, Some(sums)) => sums.choose(rng),
-            _ => lowest_tied(keys, weights_for(view, pick, weights), rng),
+        if let Some(sums) = all_equal.then(|| view.static_prefix(pick)).flatten() {
+            return sums.choose(rng);
         }
+        lowest_tied(keys, weights_for(view, pick, weights), rng)
     };
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut scratch) => decide(&mut scratch, entries),

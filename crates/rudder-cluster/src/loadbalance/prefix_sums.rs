@@ -59,11 +59,6 @@ impl PrefixSums {
         self.same_weight
     }
 
-    /// The running sums.
-    pub fn sums(&self) -> &[i64] {
-        &self.sums
-    }
-
     /// The provider that owns `offset` (`0 <= offset < total`): the first whose running sum exceeds it.
     #[inline]
     pub fn owner(&self, offset: i64) -> usize {

@@ -171,7 +171,7 @@ impl MethodView {
     }
 
     /// The heaviest weight in [`MethodView::static_weights`].
-    pub fn heaviest(&self) -> i32 {
+    pub(crate) fn heaviest(&self) -> i32 {
         self.heaviest
     }
 
