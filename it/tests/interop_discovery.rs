@@ -118,29 +118,23 @@ async fn rudder_invoke_finds_the_java_provider_in_zookeeper() {
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
     let _provider = java(&zookeeper, "java-cli", 100).await;
     let registry = format!("zookeeper://{}", zookeeper.connect_string());
-    let add = [
-        "invoke",
-        "--registry",
-        &registry,
-        "--interface",
-        SERVICE,
-        "--method",
-        "add",
-    ];
-    let out = run_rudder(&[&add[..], &["--args", "[20, 22]", "--calls", "2"]].concat()).await;
+    let invoke = |method: &'static str, more: &[&'static str]| {
+        let head = [
+            "invoke",
+            "--registry",
+            &registry,
+            "--interface",
+            SERVICE,
+            "--method",
+            method,
+        ];
+        [&head[..], more].concat()
+    };
+    let out = run_rudder(&invoke("add", &["--args", "[20, 22]", "--calls", "2"])).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout, "42\n42\n");
 
-    let fail = [
-        "invoke",
-        "--registry",
-        &registry,
-        "--interface",
-        SERVICE,
-        "--method",
-        "fail",
-    ];
-    let out = run_rudder(&[&fail[..], &["--args", "[\"no\"]"]].concat()).await;
+    let out = run_rudder(&invoke("fail", &["--args", "[\"no\"]"])).await;
     assert_eq!(out.code, 1);
     let stderr = out.stderr;
     assert!(
