@@ -2,7 +2,7 @@
 
 use rudder::rpc::server::DubboServer;
 use rudder::{Invocation, Value};
-use rudder_hessian::JavaException;
+use rudder_common::value::JavaException;
 
 async fn provider() -> DubboServer {
     DubboServer::bind(0, |call: Invocation| async move {

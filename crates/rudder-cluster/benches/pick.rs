@@ -35,9 +35,9 @@ use rudder_cluster::loadbalance::{self, LoadBalance, LoadBalanceRegistry, Method
 use rudder_cluster::provider::Provider;
 use rudder_common::clock::ManualClock;
 use rudder_common::invocation::Invocation;
+use rudder_common::status::ActiveCall;
 use rudder_common::url::DubboUrl;
 use rudder_common::Value;
-use rudder_rpc::status::ActiveCall;
 
 struct CountingAllocator;
 

@@ -33,8 +33,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use arc_swap::{ArcSwap, Cache};
+use rudder_common::discovery::{ProviderSink, ProviderUpdate};
+use rudder_common::status::StatusRegistry;
 use rudder_common::url::DubboUrl;
-use rudder_rpc::status::StatusRegistry;
+
+pub use rudder_common::discovery::{Change, UpdateOutcome};
 
 use crate::loadbalance::MethodView;
 use crate::provider::Provider;
@@ -124,28 +127,6 @@ impl fmt::Debug for ProviderSet {
             .field("providers", &self.providers.len())
             .finish_non_exhaustive()
     }
-}
-
-/// One change to the provider list.
-#[derive(Debug, Clone)]
-pub enum Change {
-    /// A provider URL appeared (or re-appeared with new parameters).
-    Insert(DubboUrl),
-    /// A provider URL disappeared; matched by full URL.
-    Remove(DubboUrl),
-}
-
-/// What an update did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DirectoryUpdate {
-    /// Providers new to the snapshot.
-    pub added: usize,
-    /// Providers no longer in it.
-    pub removed: usize,
-    /// URLs skipped because a balancer parameter could not be read.
-    pub rejected: usize,
-    /// Providers in the published snapshot.
-    pub total: usize,
 }
 
 /// The directory of one service. Cheap to share behind an `Arc`.
@@ -262,9 +243,9 @@ impl Directory {
 
     /// Makes `urls` the provider list, in this order (sorted instead for a [`Directory::sorted`] one).
     /// Providers whose full URL is unchanged are kept as they are; an empty list empties the directory.
-    pub fn replace(&self, urls: impl IntoIterator<Item = DubboUrl>) -> DirectoryUpdate {
+    pub fn replace(&self, urls: impl IntoIterator<Item = DubboUrl>) -> UpdateOutcome {
         let mut index = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut update = DirectoryUpdate::default();
+        let mut update = UpdateOutcome::default();
         let mut by_url = HashMap::with_capacity(index.by_url.len());
         let mut order: Vec<Arc<Provider>> = Vec::with_capacity(index.order.len());
         for url in urls {
@@ -299,9 +280,9 @@ impl Directory {
 
     /// Applies `changes` in order. Work is proportional to the number of changes, plus one copy of the
     /// snapshot's provider pointers.
-    pub fn apply(&self, changes: impl IntoIterator<Item = Change>) -> DirectoryUpdate {
+    pub fn apply(&self, changes: impl IntoIterator<Item = Change>) -> UpdateOutcome {
         let mut index = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut update = DirectoryUpdate::default();
+        let mut update = UpdateOutcome::default();
         let mut removed: HashSet<*const Provider> = HashSet::new();
         let mut appended = Vec::new();
         for change in changes {
@@ -359,13 +340,24 @@ impl Directory {
         }
     }
 
-    fn publish(&self, index: &mut Index, mut update: DirectoryUpdate) -> DirectoryUpdate {
+    fn publish(&self, index: &mut Index, mut update: UpdateOutcome) -> UpdateOutcome {
         index.generation += 1;
         let providers: Arc<[Arc<Provider>]> = index.order.iter().cloned().collect();
         update.total = providers.len();
         self.current
             .store(Arc::new(ProviderSet::new(providers, index.generation)));
         update
+    }
+}
+
+/// A registry feeds a directory directly: a full list is [`Directory::replace`], a delta
+/// [`Directory::apply`].
+impl ProviderSink for Directory {
+    fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
+        match update {
+            ProviderUpdate::Full(urls) => self.replace(urls),
+            ProviderUpdate::Delta(changes) => self.apply(changes),
+        }
     }
 }
 

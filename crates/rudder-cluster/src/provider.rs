@@ -3,8 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use rudder_common::status::{ProviderStatus, StatusRegistry};
 use rudder_common::url::{DubboUrl, UrlError};
-use rudder_rpc::status::{ProviderStatus, StatusRegistry};
 
 /// Dubbo's default provider weight.
 pub const DEFAULT_WEIGHT: i32 = 100;
@@ -20,7 +20,7 @@ pub const DEFAULT_WARMUP_MILLIS: i64 = 600_000;
 /// ```
 /// use rudder_cluster::provider::Provider;
 /// use rudder_common::url::DubboUrl;
-/// use rudder_rpc::status::StatusRegistry;
+/// use rudder_common::status::StatusRegistry;
 ///
 /// let url = DubboUrl::parse("dubbo://10.0.0.1:20880/com.acme.Greeter?weight=200&timestamp=1700000000000")?;
 /// let provider = Provider::new(url, &StatusRegistry::default())?;

@@ -14,9 +14,9 @@ use rudder_cluster::loadbalance::round_robin::RoundRobin;
 use rudder_cluster::loadbalance::shortest_response::ShortestResponse;
 use rudder_cluster::loadbalance::{select, MethodView, Pick};
 use rudder_common::invocation::Invocation;
+use rudder_common::status::StatusRegistry;
 use rudder_common::url::DubboUrl;
 use rudder_common::Value;
-use rudder_rpc::status::StatusRegistry;
 use support::*;
 
 #[test]

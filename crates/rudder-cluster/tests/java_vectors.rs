@@ -13,9 +13,9 @@ use rudder_cluster::loadbalance::{select, MethodView, Pick};
 use rudder_cluster::provider::Provider;
 use rudder_common::invocation::Invocation;
 use rudder_common::java_string::write_java_double;
+use rudder_common::status::StatusRegistry;
 use rudder_common::url::{java_url_encode, DubboUrl};
 use rudder_common::Value;
-use rudder_rpc::status::StatusRegistry;
 
 fn vectors(name: &str) -> Vec<String> {
     let path = format!("{}/tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));

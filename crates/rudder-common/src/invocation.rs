@@ -1,6 +1,6 @@
 //! One call as it travels down the data path: method, Java parameter types, arguments, attachments.
 
-use rudder_hessian::Value;
+use crate::value::Value;
 
 /// The method name Dubbo uses for generic calls made without the provider's Java classes.
 pub const GENERIC_METHOD: &str = "$invoke";
@@ -14,7 +14,7 @@ pub const GENERIC_ASYNC_METHOD: &str = "$invokeAsync";
 ///
 /// ```
 /// use rudder_common::invocation::Invocation;
-/// use rudder_hessian::Value;
+/// use crate::value::Value;
 ///
 /// let call = Invocation::new("sayHello", vec!["java.lang.String".into()], vec![Value::from("world")]);
 /// assert_eq!(call.method_name(), "sayHello");

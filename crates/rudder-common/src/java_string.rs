@@ -10,7 +10,7 @@
 
 use std::fmt::{self, Write};
 
-use rudder_hessian::Value;
+use crate::value::Value;
 
 /// Writes `value` as Java's `String.valueOf(value)` would render it, without allocating.
 ///
@@ -19,7 +19,7 @@ use rudder_hessian::Value;
 ///
 /// ```
 /// use rudder_common::java_string::write_java_string;
-/// use rudder_hessian::Value;
+/// use crate::value::Value;
 /// let mut s = String::new();
 /// for v in [Value::Int(7), Value::Double(1e10), Value::Null, Value::Bool(true), Value::Double(0.5)] {
 ///     write_java_string(&mut s, &v).unwrap();

@@ -3,9 +3,8 @@
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use rudder_hessian::{
-    from_value, to_java_object, Hessian2Reader, Hessian2Writer, JavaClass, Value,
-};
+use rudder_common::value::{from_value, to_java_object, JavaClass, Value};
+use rudder_hessian::{Hessian2Reader, Hessian2Writer};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Serialize, Deserialize)]

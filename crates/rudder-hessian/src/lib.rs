@@ -7,7 +7,7 @@
 //!
 //! # How Hessian values map to Java types
 //!
-//! | [`Value`] | Hessian wire forms | Java |
+//! | [`Value`](rudder_common::Value) | Hessian wire forms | Java |
 //! |---|---|---|
 //! | `Null` | `N` | `null` |
 //! | `Bool` | `T`, `F` | `boolean` / `Boolean` |
@@ -24,7 +24,7 @@
 //!
 //! Java enums arrive as objects with a single `name` field; `BigDecimal` as an object with a `value`
 //! string; exceptions as objects with `detailMessage`, `cause`, `stackTrace`… which
-//! [`JavaException::from_value`] understands.
+//! [`JavaException::from_value`](rudder_common::value::JavaException::from_value) understands.
 //!
 //! Strings count their length in UTF-16 units and encode characters outside the Basic Multilingual
 //! Plane as two 3-byte surrogates; the codec handles this, so Rust strings go in and come out.
@@ -32,7 +32,8 @@
 //! # Example: a Dubbo request body
 //!
 //! ```
-//! use rudder_hessian::{Hessian2Reader, Hessian2Writer, Value};
+//! use rudder_common::Value;
+//! use rudder_hessian::{Hessian2Reader, Hessian2Writer};
 //!
 //! let mut w = Hessian2Writer::new();
 //! for header in ["2.0.2", "org.apache.dubbo.demo.DemoService", "0.0.0", "sayHello", "Ljava/lang/String;"] {
@@ -49,11 +50,11 @@
 //! # Ok::<(), rudder_hessian::DecodeError>(())
 //! ```
 //!
-//! # Rust types
+//! # Values and Rust types
 //!
-//! [`to_value`] and [`from_value`] convert serde types (the mapping table is on [`to_value`]); use
-//! `#[serde(rename = "com.example.User")]`, [`JavaClass`] or [`to_object_value`] to give a struct its
-//! Java class.
+//! The value model is codec-independent and lives in [`rudder_common::value`]: [`Value`](rudder_common::Value),
+//! serde conversion ([`to_value`](rudder_common::value::to_value), [`from_value`](rudder_common::value::from_value))
+//! and [`JavaException`](rudder_common::value::JavaException). This crate only reads and writes it.
 //!
 //! # Hostile input
 //!
@@ -61,18 +62,12 @@
 //! ([`DecodeLimits`]), bounds how far back-references may be expanded, and reports every problem as a
 //! [`DecodeError`] with its byte offset.
 
-mod convert;
 mod error;
-mod exception;
 mod reader;
 mod tags;
 mod text;
-mod value;
 mod writer;
 
-pub use convert::{from_value, to_java_object, to_object_value, to_value, JavaClass, SerdeError};
 pub use error::DecodeError;
-pub use exception::JavaException;
 pub use reader::{DecodeLimits, Hessian2Reader};
-pub use value::Value;
 pub use writer::Hessian2Writer;

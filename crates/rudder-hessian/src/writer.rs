@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use crate::tags::*;
 use crate::text;
-use crate::Value;
+use rudder_common::Value;
 
 /// Writes one Hessian 2.0 stream into a byte buffer.
 ///
@@ -15,7 +15,8 @@ use crate::Value;
 /// Every method picks the shortest form Java would pick, so the bytes match a Java peer's.
 ///
 /// ```
-/// use rudder_hessian::{Hessian2Writer, Value};
+/// use rudder_common::value::Value;
+/// use rudder_hessian::Hessian2Writer;
 /// let mut w = Hessian2Writer::new();
 /// w.write_int(300);
 /// w.write_value(&Value::from("hi"));

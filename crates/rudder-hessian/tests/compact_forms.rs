@@ -1,6 +1,8 @@
 //! Every compact-form boundary, checked byte for byte in both directions.
 
-use rudder_hessian::{Hessian2Reader, Hessian2Writer, Value};
+use rudder_common::value::Value;
+
+use rudder_hessian::{Hessian2Reader, Hessian2Writer};
 
 fn encode(value: &Value) -> Vec<u8> {
     let mut w = Hessian2Writer::new();

@@ -1,6 +1,8 @@
 //! Truncated, malformed and malicious input: always an error with an offset, never a panic.
 
-use rudder_hessian::{DecodeError, DecodeLimits, Hessian2Reader, Hessian2Writer, Value};
+use rudder_common::value::Value;
+
+use rudder_hessian::{DecodeError, DecodeLimits, Hessian2Reader, Hessian2Writer};
 
 fn read_all(bytes: &[u8]) -> Result<Vec<Value>, DecodeError> {
     let mut r = Hessian2Reader::new(bytes);

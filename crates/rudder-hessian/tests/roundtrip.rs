@@ -1,7 +1,8 @@
 //! Property tests: any acyclic value survives encode then decode, alone or in a shared stream.
 
 use proptest::prelude::*;
-use rudder_hessian::{Hessian2Reader, Hessian2Writer, Value};
+use rudder_common::value::Value;
+use rudder_hessian::{Hessian2Reader, Hessian2Writer};
 
 fn name() -> impl Strategy<Value = String> {
     "[a-zA-Z][a-zA-Z0-9.$\\[]{0,20}"

@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use rudder_hessian::{
-    from_value, to_java_object, to_object_value, to_value, Hessian2Reader, Hessian2Writer,
-    JavaClass, SerdeError, Value,
+use rudder_common::value::{
+    from_value, to_java_object, to_object_value, to_value, JavaClass, SerdeError, Value,
 };
+
+use rudder_hessian::{Hessian2Reader, Hessian2Writer};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]

@@ -1,6 +1,8 @@
 //! Byte vectors captured from Java peers (wire-protocols.md 2.5), in both directions.
 
-use rudder_hessian::{Hessian2Reader, Hessian2Writer, JavaException, Value};
+use rudder_common::value::{JavaException, Value};
+
+use rudder_hessian::{Hessian2Reader, Hessian2Writer};
 
 const SERVICE: &str = "org.apache.dubbo.demo.DemoService";
 

@@ -10,7 +10,8 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use rudder_cluster::directory::{Change, Directory};
+use rudder_cluster::directory::Directory;
+use rudder_common::discovery::Change;
 use rudder_common::url::DubboUrl;
 use rudder_registry::catalog::Catalog;
 use rudder_registry::configurator::ConsumerSide;

@@ -31,7 +31,7 @@
 //! # Ok::<(), rudder_common::url::UrlError>(())
 //! ```
 
-use rudder_cluster::directory::Change;
+use rudder_common::discovery::Change;
 use rudder_common::url::DubboUrl;
 
 use crate::configurator::{Configurators, ConsumerSide};

@@ -4,7 +4,8 @@
 //! providers with `override://` rules under `/dubbo/<interface>/configurators`. This crate follows both for
 //! one consumer ([`ConsumerSpec`]): it keeps the providers that match (Dubbo's `UrlUtils.isMatch`, see
 //! [`matching`]), applies the rules ([`configurator`]), and hands the result to a
-//! [`rudder_cluster::directory::Directory`], whose snapshot the balancers read. It also registers the
+//! [`ProviderSink`](rudder_common::discovery::ProviderSink) (a directory, whose snapshot the balancers
+//! read, or anything else that wants discovery events); this crate knows nothing of what is above it. It also registers the
 //! consumer under `/dubbo/<interface>/consumers` so Java tools list it.
 //!
 //! The parts:

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use rudder_cluster::directory::Directory;
 use rudder_common::clock::{Clock, SystemClock};
+use rudder_common::discovery::ProviderSink;
 use rudder_common::url::DubboUrl;
 use tokio::sync::{oneshot, watch};
 use zookeeper_client::CreateMode;
@@ -25,7 +25,7 @@ use crate::subscription::{Subscription, SubscriptionStatus};
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use rudder_cluster::directory::Directory;
+/// use rudder_common::discovery::ProviderSink;
 /// use rudder_registry::{ConsumerSpec, RegistryOptions, ZookeeperRegistry};
 ///
 /// # async fn demo() -> Result<(), rudder_registry::RegistryError> {
@@ -72,9 +72,10 @@ impl ZookeeperRegistry {
         self.sessions.established()
     }
 
-    /// Registers the consumer, lists the providers of `spec` into `directory` and keeps following them.
+    /// Registers the consumer, lists the providers of `spec` into `sink` (a directory, usually) and keeps
+    /// following them.
     ///
-    /// Returns after the first listing, so `directory` is already filled. Provider order is node-name
+    /// Returns after the first listing, so `sink` has already had the first full list. Provider order is node-name
     /// order (see [`crate::catalog`]); configurators are applied before providers enter the directory.
     ///
     /// # Errors
@@ -83,7 +84,7 @@ impl ZookeeperRegistry {
     pub async fn subscribe(
         &self,
         spec: ConsumerSpec,
-        directory: Arc<Directory>,
+        sink: impl ProviderSink,
     ) -> Result<Subscription, RegistryError> {
         spec.validate()?;
         let client = self.sessions.renew(None).await?;
@@ -107,7 +108,7 @@ impl ZookeeperRegistry {
             paths: ServicePaths::new(self.sessions.address().root(), spec.interface.trim()),
             consumer_node,
             catalog: Catalog::new(&spec, side),
-            directory: Arc::clone(&directory),
+            sink: Arc::new(sink),
             status: status_tx,
             pending: ProviderDelta::default(),
             fed_once: false,
@@ -118,7 +119,7 @@ impl ZookeeperRegistry {
         subscriber.refresh(&client, &mut watches).await?;
         let (stop_tx, stop_rx) = oneshot::channel();
         let task = tokio::spawn(subscriber.run(client, watches, stop_rx));
-        Ok(Subscription::new(directory, status_rx, stop_tx, task))
+        Ok(Subscription::new(status_rx, stop_tx, task))
     }
 
     /// Registers `url` as a provider of its interface, the way a Dubbo provider does: an ephemeral node

@@ -20,7 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use rudder_cluster::directory::Directory;
+use rudder_common::discovery::{ProviderSink, ProviderUpdate};
 use tokio::sync::{oneshot, watch};
 use zookeeper_client::{Client, CreateMode, OneshotWatcher, SessionState, WatchedEvent};
 
@@ -76,7 +76,7 @@ pub(crate) struct Subscriber {
     /// The encoded consumer URL, when registering.
     pub(crate) consumer_node: Option<String>,
     pub(crate) catalog: Catalog,
-    pub(crate) directory: Arc<Directory>,
+    pub(crate) sink: Arc<dyn ProviderSink>,
     pub(crate) status: watch::Sender<SubscriptionStatus>,
     /// Provider changes listed but not yet fed to the directory.
     pub(crate) pending: ProviderDelta,
@@ -202,27 +202,37 @@ impl Subscriber {
     /// change among 10,000 providers costs work for one.
     fn feed(&mut self) {
         let pending = std::mem::take(&mut self.pending);
-        let update = if !self.fed_once || self.rules_changed {
+        let full = !self.fed_once || self.rules_changed;
+        let update = if full {
             self.fed_once = true;
             self.rules_changed = false;
-            Some(self.directory.replace(self.catalog.provider_urls()))
+            Some(
+                self.sink
+                    .update(ProviderUpdate::Full(self.catalog.provider_urls())),
+            )
         } else if !pending.is_empty() {
-            Some(self.directory.apply(self.catalog.changes(&pending)))
+            Some(
+                self.sink
+                    .update(ProviderUpdate::Delta(self.catalog.changes(&pending))),
+            )
         } else {
             None
         };
         let malformed = self.catalog.malformed();
         let configurators = self.catalog.configurators().len();
-        let rejected = self.directory.rejected();
         self.status.send_modify(|s| {
             s.listings += 1;
             if let Some(update) = update {
                 s.generation += 1;
                 s.providers = update.total;
+                s.rejected = if full {
+                    update.rejected as u64
+                } else {
+                    s.rejected + update.rejected as u64
+                };
             }
             s.malformed = malformed;
             s.configurators = configurators;
-            s.rejected = rejected;
         });
     }
 

@@ -1,9 +1,7 @@
 //! The handle of one subscription: its status channel, and unsubscribing on drop.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use rudder_cluster::directory::Directory;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -24,7 +22,7 @@ pub struct SubscriptionStatus {
     pub configurators: usize,
     /// Registry children that could not be read, each counted once.
     pub malformed: u64,
-    /// Provider URLs the directory rejected (unreadable `weight`, `warmup`, `timestamp`).
+    /// Provider URLs the sink refused (e.g. an unreadable `weight`), since the last full listing.
     pub rejected: u64,
     /// Whether the ZooKeeper connection is up. While it is down the directory keeps its providers.
     pub connected: bool,
@@ -34,13 +32,12 @@ pub struct SubscriptionStatus {
     pub registered: bool,
 }
 
-/// A live subscription: the directory it feeds follows ZooKeeper until this is dropped or closed.
+/// A live subscription: the sink it feeds follows ZooKeeper until this is dropped or closed.
 ///
 /// Dropping it stops following and removes the consumer node (in the background); [`Subscription::close`]
 /// does the same and waits for it.
 #[derive(Debug)]
 pub struct Subscription {
-    directory: Arc<Directory>,
     status: watch::Receiver<SubscriptionStatus>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -48,22 +45,15 @@ pub struct Subscription {
 
 impl Subscription {
     pub(crate) fn new(
-        directory: Arc<Directory>,
         status: watch::Receiver<SubscriptionStatus>,
         stop: oneshot::Sender<()>,
         task: JoinHandle<()>,
     ) -> Subscription {
         Subscription {
-            directory,
             status,
             stop: Some(stop),
             task: Some(task),
         }
-    }
-
-    /// The directory this subscription feeds.
-    pub fn directory(&self) -> &Arc<Directory> {
-        &self.directory
     }
 
     /// A receiver of status updates; `changed()` wakes on every update.

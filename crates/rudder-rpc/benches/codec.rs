@@ -8,7 +8,7 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
-use rudder_hessian::Value;
+use rudder_common::value::Value;
 use rudder_rpc::internals::{
     decode_request_frame, decode_response_frame, encode_request_frame, encode_response_frame,
 };

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
-use rudder_hessian::Value;
+use rudder_common::value::Value;
 use rudder_rpc::server::DubboServer;
 use rudder_rpc::DubboProtocol;
 

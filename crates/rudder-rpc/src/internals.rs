@@ -4,7 +4,7 @@
 use bytes::{Bytes, BytesMut};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
-use rudder_hessian::{JavaException, Value};
+use rudder_common::value::{JavaException, Value};
 
 use crate::codec::{
     decode_request, decode_response, encode_request, encode_response, Answer, FrameDecoder,

@@ -4,10 +4,10 @@
 //! - [`DubboProtocol`] is the client: `invoke(url, invocation)` sends one call over a multiplexed
 //!   connection to the URL's address and returns an [`RpcResponse`] (a value or the provider's
 //!   business exception, plus attachments) or an [`RpcError`](rudder_common::error::RpcError).
-//!   `invoke_counted` also counts the call in a [`status::ProviderStatus`].
+//!   `invoke_counted` also counts the call in a [`ProviderStatus`](rudder_common::status::ProviderStatus).
 //! - [`server`] is a small dubbo:// provider for tests, demos and benchmarks.
-//! - [`status`] holds Dubbo's `RpcStatus` counters, which the `leastactive` and `shortestresponse`
-//!   balancers read.
+//! - call statistics (Dubbo's `RpcStatus`, read by `leastactive` and `shortestresponse`) live below
+//!   every layer, in [`rudder_common::status`].
 //!
 //! # URL parameters
 //!
@@ -41,7 +41,6 @@ mod protocol;
 mod response;
 pub mod server;
 mod settings;
-pub mod status;
 mod write_batch;
 
 pub use protocol::DubboProtocol;

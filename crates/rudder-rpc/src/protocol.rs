@@ -12,7 +12,7 @@ use rudder_common::url::DubboUrl;
 use crate::pool::ProviderPool;
 use crate::response::RpcResponse;
 use crate::settings;
-use crate::status::ProviderStatus;
+use rudder_common::status::ProviderStatus;
 
 /// The dubbo:// client: one multiplexed TCP connection per provider address (more with the URL
 /// parameter `connections`), opened on first use and reopened with backoff after a failure.
@@ -67,7 +67,7 @@ impl DubboProtocol {
     ///
     /// The deadline is the invocation's `timeout` attachment, else the URL's `<method>.timeout`,
     /// else `timeout`, else 1000 ms. A business exception thrown by the provider is an `Ok`
-    /// [`RpcResponse`] holding a [`JavaException`](rudder_hessian::JavaException).
+    /// [`RpcResponse`] holding a [`JavaException`](rudder_common::value::JavaException).
     ///
     /// # Errors
     /// - `Network`: no connection (connect failed, backing off, closed mid-call, protocol shut down),

@@ -3,17 +3,17 @@
 use std::fmt;
 
 use rudder_common::error::RpcErrorKind;
-use rudder_hessian::{JavaException, Value};
+use rudder_common::value::{JavaException, Value};
 
 /// A provider's answer to one call.
 ///
 /// A business exception (the provider's method threw) is a *normal* answer in Dubbo, not an
 /// [`RpcError`](rudder_common::error::RpcError): the provider was reached and did its work, so it
-/// is never retried and counts as a success in [`RpcStatus`](crate::status::RpcStatus).
+/// is never retried and counts as a success in [`RpcStatus`](rudder_common::status::RpcStatus).
 ///
 /// ```
 /// use rudder_rpc::RpcResponse;
-/// use rudder_hessian::Value;
+/// use rudder_common::value::Value;
 ///
 /// let ok = RpcResponse::from_value(Value::from("Hello"));
 /// assert_eq!(ok.value().and_then(Value::as_str), Some("Hello"));

@@ -83,7 +83,7 @@ pub(crate) fn target(url: &DubboUrl) -> ServiceTarget<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rudder_hessian::Value;
+    use rudder_common::value::Value;
 
     fn url(s: &str) -> DubboUrl {
         DubboUrl::parse(s).unwrap()

@@ -6,8 +6,8 @@ mod support;
 use std::time::Duration;
 
 use rudder_common::error::RpcErrorKind;
-use rudder_hessian::Value;
-use rudder_rpc::status::StatusRegistry;
+use rudder_common::status::StatusRegistry;
+use rudder_common::value::Value;
 use rudder_rpc::DubboProtocol;
 use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

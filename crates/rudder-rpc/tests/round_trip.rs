@@ -4,7 +4,7 @@ mod support;
 
 use std::sync::Arc;
 
-use rudder_hessian::Value;
+use rudder_common::value::Value;
 use rudder_rpc::DubboProtocol;
 use support::*;
 

@@ -1,7 +1,7 @@
 //! What a call through a [`Reference`](crate::Reference) can end with.
 
 use rudder_common::error::RpcError;
-use rudder_hessian::{JavaException, SerdeError};
+use rudder_common::value::{JavaException, SerdeError};
 
 /// A failed call: the provider threw, or the call did not complete.
 #[derive(Debug, thiserror::Error)]

@@ -27,8 +27,8 @@ pub use reference::{ErasedArgument, Reference, ReferenceBuilder};
 pub use rudder_common::error::{RpcError, RpcErrorKind};
 pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;
+pub use rudder_common::value::JavaException;
 pub use rudder_common::Value;
-pub use rudder_hessian::JavaException;
 
 /// The directory, balancer, load-balancing policies and cluster invoker.
 pub use rudder_cluster as cluster;

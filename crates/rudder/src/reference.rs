@@ -10,8 +10,8 @@ use rudder_cluster::loadbalance::weight::WeightSource;
 use rudder_common::clock::Clock;
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
+use rudder_common::value::{from_value, to_value};
 use rudder_common::Value;
-use rudder_hessian::{from_value, to_value};
 use rudder_rpc::{DubboProtocol, RpcResponse};
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -95,7 +95,7 @@ impl Reference {
     }
 
     /// Typed call: serializes `arguments` with serde (a struct with a Java class name becomes that Java
-    /// object, see [`rudder_hessian::JavaClass`]) and deserializes the result into `T`.
+    /// object, see [`rudder_common::value::JavaClass`]) and deserializes the result into `T`.
     ///
     /// # Errors
     /// As [`Reference::invoke`], plus [`CallError::Conversion`].
@@ -171,11 +171,11 @@ pub trait ErasedArgument: Send + Sync {
     ///
     /// # Errors
     /// When serde cannot represent it.
-    fn to_hessian(&self) -> Result<Value, rudder_hessian::SerdeError>;
+    fn to_hessian(&self) -> Result<Value, rudder_common::value::SerdeError>;
 }
 
 impl<T: Serialize + Send + Sync> ErasedArgument for T {
-    fn to_hessian(&self) -> Result<Value, rudder_hessian::SerdeError> {
+    fn to_hessian(&self) -> Result<Value, rudder_common::value::SerdeError> {
         to_value(self)
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use rudder::{CallError, Invocation, Reference, RpcErrorKind, Value};
-use rudder_hessian::JavaException;
+use rudder_common::value::JavaException;
 use rudder_rpc::server::DubboServer;
 use serde::{Deserialize, Serialize};
 

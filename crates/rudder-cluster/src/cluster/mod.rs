@@ -15,7 +15,7 @@
 //! among all of them again, as Dubbo's `reselect` does. With `sticky=true` the provider of the previous
 //! successful call is reused while it remains listed.
 //!
-//! Every call is counted in the provider's statistics ([`rudder_rpc::status`]) from before the send to
+//! Every call is counted in the provider's statistics ([`rudder_common::status`]) from before the send to
 //! the answer, whatever the mode: `leastactive` and `shortestresponse` read those counters, and the
 //! `actives` parameter limits calls in flight per provider and method.
 //!
@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
-use rudder_rpc::status::MethodStatus;
+use rudder_common::status::MethodStatus;
 
 pub use mode::{ClusterMode, UnsupportedClusterMode, DEFAULT_RETRIES};
 

@@ -10,7 +10,7 @@
 //! its name says.
 
 use rudder_common::invocation::Invocation;
-use rudder_rpc::status::RpcStatus;
+use rudder_common::status::RpcStatus;
 
 use super::{least_key_weighted, LoadBalance, MethodView, Pick, PickRng};
 

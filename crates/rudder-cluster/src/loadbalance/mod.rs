@@ -18,7 +18,7 @@
 //! use rudder_cluster::loadbalance::{select, LoadBalanceRegistry, MethodView, Pick};
 //! use rudder_cluster::provider::Provider;
 //! use rudder_common::{invocation::Invocation, url::DubboUrl};
-//! use rudder_rpc::status::StatusRegistry;
+//! use rudder_common::status::StatusRegistry;
 //! use rand::{rngs::SmallRng, SeedableRng};
 //!
 //! let statuses = StatusRegistry::default();

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 use rudder_common::invocation::Invocation;
-use rudder_rpc::status::{Activity, MethodStatus, RpcStatus};
+use rudder_common::status::{Activity, MethodStatus, RpcStatus};
 
 use super::{least_key_weighted, owner_id, LoadBalance, MethodView, Pick, PickRng};
 

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use rudder_rpc::status::{MethodStatus, ProviderStatus, RpcStatus};
+use rudder_common::status::{MethodStatus, ProviderStatus, RpcStatus};
 
 use super::weight::effective_weight;
 use super::{Pick, PrefixSums};

@@ -8,9 +8,9 @@ use rand::{rngs::SmallRng, SeedableRng};
 use rudder_cluster::loadbalance::{select, LoadBalance, MethodView, Pick};
 use rudder_cluster::provider::Provider;
 use rudder_common::invocation::Invocation;
+use rudder_common::status::StatusRegistry;
 use rudder_common::url::DubboUrl;
 use rudder_common::Value;
-use rudder_rpc::status::StatusRegistry;
 
 /// Dubbo's `LoadBalanceBaseTest.invokers`: five equal providers 127.0.0.1:1..5.
 pub const FIVE: [&str; 5] = [

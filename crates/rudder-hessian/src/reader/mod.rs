@@ -5,7 +5,7 @@ mod refs;
 
 use crate::error::DecodeError;
 use crate::tags::*;
-use crate::Value;
+use rudder_common::Value;
 
 use refs::RefTable;
 
@@ -57,7 +57,8 @@ struct ClassDef {
 /// one still being read (a cycle) becomes [`Value::Ref`].
 ///
 /// ```
-/// use rudder_hessian::{Hessian2Reader, Value};
+/// use rudder_common::value::Value;
+/// use rudder_hessian::Hessian2Reader;
 /// // A Dubbo response body: kind flag 4, the value, the attachments.
 /// let body = b"\x94\x02hiH\x05dubbo\x052.0.2Z";
 /// let mut r = Hessian2Reader::new(body);

@@ -10,7 +10,7 @@
 
 use super::Hessian2Reader;
 use crate::error::DecodeError;
-use crate::Value;
+use rudder_common::Value;
 
 /// Where one referable value lies in the input; `end` is `None` while it is still being read.
 #[derive(Debug, Clone, Copy)]

@@ -6,7 +6,8 @@
 
 use bytes::Bytes;
 use rudder_common::invocation::{Invocation, GENERIC_ASYNC_METHOD, GENERIC_METHOD};
-use rudder_hessian::{Hessian2Reader, Value};
+use rudder_common::value::Value;
+use rudder_hessian::Hessian2Reader;
 
 use super::descriptor::{parameter_descriptor, parse_descriptor};
 use super::error::{BodyError, FrameError};

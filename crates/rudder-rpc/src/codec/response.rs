@@ -5,7 +5,8 @@
 //! version 2.0.2..2.0.99. Any other status has a body of one Hessian string, the error message.
 
 use bytes::Bytes;
-use rudder_hessian::{Hessian2Reader, JavaException, Value};
+use rudder_common::value::{JavaException, Value};
+use rudder_hessian::Hessian2Reader;
 
 use super::error::{BodyError, FrameError};
 use super::frame::{finish_frame, start_frame};

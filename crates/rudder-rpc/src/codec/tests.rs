@@ -2,7 +2,7 @@
 
 use bytes::BytesMut;
 use rudder_common::invocation::Invocation;
-use rudder_hessian::{JavaException, Value};
+use rudder_common::value::{JavaException, Value};
 
 use super::*;
 use crate::response::{ResponseStatus, RpcResponse};

@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use rudder_common::{invocation::Invocation, Value};
-//! use rudder_hessian::JavaException;
+//! use rudder_common::value::JavaException;
 //! use rudder_rpc::server::DubboServer;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -43,7 +43,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rudder_common::invocation::Invocation;
-use rudder_hessian::{JavaException, Value};
+use rudder_common::value::{JavaException, Value};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
-use rudder_hessian::{JavaException, Value};
+use rudder_common::value::{JavaException, Value};
 use rudder_rpc::server::{BoxFuture, DubboServer, Handler};
 use tokio::sync::mpsc;
 

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::Value;
+use super::Value;
 
 /// Why a Rust value could not be turned into a [`Value`] or back.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -44,14 +44,14 @@ impl serde::de::Error for SerdeError {
 /// A Rust type that stands for a Java class.
 ///
 /// ```
-/// use rudder_hessian::{to_java_object, JavaClass, Value};
+/// use rudder_common::value::{to_java_object, JavaClass, Value};
 /// #[derive(serde::Serialize)]
 /// struct User { name: String, age: i32 }
 /// impl JavaClass for User { const CLASS: &'static str = "org.apache.dubbo.demo.User"; }
 ///
 /// let v = to_java_object(&User { name: "alice".into(), age: 42 })?;
 /// assert!(matches!(&v, Value::Object { class, .. } if class == "org.apache.dubbo.demo.User"));
-/// # Ok::<(), rudder_hessian::SerdeError>(())
+/// # Ok::<(), rudder_common::value::SerdeError>(())
 /// ```
 pub trait JavaClass {
     /// The fully qualified Java class name.
@@ -86,7 +86,7 @@ pub trait JavaClass {
 /// # Example
 ///
 /// ```
-/// use rudder_hessian::{to_value, Value};
+/// use rudder_common::value::{to_value, Value};
 /// #[derive(serde::Serialize)]
 /// #[serde(rename = "com.example.Point")]
 /// struct Point { x: i32, y: i32 }
@@ -96,7 +96,7 @@ pub trait JavaClass {
 ///     class: "com.example.Point".into(),
 ///     fields: vec![("x".into(), Value::Int(1)), ("y".into(), Value::Int(2))],
 /// });
-/// # Ok::<(), rudder_hessian::SerdeError>(())
+/// # Ok::<(), rudder_common::value::SerdeError>(())
 /// ```
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, SerdeError> {
     value.serialize(ser::ValueSerializer)
@@ -134,7 +134,7 @@ pub fn to_java_object<T: Serialize + JavaClass>(value: &T) -> Result<Value, Serd
 /// Builds a Rust value from a [`Value`] (objects and maps both fill structs).
 ///
 /// ```
-/// use rudder_hessian::{from_value, Value};
+/// use rudder_common::value::{from_value, Value};
 /// #[derive(serde::Deserialize, Debug, PartialEq)]
 /// struct User { name: String, age: u8 }
 ///
@@ -143,7 +143,7 @@ pub fn to_java_object<T: Serialize + JavaClass>(value: &T) -> Result<Value, Serd
 ///     fields: vec![("name".into(), Value::from("alice")), ("age".into(), Value::Int(42))],
 /// };
 /// assert_eq!(from_value::<User>(v)?, User { name: "alice".into(), age: 42 });
-/// # Ok::<(), rudder_hessian::SerdeError>(())
+/// # Ok::<(), rudder_common::value::SerdeError>(())
 /// ```
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, SerdeError> {
     T::deserialize(de::ValueDeserializer(value))

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::Value;
+use super::Value;
 
 /// Deepest cause chain followed; Java chains are short, hostile ones need not be.
 const MAX_CAUSES: usize = 64;
@@ -14,7 +14,7 @@ const MAX_CAUSES: usize = 64;
 /// any fields of the subclass.
 ///
 /// ```
-/// use rudder_hessian::{JavaException, Value};
+/// use rudder_common::value::{JavaException, Value};
 /// let thrown = Value::Object {
 ///     class: "java.lang.IllegalStateException".into(),
 ///     fields: vec![

@@ -3,8 +3,8 @@
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use serde::forward_to_deserialize_any;
 
+use super::super::Value;
 use super::SerdeError;
-use crate::Value;
 
 type Result<T> = std::result::Result<T, SerdeError>;
 

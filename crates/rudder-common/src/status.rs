@@ -12,7 +12,7 @@
 //! [`ProviderStatus::methods_of`]), because balancers read all of them on every pick.
 //!
 //! ```
-//! use rudder_rpc::status::StatusRegistry;
+//! use rudder_common::status::StatusRegistry;
 //!
 //! let registry = StatusRegistry::default();
 //! let provider = registry.provider("dubbo://10.0.0.1:20880/com.acme.Greeter");
@@ -159,7 +159,7 @@ const ONE_COMPLETED: u64 = 1 << 32;
 /// between two picks of a balancer that counts its own calls).
 ///
 /// ```
-/// use rudder_rpc::status::StatusRegistry;
+/// use rudder_common::status::StatusRegistry;
 /// let provider = StatusRegistry::default().provider("dubbo://10.0.0.1:20880/S");
 /// let before = provider.method("m").activity();
 /// let call = provider.begin("m", 0).unwrap();
@@ -210,7 +210,7 @@ fn average(sum: i64, count: i64) -> i64 {
 /// handle is one entry of such a block; cloning it is one reference-count increment.
 ///
 /// ```
-/// use rudder_rpc::status::{ProviderStatus, StatusRegistry};
+/// use rudder_common::status::{ProviderStatus, StatusRegistry};
 /// let registry = StatusRegistry::default();
 /// let (a, b) = (registry.provider("dubbo://10.0.0.1:1/S"), registry.provider("dubbo://10.0.0.2:1/S"));
 /// let both = ProviderStatus::methods_of([&*a, &*b], "sayHello");

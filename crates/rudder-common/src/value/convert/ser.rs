@@ -2,8 +2,8 @@
 
 use serde::ser::{self, Serialize};
 
+use super::super::Value;
 use super::SerdeError;
-use crate::Value;
 
 pub(super) struct ValueSerializer;
 

@@ -7,12 +7,12 @@
 /// field order, which is the order of the class definition on the wire.
 ///
 /// ```
-/// use rudder_hessian::Value;
+/// use rudder_common::value::Value;
 /// let v = Value::from("hello");
 /// assert_eq!(v.as_str(), Some("hello"));
 /// ```
+// Exhaustive on purpose: every codec must say how it carries every variant.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Value {
     /// Java `null`.
     Null,
@@ -73,7 +73,7 @@ impl Value {
     /// The number as an `i32`, if this is an [`Value::Int`] or a [`Value::Long`] that fits.
     ///
     /// ```
-    /// use rudder_hessian::Value;
+    /// use rudder_common::value::Value;
     /// assert_eq!(Value::Long(7).as_i32(), Some(7));
     /// assert_eq!(Value::Long(1 << 40).as_i32(), None);
     /// ```
@@ -121,7 +121,7 @@ impl Value {
     /// A field of an [`Value::Object`], or the value under a string key of a [`Value::Map`].
     ///
     /// ```
-    /// use rudder_hessian::Value;
+    /// use rudder_common::value::Value;
     /// let user = Value::Object {
     ///     class: "com.example.User".into(),
     ///     fields: vec![("name".into(), Value::from("alice"))],

@@ -1,0 +1,131 @@
+//! What a registry tells the layers above it: a service's provider list, whole or as changes.
+//!
+//! A registry does not know who keeps the providers. It hands each update to a [`ProviderSink`], a
+//! one-method trait that a directory implements, and so do a fan-out to several directories, a test's
+//! recorder or a user's own consumer of discovery events. That keeps the data path one-way: the registry
+//! layer never compiles against the directory, so one registry can feed several directories and one
+//! reference can be fed by several registries.
+//!
+//! ```
+//! use std::sync::Mutex;
+//! use rudder_common::discovery::{Change, ProviderSink, ProviderUpdate, UpdateOutcome};
+//! use rudder_common::url::DubboUrl;
+//!
+//! /// Counts the providers it is told about.
+//! #[derive(Default)]
+//! struct Counter(Mutex<usize>);
+//!
+//! impl ProviderSink for Counter {
+//!     fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
+//!         let mut n = self.0.lock().unwrap();
+//!         match update {
+//!             ProviderUpdate::Full(urls) => *n = urls.len(),
+//!             ProviderUpdate::Delta(changes) => {
+//!                 for change in changes {
+//!                     match change {
+//!                         Change::Insert(_) => *n += 1,
+//!                         Change::Remove(_) => *n -= 1,
+//!                     }
+//!                 }
+//!             }
+//!         }
+//!         UpdateOutcome { total: *n, ..UpdateOutcome::default() }
+//!     }
+//! }
+//!
+//! let sink = Counter::default();
+//! let a = DubboUrl::parse("dubbo://10.0.0.1:20880/S")?;
+//! sink.update(ProviderUpdate::Full(vec![a.clone()]));
+//! let outcome = sink.update(ProviderUpdate::Delta(vec![Change::Remove(a)]));
+//! assert_eq!(outcome.total, 0);
+//! # Ok::<(), rudder_common::url::UrlError>(())
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::url::DubboUrl;
+
+/// One change to a provider list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// A provider URL appeared (or re-appeared with new parameters).
+    Insert(DubboUrl),
+    /// A provider URL disappeared; matched by full URL.
+    Remove(DubboUrl),
+}
+
+/// A registry's news about one service's providers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderUpdate {
+    /// This is the whole list now (the first listing, and after rules changed).
+    Full(Vec<DubboUrl>),
+    /// These providers came or went since the last update; apply in order.
+    Delta(Vec<Change>),
+}
+
+/// What a sink did with an update, reported back to the registry's status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UpdateOutcome {
+    /// Providers new to the list.
+    pub added: usize,
+    /// Providers no longer in it.
+    pub removed: usize,
+    /// URLs skipped because they could not be used (each logged once by the sink).
+    pub rejected: usize,
+    /// Providers in the list after the update.
+    pub total: usize,
+}
+
+/// Receives provider updates from a registry.
+///
+/// Called from the registry's task, one update at a time per subscription, in order; an implementation
+/// should return quickly (publish a snapshot, send on a channel) and never block on I/O.
+pub trait ProviderSink: Send + Sync + 'static {
+    /// Takes one update and says what it did with it.
+    fn update(&self, update: ProviderUpdate) -> UpdateOutcome;
+}
+
+impl<S: ProviderSink + ?Sized> ProviderSink for Arc<S> {
+    fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
+        (**self).update(update)
+    }
+}
+
+/// Feeds every update to each of several sinks: one registry subscription behind many directories.
+///
+/// The outcome reported is the first sink's.
+#[derive(Default)]
+pub struct FanOut {
+    sinks: Vec<Arc<dyn ProviderSink>>,
+}
+
+impl FanOut {
+    /// A fan-out to `sinks`.
+    pub fn new(sinks: Vec<Arc<dyn ProviderSink>>) -> FanOut {
+        FanOut { sinks }
+    }
+}
+
+impl ProviderSink for FanOut {
+    fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
+        let Some((last, rest)) = self.sinks.split_last() else {
+            return UpdateOutcome::default();
+        };
+        let mut first = None;
+        for sink in rest {
+            let outcome = sink.update(update.clone());
+            first.get_or_insert(outcome);
+        }
+        let outcome = last.update(update);
+        first.unwrap_or(outcome)
+    }
+}
+
+impl fmt::Debug for FanOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FanOut")
+            .field("sinks", &self.sinks.len())
+            .finish()
+    }
+}
