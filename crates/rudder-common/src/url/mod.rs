@@ -36,6 +36,7 @@
 //! ```
 
 mod codec;
+pub mod merge;
 mod params;
 mod parse;
 

@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 
 /// URL parameters sorted by key (the order Dubbo's `toFullString` writes), last value wins.
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Params {
     pairs: Vec<(Box<str>, Box<str>)>,
 }
