@@ -1,6 +1,8 @@
 //! The bridge from the cluster invoker to the wire: one dubbo:// call to one provider.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Waker;
 
 use rudder_cluster::cluster::Caller;
 use rudder_cluster::provider::Provider;
@@ -13,6 +15,41 @@ use rudder_rpc::{DubboProtocol, RpcResponse};
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DubboCaller {
     pub(crate) protocol: DubboProtocol,
+    /// Tasks waiting for a call slot (tower `poll_ready` under `actives`).
+    pub(crate) waiters: Arc<Waiters>,
+}
+
+/// Wakers of tasks waiting for a call to end.
+#[derive(Debug, Default)]
+pub(crate) struct Waiters {
+    count: AtomicUsize,
+    wakers: Mutex<Vec<Waker>>,
+}
+
+impl Waiters {
+    /// Wakes `waker` after the next call ends.
+    pub(crate) fn register(&self, waker: &Waker) {
+        let mut wakers = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        if !wakers.iter().any(|w| w.will_wake(waker)) {
+            wakers.push(waker.clone());
+            self.count.store(wakers.len(), Ordering::Release);
+        }
+    }
+
+    fn wake_all(&self) {
+        // The common case, nobody waiting, costs one load.
+        if self.count.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let wakers = {
+            let mut wakers = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+            self.count.store(0, Ordering::Release);
+            std::mem::take(&mut *wakers)
+        };
+        for waker in wakers {
+            waker.wake();
+        }
+    }
 }
 
 impl Caller for DubboCaller {
@@ -28,5 +65,9 @@ impl Caller for DubboCaller {
         invocation: &Invocation,
     ) -> Result<RpcResponse, RpcError> {
         self.protocol.invoke(provider.url(), invocation).await
+    }
+
+    fn call_ended(&self) {
+        self.waiters.wake_all();
     }
 }

@@ -37,4 +37,10 @@ pub enum BuildError {
     /// Neither providers nor a registry were given.
     #[error("no providers and no registry: give provider URLs or a registry URL")]
     NoSource,
+    /// Providers were given in two ways (provider URLs, a registry, a directory): say which one.
+    #[error("{0} cannot be combined with the provider source already given (provider URLs, one registry, or a directory)")]
+    ConflictingSources(&'static str),
+    /// The consumer was shut down.
+    #[error("the consumer is shut down")]
+    ShutDown,
 }

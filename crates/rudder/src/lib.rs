@@ -1,27 +1,38 @@
 //! rudder: call Apache Dubbo services from Rust, routed exactly as Dubbo's own consumer routes them.
 //!
-//! A [`Reference`] is a handle on one remote service. Behind it, rudder's data path runs in layers, each a
-//! crate of its own:
+//! A [`Consumer`] is the process-level runtime (registry sessions, connections, call statistics,
+//! strategies); a [`Reference`] is a cheap handle on one remote service built from it. Behind a
+//! reference, rudder's data path runs in layers, each a crate of its own:
 //!
 //! ```text
 //! registry ──▶ directory ──▶ cluster ──▶ load balance ──▶ rpc
 //! ```
 //!
-//! * the **registry** (`rudder-registry`) watches ZooKeeper for provider URLs and configurators;
-//! * the **directory** ([`cluster::directory`]) keeps the usable providers as an immutable snapshot;
+//! * the **registry** (`rudder-registry`, cargo feature `zookeeper`, on by default) watches ZooKeeper
+//!   for provider URLs and configurators, and emits provider changes;
+//! * the **directory** ([`cluster::directory`]) keeps the usable providers as an immutable snapshot,
+//!   each provider URL merged with the reference's consumer settings as Dubbo merges them;
 //! * the **cluster** ([`cluster::cluster`]) decides what a failure means (failover retries, failfast...);
 //! * **load balancing** ([`cluster::loadbalance`]) picks a provider with Dubbo's algorithms and arithmetic;
-//! * **rpc** ([`rpc`]) makes the dubbo:// call and counts it in the provider's statistics.
+//! * **rpc** ([`rpc`]) makes the dubbo:// call; every call is counted in the provider's statistics.
+//!
+//! A reference is also a [`tower::Service`](tower_service::Service) through [`Reference::service`], so
+//! tower's timeout, concurrency-limit and retry layers compose with it.
 //!
 //! # Examples
 //!
-//! See [`Reference`]; `rudder demo` runs the whole path against embedded providers.
+//! See [`Consumer`] and [`Reference`]; `rudder demo` runs the whole path against embedded providers.
 
 mod caller;
+mod consumer;
 mod error;
+mod protocol_shim;
 mod reference;
+#[cfg(feature = "zookeeper")]
 mod registry;
+mod service;
 
+pub use consumer::{Consumer, ConsumerBuilder};
 pub use error::{BuildError, CallError};
 pub use reference::{ErasedArgument, Reference, ReferenceBuilder};
 pub use rudder_common::error::{RpcError, RpcErrorKind};
@@ -29,12 +40,11 @@ pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;
 pub use rudder_common::value::JavaException;
 pub use rudder_common::Value;
+pub use service::MethodService;
 
 /// The directory, balancer, load-balancing policies and cluster invoker.
 pub use rudder_cluster as cluster;
-/// Shared vocabulary: URLs, invocations, errors, clocks.
+/// Shared vocabulary: URLs, invocations, values, statistics, errors, clocks.
 pub use rudder_common as common;
-/// The Hessian 2.0 codec.
-pub use rudder_hessian as hessian;
-/// The dubbo:// client and server, and call statistics.
+/// The dubbo:// client and server.
 pub use rudder_rpc as rpc;

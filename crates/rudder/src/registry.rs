@@ -1,53 +1,120 @@
-//! Registry wiring for [`Reference`](crate::Reference): subscribe the directory, register the consumer.
+//! Registry wiring (feature `zookeeper`): one session per registry address, shared by a consumer's
+//! references; one subscription per reference and registry.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::fmt;
 
-use rudder_cluster::directory::Directory;
+use rudder_common::discovery::ProviderSink;
+use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
-use rudder_registry::{ConsumerSpec, RegistryOptions, Subscription, ZookeeperRegistry};
+use rudder_registry::{
+    ConsumerSpec, RegistryAddress, RegistryOptions, Subscription, ZookeeperRegistry,
+};
 
 use crate::error::BuildError;
 
-/// Keeps a registry subscription (and its session) alive for as long as the reference lives; dropping it
-/// unsubscribes and removes the consumer node.
+/// The registry sessions of one consumer, by address.
+#[derive(Default)]
+pub(crate) struct Registries {
+    open: tokio::sync::Mutex<HashMap<String, ZookeeperRegistry>>,
+    /// How many are open, readable without the async lock.
+    count: std::sync::atomic::AtomicUsize,
+}
+
+/// Keeps a registry subscription alive for as long as the reference lives; dropping it unsubscribes and
+/// removes the consumer node (the session stays, shared with the consumer's other references).
 #[derive(Debug)]
 pub(crate) struct Registration {
     _subscription: Subscription,
-    _registry: ZookeeperRegistry,
 }
 
-/// The address this consumer registers under: `DUBBO_IP_TO_REGISTRY`, else loopback.
-pub(crate) fn local_host() -> String {
-    std::env::var("DUBBO_IP_TO_REGISTRY").unwrap_or_else(|_| "127.0.0.1".to_owned())
+/// What identifies one session: the servers, the root and the credentials (two references naming the
+/// same servers in another order, or with other URL parameters, share it).
+fn session_key(address: &RegistryAddress, url: &str) -> String {
+    let mut hosts: Vec<&str> = address.hosts().iter().map(String::as_str).collect();
+    hosts.sort_unstable();
+    // Credentials are part of the identity but never of anything printed: hash-free, kept in memory only.
+    let credentials = DubboUrl::parse_any(url)
+        .ok()
+        .and_then(|u| {
+            u.username()
+                .map(|user| format!("{user}:{}", u.password().unwrap_or("")))
+        })
+        .unwrap_or_default();
+    format!("{}|{}|{credentials}", hosts.join(","), address.root())
 }
 
-/// Connects to `registry`, subscribes `directory` to the providers `consumer` asks for, and waits for the
-/// first listing.
-pub(crate) async fn subscribe(
-    registry: &str,
-    consumer: &DubboUrl,
-    directory: Arc<Directory>,
-) -> Result<Registration, BuildError> {
-    let fail = |e: rudder_registry::RegistryError| BuildError::Registry(e.to_string());
-    let zookeeper = ZookeeperRegistry::connect(registry, RegistryOptions::default())
-        .await
-        .map_err(fail)?;
-    let mut spec = ConsumerSpec::new(consumer.service_interface());
-    if let Some(version) = consumer.parameter("version").filter(|v| !v.is_empty()) {
-        spec = spec.version(version);
+impl Registries {
+    /// The session for `url`, opened on first use.
+    async fn session(&self, url: &str) -> Result<ZookeeperRegistry, BuildError> {
+        let fail = |e: rudder_registry::RegistryError| BuildError::Registry(e.to_string());
+        let address = RegistryAddress::parse(url).map_err(fail)?;
+        let key = session_key(&address, url);
+        let mut open = self.open.lock().await;
+        if let Some(registry) = open.get(&key) {
+            return Ok(registry.clone());
+        }
+        let registry = ZookeeperRegistry::connect(url, RegistryOptions::default())
+            .await
+            .map_err(fail)?;
+        open.insert(key, registry.clone());
+        self.count
+            .store(open.len(), std::sync::atomic::Ordering::Relaxed);
+        Ok(registry)
     }
-    if let Some(group) = consumer.parameter("group").filter(|g| !g.is_empty()) {
-        spec = spec.group(group);
+
+    /// Sessions open.
+    pub(crate) fn len(&self) -> usize {
+        self.count.load(std::sync::atomic::Ordering::Relaxed)
     }
-    if let Some(protocol) = consumer.parameter("protocol").filter(|p| !p.is_empty()) {
-        spec = spec.protocol(protocol);
+
+    /// Closes every session.
+    pub(crate) async fn close_all(&self) {
+        let open: Vec<ZookeeperRegistry> = self.open.lock().await.drain().map(|(_, r)| r).collect();
+        self.count.store(0, std::sync::atomic::Ordering::Relaxed);
+        for registry in open {
+            registry.close().await;
+        }
     }
-    if let Some(application) = consumer.parameter("application").filter(|a| !a.is_empty()) {
-        spec = spec.application(application);
+
+    /// Subscribes `sink` to the providers `consumer` asks for in the registry at `url`, and waits for the
+    /// first listing.
+    pub(crate) async fn subscribe(
+        &self,
+        url: &str,
+        consumer: &DubboUrl,
+        sink: impl ProviderSink,
+    ) -> Result<Registration, BuildError> {
+        let registry = self.session(url).await?;
+        let mut spec = ConsumerSpec::new(consumer.service_interface());
+        if let Some(version) = consumer.parameter("version").filter(|v| !v.is_empty()) {
+            spec = spec.version(version);
+        }
+        if let Some(group) = consumer.parameter("group").filter(|g| !g.is_empty()) {
+            spec = spec.group(group);
+        }
+        if let Some(protocol) = consumer.parameter("protocol").filter(|p| !p.is_empty()) {
+            spec = spec.protocol(protocol);
+        }
+        if let Some(application) = consumer.parameter("application").filter(|a| !a.is_empty()) {
+            spec = spec.application(application);
+        }
+        // MERGE(registry): spec = spec.parameters(ConsumerParams::new(consumer));
+        let _ = ConsumerParams::new(consumer);
+        let subscription = registry
+            .subscribe(spec, sink)
+            .await
+            .map_err(|e| BuildError::Registry(e.to_string()))?;
+        Ok(Registration {
+            _subscription: subscription,
+        })
     }
-    let subscription = zookeeper.subscribe(spec, directory).await.map_err(fail)?;
-    Ok(Registration {
-        _subscription: subscription,
-        _registry: zookeeper,
-    })
+}
+
+impl fmt::Debug for Registries {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registries")
+            .field("open", &self.len())
+            .finish()
+    }
 }

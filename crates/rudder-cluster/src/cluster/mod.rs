@@ -52,6 +52,10 @@ pub trait Caller: Send + Sync {
         provider: &Arc<Provider>,
         invocation: &Invocation,
     ) -> impl Future<Output = Result<Self::Output, RpcError>> + Send;
+
+    /// Called after each call has been counted as ended in the provider's statistics: a call slot
+    /// under `actives` is free again. Back-pressure (a tower `poll_ready`) wakes its waiters here.
+    fn call_ended(&self) {}
 }
 
 /// Picks providers through a [`Balancer`] and calls them through a [`Caller`], with a [`ClusterMode`].
@@ -270,6 +274,9 @@ impl<C: Caller> ClusterInvoker<C> {
         invocation: &Invocation,
     ) -> Result<C::Output, RpcError> {
         let status = attempt.provider.status();
+        // Declared before `active`, so dropped after it: waiters learn of the free slot only once it is
+        // free, also when this future is dropped mid-call.
+        let _ended = CallEnded(&self.caller);
         let Some(active) = status.begin_with(attempt.method_status.clone(), attempt.max_active)
         else {
             return Err(RpcError::new(
@@ -293,6 +300,15 @@ impl<C: Caller> ClusterInvoker<C> {
                 Some(Arc::clone(&attempt.provider));
         }
         result
+    }
+}
+
+/// Tells the caller a call has ended when dropped.
+struct CallEnded<'a, C: Caller>(&'a C);
+
+impl<C: Caller> Drop for CallEnded<'_, C> {
+    fn drop(&mut self) {
+        self.0.call_ended();
     }
 }
 

@@ -1,0 +1,256 @@
+//! [`Consumer`]: the process-level runtime, the Rust counterpart of Dubbo's application model.
+//!
+//! A process normally has one. It owns everything that Dubbo shares between the references of an
+//! application:
+//!
+//! * registry sessions: one ZooKeeper session per distinct registry address, shared by every reference
+//!   subscribed through it;
+//! * connections: one set per provider address (see [`DubboProtocol`]), shared by every reference that
+//!   calls that address;
+//! * call statistics ([`StatusRegistry`]), per provider and per provider and method: `leastactive` on
+//!   one reference sees the calls made through every other, as Dubbo's process-wide `RpcStatus` does;
+//! * the load-balance strategies by name ([`LoadBalanceRegistry`]): a custom strategy is registered once,
+//!   and a strategy's state (round-robin counters, response windows) is shared as Dubbo's singletons are;
+//! * the application name references register under.
+//!
+//! References are cheap handles built from it ([`Consumer::reference`]). Everything the consumer opens, it
+//! closes: when a provider leaves every directory its statistics are pruned and its connections close once
+//! their calls in flight end; when the last handle (consumer or reference) is dropped, or on
+//! [`Consumer::shutdown`], every session, connection and task ends.
+//!
+//! ```
+//! use rudder::{Consumer, Value};
+//! use rudder_rpc::server::DubboServer;
+//! use rudder_common::invocation::Invocation;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = DubboServer::bind(0, |call: Invocation| async move {
+//!     Ok(Value::from(call.method_name().to_owned()))
+//! })
+//! .await?;
+//! let consumer = Consumer::builder().application("orders").build();
+//! let greeter = consumer
+//!     .reference("com.acme.Greeter")
+//!     .provider(&format!("dubbo://{}/com.acme.Greeter", server.local_addr()))
+//!     .build()
+//!     .await?;
+//! let billing = consumer
+//!     .reference("com.acme.Billing")
+//!     .provider(&format!("dubbo://{}/com.acme.Billing", server.local_addr()))
+//!     .build()
+//!     .await?;
+//! greeter.invoke("sayHello", &[], vec![]).await?;
+//! billing.invoke("charge", &[], vec![]).await?;
+//! assert_eq!(consumer.statuses().len(), 2); // one set of statistics per provider, shared
+//! consumer.shutdown().await;
+//! # server.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use rudder_cluster::directory::Directory;
+use rudder_cluster::loadbalance::{LoadBalance, LoadBalanceRegistry};
+use rudder_common::clock::{Clock, SystemClock};
+use rudder_common::status::StatusRegistry;
+use rudder_rpc::DubboProtocol;
+
+use crate::protocol_shim::ProtocolShim as _;
+use crate::reference::ReferenceBuilder;
+
+/// The process-level consumer runtime. Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct Consumer {
+    pub(crate) inner: Arc<ConsumerInner>,
+}
+
+/// What a consumer owns, shared by its handles and its references.
+pub(crate) struct ConsumerInner {
+    pub(crate) application: Option<String>,
+    pub(crate) protocol: DubboProtocol,
+    pub(crate) statuses: Arc<StatusRegistry>,
+    pub(crate) policies: LoadBalanceRegistry,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) seed: Option<u64>,
+    #[cfg(feature = "zookeeper")]
+    pub(crate) registries: crate::registry::Registries,
+    /// The directories of live references, to tell which providers are still in use.
+    directories: Mutex<Vec<Weak<Directory>>>,
+    shut_down: AtomicBool,
+}
+
+impl Consumer {
+    /// Starts configuring a consumer.
+    pub fn builder() -> ConsumerBuilder {
+        ConsumerBuilder {
+            application: None,
+            policies: LoadBalanceRegistry::with_builtins(),
+            clock: Arc::new(SystemClock),
+            seed: None,
+        }
+    }
+
+    /// Starts configuring a reference to `interface` (a Java interface name) on this consumer.
+    pub fn reference(&self, interface: &str) -> ReferenceBuilder {
+        ReferenceBuilder::new(self.clone(), interface)
+    }
+
+    /// The application name references register under, if set.
+    pub fn application(&self) -> Option<&str> {
+        self.inner.application.as_deref()
+    }
+
+    /// The call statistics of every provider this consumer calls.
+    pub fn statuses(&self) -> &Arc<StatusRegistry> {
+        &self.inner.statuses
+    }
+
+    /// Open dubbo:// connections, over all references.
+    pub fn open_connections(&self) -> usize {
+        self.inner.protocol.open_connections()
+    }
+
+    /// ZooKeeper sessions this consumer holds open (one per distinct registry address in use).
+    #[cfg(feature = "zookeeper")]
+    pub fn registry_sessions(&self) -> usize {
+        self.inner.registries.len()
+    }
+
+    /// Whether [`Consumer::shutdown`] has been called.
+    pub fn is_shut_down(&self) -> bool {
+        self.inner.shut_down.load(Ordering::Acquire)
+    }
+
+    /// Closes everything: registry subscriptions and sessions (consumer nodes removed), connections (calls
+    /// in flight fail), and waits until their tasks have ended. References built from this consumer fail
+    /// every later call.
+    pub async fn shutdown(&self) {
+        self.inner.shut_down.store(true, Ordering::Release);
+        #[cfg(feature = "zookeeper")]
+        self.inner.registries.close_all().await;
+        crate::protocol_shim::ProtocolShim::shutdown(&self.inner.protocol).await;
+    }
+}
+
+impl ConsumerInner {
+    /// Notes a live reference's directory, for pruning.
+    pub(crate) fn track(&self, directory: &Arc<Directory>) {
+        let mut directories = self
+            .directories
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        directories.retain(|d| d.strong_count() > 0);
+        directories.push(Arc::downgrade(directory));
+    }
+
+    /// Forgets what no reference uses any more: statistics of providers in no snapshot (and no call in
+    /// flight), and the connections of addresses no directory lists (closed once their calls end).
+    ///
+    /// Work is proportional to the providers of all references; it runs when a directory loses providers
+    /// and when a reference goes away, never on a call.
+    /// `gone` is a directory to leave out: that of a reference being dropped.
+    pub(crate) fn prune(&self, gone: Option<&Directory>) {
+        let live: Vec<Arc<Directory>> = {
+            let mut directories = self
+                .directories
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            directories.retain(|d| d.strong_count() > 0 && !gone.is_some_and(|g| std::ptr::eq(d.as_ptr(), g)));
+            directories.iter().filter_map(Weak::upgrade).collect()
+        };
+        let mut addresses: HashSet<String> = HashSet::new();
+        for directory in &live {
+            for provider in directory.snapshot().providers() {
+                if !addresses.contains(provider.address()) {
+                    addresses.insert(provider.address().to_owned());
+                }
+            }
+        }
+        self.protocol
+            .retain_addresses(|address| addresses.contains(address));
+        self.statuses.prune_unused();
+    }
+
+    /// Whether the consumer has been shut down.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.shut_down.load(Ordering::Acquire)
+    }
+}
+
+impl fmt::Debug for Consumer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Consumer")
+            .field("application", &self.inner.application)
+            .field("providers_with_statistics", &self.inner.statuses.len())
+            .field("policies", &self.inner.policies)
+            .field("shut_down", &self.is_shut_down())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`Consumer`].
+pub struct ConsumerBuilder {
+    application: Option<String>,
+    policies: LoadBalanceRegistry,
+    clock: Arc<dyn Clock>,
+    seed: Option<u64>,
+}
+
+impl ConsumerBuilder {
+    /// The application name references register under (Dubbo's `<dubbo:application name>`).
+    pub fn application(mut self, name: &str) -> Self {
+        self.application = Some(name.to_owned());
+        self
+    }
+
+    /// Registers a load-balance strategy under `name`, for `loadbalance=name` on providers or references
+    /// (Dubbo's `LoadBalance` SPI). Replaces a built-in of the same name.
+    pub fn loadbalance_policy(mut self, name: &str, policy: Arc<dyn LoadBalance>) -> Self {
+        self.policies.register(name, policy);
+        self
+    }
+
+    /// Reads time from `clock` (warmup, windows; tests and simulations).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Makes every reference's random choices reproducible from `seed`.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Builds the consumer. Nothing is opened until a reference needs it.
+    pub fn build(self) -> Consumer {
+        Consumer {
+            inner: Arc::new(ConsumerInner {
+                application: self.application,
+                protocol: DubboProtocol::new(),
+                statuses: Arc::new(StatusRegistry::default()),
+                policies: self.policies,
+                clock: self.clock,
+                seed: self.seed,
+                #[cfg(feature = "zookeeper")]
+                registries: crate::registry::Registries::default(),
+                directories: Mutex::new(Vec::new()),
+                shut_down: AtomicBool::new(false),
+            }),
+        }
+    }
+}
+
+impl fmt::Debug for ConsumerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConsumerBuilder")
+            .field("application", &self.application)
+            .field("policies", &self.policies)
+            .finish_non_exhaustive()
+    }
+}

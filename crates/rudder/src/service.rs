@@ -1,0 +1,116 @@
+//! [`MethodService`]: a reference as a [`tower_service::Service`], with `actives` back-pressure.
+//!
+//! Dubbo's `actives` limits calls in flight per provider and method (`<dubbo:method actives="10">`); a
+//! call over the limit on every provider fails with `LimitExceeded`. Through tower, the same limit is
+//! back-pressure instead: [`MethodService::poll_ready`](tower_service::Service::poll_ready) is pending
+//! while every provider of the method is at its limit, and ready again as soon as a call ends, so tower's
+//! `ConcurrencyLimit`, `Timeout`, `Retry` and `Buffer` layers compose with rudder's own cluster.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::invocation::Invocation;
+use rudder_rpc::RpcResponse;
+
+use crate::reference::Reference;
+
+/// The calls of one method of a [`Reference`], as a `tower::Service<Invocation>`.
+///
+/// Readiness is about that method: ready when at least one provider listed for it has a free call slot
+/// under its `actives` limit (or has no limit, or when there is no provider at all: the call then fails
+/// at once with `NoProvider` instead of waiting). Calling it with an invocation of another method is an
+/// error.
+///
+/// ```
+/// use rudder::{Invocation, Reference, Value};
+/// use rudder_rpc::server::DubboServer;
+/// use tower_service::Service;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = DubboServer::bind(0, |_call: Invocation| async { Ok(Value::Int(42)) }).await?;
+/// let calc = Reference::builder("com.acme.Calc")
+///     .provider(&format!("dubbo://{}/com.acme.Calc?answer.actives=4", server.local_addr()))
+///     .build()
+///     .await?;
+/// let mut service = calc.service("answer");
+/// std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
+/// let response = service.call(Invocation::new("answer", vec![], vec![])).await?;
+/// assert_eq!(response.value(), Some(&Value::Int(42)));
+/// # server.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct MethodService {
+    reference: Reference,
+    method: Arc<str>,
+}
+
+impl Reference {
+    /// This reference's calls of `method` as a tower service (see [`MethodService`]).
+    pub fn service(&self, method: &str) -> MethodService {
+        MethodService {
+            reference: self.clone(),
+            method: method.into(),
+        }
+    }
+}
+
+impl MethodService {
+    /// Whether some provider of the method can take one more call now.
+    fn has_capacity(&self) -> bool {
+        let snapshot = self.reference.directory().snapshot();
+        let view = snapshot.view(&self.method);
+        view.is_empty()
+            || (0..view.len()).any(|i| {
+                let limit = view.max_active(i);
+                limit <= 0 || view.method_status(i).active() < limit
+            })
+    }
+}
+
+impl tower_service::Service<Invocation> for MethodService {
+    type Response = RpcResponse;
+    type Error = RpcError;
+    type Future = Pin<Box<dyn Future<Output = Result<RpcResponse, RpcError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), RpcError>> {
+        if self.reference.is_shut_down() {
+            return Poll::Ready(Err(RpcError::new(
+                RpcErrorKind::Network,
+                "the consumer is shut down",
+            )));
+        }
+        if self.has_capacity() {
+            return Poll::Ready(Ok(()));
+        }
+        // Registered before looking again, so a call that ends in between still wakes this task.
+        self.reference.invoker().caller().waiters.register(cx.waker());
+        if self.has_capacity() {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Pending
+        }
+    }
+
+    fn call(&mut self, invocation: Invocation) -> Self::Future {
+        let reference = self.reference.clone();
+        let method = Arc::clone(&self.method);
+        Box::pin(async move {
+            if invocation.method_name() != &*method {
+                return Err(RpcError::new(
+                    RpcErrorKind::Unknown,
+                    format!(
+                        "this service calls {method}, not {}",
+                        invocation.method_name()
+                    ),
+                ));
+            }
+            reference.invoke_raw(invocation).await
+        })
+    }
+}
