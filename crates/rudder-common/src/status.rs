@@ -420,7 +420,8 @@ impl StatusRegistry {
         let before = self.providers.len();
         // Under the shard's write lock no one can clone an entry, so a count of 1 (the map's own) means
         // no snapshot, view or call holds it.
-        self.providers.retain(|_, status| Arc::strong_count(status) > 1);
+        self.providers
+            .retain(|_, status| Arc::strong_count(status) > 1);
         before.saturating_sub(self.providers.len())
     }
 

@@ -160,7 +160,9 @@ impl ConsumerInner {
                 .directories
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            directories.retain(|d| d.strong_count() > 0 && !gone.is_some_and(|g| std::ptr::eq(d.as_ptr(), g)));
+            directories.retain(|d| {
+                d.strong_count() > 0 && !gone.is_some_and(|g| std::ptr::eq(d.as_ptr(), g))
+            });
             directories.iter().filter_map(Weak::upgrade).collect()
         };
         let mut addresses: HashSet<String> = HashSet::new();

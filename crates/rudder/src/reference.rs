@@ -7,9 +7,9 @@ use rudder_cluster::balancer::Balancer;
 use rudder_cluster::cluster::{ClusterInvoker, ClusterMode};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::weight::WeightSource;
+use rudder_common::clock::Clock;
 #[cfg(feature = "zookeeper")]
 use rudder_common::discovery::{ProviderSink, ProviderUpdate, UpdateOutcome};
-use rudder_common::clock::Clock;
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::merge::ConsumerParams;

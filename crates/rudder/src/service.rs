@@ -89,7 +89,11 @@ impl tower_service::Service<Invocation> for MethodService {
             return Poll::Ready(Ok(()));
         }
         // Registered before looking again, so a call that ends in between still wakes this task.
-        self.reference.invoker().caller().waiters.register(cx.waker());
+        self.reference
+            .invoker()
+            .caller()
+            .waiters
+            .register(cx.waker());
         if self.has_capacity() {
             Poll::Ready(Ok(()))
         } else {
