@@ -25,62 +25,39 @@
 //! ```
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 
-use crate::directory::Directory;
+use crate::directory::{Directory, ProviderSet, PublishHook};
 use crate::loadbalance::view::ResolvedPolicy;
 use crate::loadbalance::weight::WeightSource;
 use crate::loadbalance::{
-    select, LoadBalance, LoadBalanceRegistry, MethodView, Pick, UnknownLoadBalance,
+    select, LoadBalance, LoadBalanceRegistry, MethodView, Pick, StateKey, UnknownLoadBalance,
 };
 use crate::provider::Provider;
 use crate::rng::RngSource;
 
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
 /// Picks a provider for each call. Share it behind an `Arc`; `select` takes `&self`.
 pub struct Balancer {
-    /// Unique per balancer, so that views never hand one balancer's resolved policy to another.
-    id: u64,
+    resolver: Arc<Resolver>,
     directory: Arc<Directory>,
-    policies: LoadBalanceRegistry,
-    forced: Option<Arc<dyn LoadBalance>>,
     clock: Arc<dyn Clock>,
     rng: RngSource,
     weight_source: Option<Arc<dyn WeightSource>>,
 }
 
-impl Balancer {
-    /// Starts building a balancer over `directory` with the built-in policies and the system clock.
-    pub fn builder(directory: Arc<Directory>) -> BalancerBuilder {
-        BalancerBuilder {
-            balancer: Balancer {
-                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-                directory,
-                policies: LoadBalanceRegistry::with_builtins(),
-                forced: None,
-                clock: Arc::new(SystemClock),
-                rng: RngSource::ThreadLocal,
-                weight_source: None,
-            },
-        }
-    }
+/// Which policy serves a view; also the directory's publish hook that prepares it.
+struct Resolver {
+    /// Files this balancer's resolution in each view, apart from any other balancer's.
+    key: StateKey,
+    policies: LoadBalanceRegistry,
+    forced: Option<Arc<dyn LoadBalance>>,
+}
 
-    /// The directory this balancer reads.
-    pub fn directory(&self) -> &Arc<Directory> {
-        &self.directory
-    }
-
-    /// The clock picks are made at.
-    pub fn clock(&self) -> &Arc<dyn Clock> {
-        &self.clock
-    }
-
+impl Resolver {
     /// The policy that serves `view`: the forced one, or the one its first provider names (resolved
     /// once per view). `slow` holds the resolution when another balancer owns the view's typed slot.
     fn policy_for<'a>(
@@ -92,11 +69,46 @@ impl Balancer {
             return Ok(&**policy);
         }
         let resolve = |v: &MethodView| self.policies.get(v.loadbalance_name());
-        let resolved = match view.policy_of(self.id, resolve) {
+        let resolved = match view.policy_of(self.key, resolve) {
             Some(resolved) => resolved,
-            None => slow.insert(view.with_state(self.id as usize, resolve, Clone::clone)),
+            None => slow.insert(view.with_state(self.key, resolve, Clone::clone)),
         };
         resolved.as_ref().map(|p| &**p)
+    }
+}
+
+impl PublishHook for Resolver {
+    fn prepare(&self, snapshot: &ProviderSet) {
+        snapshot.for_each_view(|view| {
+            let mut slow = None;
+            if let Ok(policy) = self.policy_for(view, &mut slow) {
+                policy.prepare(view);
+            }
+        });
+    }
+}
+
+impl Balancer {
+    /// Starts building a balancer over `directory` with the built-in policies and the system clock.
+    pub fn builder(directory: Arc<Directory>) -> BalancerBuilder {
+        BalancerBuilder {
+            directory,
+            policies: LoadBalanceRegistry::with_builtins(),
+            forced: None,
+            clock: Arc::new(SystemClock),
+            rng: RngSource::ThreadLocal,
+            weight_source: None,
+        }
+    }
+
+    /// The directory this balancer reads.
+    pub fn directory(&self) -> &Arc<Directory> {
+        &self.directory
+    }
+
+    /// The clock picks are made at.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
     }
 
     /// Chooses a provider for `invocation`, skipping those in `excluded` (already tried by a retry).
@@ -154,6 +166,7 @@ impl Balancer {
             .weighted_by(self.weight_source.as_deref());
         let mut slow = None;
         let policy = self
+            .resolver
             .policy_for(view, &mut slow)
             .map_err(|unknown| RpcError::new(RpcErrorKind::Unknown, unknown.to_string()))?;
         let chosen = self
@@ -176,22 +189,27 @@ impl fmt::Debug for Balancer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Balancer")
             .field("directory", &self.directory)
-            .field("policies", &self.policies)
-            .field("forced", &self.forced)
+            .field("policies", &self.resolver.policies)
+            .field("forced", &self.resolver.forced)
             .finish_non_exhaustive()
     }
 }
 
 /// Configures a [`Balancer`]: a balancer with defaults, changed setting by setting.
 pub struct BalancerBuilder {
-    balancer: Balancer,
+    directory: Arc<Directory>,
+    policies: LoadBalanceRegistry,
+    forced: Option<Arc<dyn LoadBalance>>,
+    clock: Arc<dyn Clock>,
+    rng: RngSource,
+    weight_source: Option<Arc<dyn WeightSource>>,
 }
 
 impl BalancerBuilder {
     /// Uses `policies` instead of the built-ins (start from [`LoadBalanceRegistry::with_builtins`] to
     /// add your own).
     pub fn policies(mut self, policies: LoadBalanceRegistry) -> Self {
-        self.balancer.policies = policies;
+        self.policies = policies;
         self
     }
 
@@ -201,38 +219,54 @@ impl BalancerBuilder {
     /// # Errors
     /// [`UnknownLoadBalance`] when the name is not registered.
     pub fn force_policy(mut self, name: &str) -> Result<Self, UnknownLoadBalance> {
-        self.balancer.forced = Some(self.balancer.policies.get(name)?);
+        self.forced = Some(self.policies.get(name)?);
         Ok(self)
     }
 
     /// Reads time from `clock` (warmup, windows, recycling).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.balancer.clock = clock;
+        self.clock = clock;
         self
     }
 
     /// Makes every random choice reproducible from `seed`.
     pub fn seed(mut self, seed: u64) -> Self {
-        self.balancer.rng = RngSource::seeded(seed);
+        self.rng = RngSource::seeded(seed);
         self
     }
 
     /// Overrides provider weights at pick time (see [`WeightSource`]).
     pub fn weight_source(mut self, source: Arc<dyn WeightSource>) -> Self {
-        self.balancer.weight_source = Some(source);
+        self.weight_source = Some(source);
         self
     }
 
-    /// Builds the balancer.
+    /// Builds the balancer, and registers it with the directory to prepare each new snapshot's policy
+    /// state before it is published (and the current one's now).
     pub fn build(self) -> Balancer {
-        self.balancer
+        let resolver = Arc::new(Resolver {
+            key: StateKey::unique(),
+            policies: self.policies,
+            forced: self.forced,
+        });
+        let hook: Weak<dyn PublishHook> = Arc::downgrade(&resolver) as Weak<Resolver>;
+        self.directory.add_publish_hook(hook);
+        Balancer {
+            resolver,
+            directory: self.directory,
+            clock: self.clock,
+            rng: self.rng,
+            weight_source: self.weight_source,
+        }
     }
 }
 
 impl fmt::Debug for BalancerBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BalancerBuilder")
-            .field("balancer", &self.balancer)
-            .finish()
+            .field("directory", &self.directory)
+            .field("policies", &self.policies)
+            .field("forced", &self.forced)
+            .finish_non_exhaustive()
     }
 }

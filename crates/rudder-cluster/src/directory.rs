@@ -30,7 +30,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use arc_swap::{ArcSwap, Cache};
 use rudder_common::discovery::{ProviderSink, ProviderUpdate};
@@ -76,6 +76,23 @@ impl ProviderSet {
     /// Increases by one with every published snapshot.
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// The methods whose views are built, in the order they were first asked for.
+    pub fn methods(&self) -> Vec<Box<str>> {
+        let mut methods: Vec<Box<str>> = Vec::new();
+        self.for_each_view(|view| methods.push(view.method().into()));
+        methods
+    }
+
+    /// Runs `f` with every view built so far.
+    pub fn for_each_view(&self, mut f: impl FnMut(&Arc<MethodView>)) {
+        for (_, view) in self.views.iter().map_while(OnceLock::get) {
+            f(view);
+        }
+        for (_, view) in self.more_views.load().iter() {
+            f(view);
+        }
     }
 
     /// The precomputed view of this snapshot for `method`, built on first use.
@@ -129,6 +146,15 @@ impl fmt::Debug for ProviderSet {
     }
 }
 
+/// Builds picking state for a snapshot before it is published: a balancer resolves each view's policy
+/// and lets the policy build its state ([`LoadBalance::prepare`](crate::loadbalance::LoadBalance::prepare)),
+/// so no request pays for a rebuild after a registry change.
+pub trait PublishHook: Send + Sync {
+    /// Called with each new snapshot before any pick can see it, while the directory's writer lock is
+    /// held: it must not update the directory.
+    fn prepare(&self, snapshot: &ProviderSet);
+}
+
 /// The directory of one service. Cheap to share behind an `Arc`.
 pub struct Directory {
     /// Shared with the per-thread caches of [`Directory::with_current`].
@@ -139,6 +165,8 @@ pub struct Directory {
     rejected: AtomicU64,
     /// Keep providers sorted by full URL instead of in the order given.
     sorted: bool,
+    /// Run on every snapshot before it is published; dead ones are dropped as found.
+    hooks: Mutex<Vec<Weak<dyn PublishHook>>>,
 }
 
 #[derive(Default)]
@@ -166,6 +194,7 @@ impl Directory {
             writer: Mutex::new(Index::default()),
             rejected: AtomicU64::new(0),
             sorted: false,
+            hooks: Mutex::new(Vec::new()),
         }
     }
 
@@ -229,6 +258,19 @@ impl Directory {
             };
             f(recent[index].load())
         })
+    }
+
+    /// Runs `hook` on every snapshot from now on before it is published, and once now on the current one.
+    /// The directory holds it weakly: dropping the hook's owner unregisters it.
+    pub fn add_publish_hook(&self, hook: Weak<dyn PublishHook>) {
+        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(live) = hook.upgrade() {
+            live.prepare(&self.current.load());
+        }
+        self.hooks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(hook);
     }
 
     /// The statistics registry providers are attached to.
@@ -344,8 +386,21 @@ impl Directory {
         index.generation += 1;
         let providers: Arc<[Arc<Provider>]> = index.order.iter().cloned().collect();
         update.total = providers.len();
-        self.current
-            .store(Arc::new(ProviderSet::new(providers, index.generation)));
+        let snapshot = ProviderSet::new(providers, index.generation);
+        // The methods called so far get their views (weights, prefix sums, counters) now, and the
+        // hooks build the policies' state in them, so the first pick after the change does no O(n) work.
+        for method in self.current.load().methods() {
+            snapshot.with_view(&method, |_| ());
+        }
+        let hooks: Vec<Arc<dyn PublishHook>> = {
+            let mut hooks = self.hooks.lock().unwrap_or_else(PoisonError::into_inner);
+            hooks.retain(|h| h.strong_count() > 0);
+            hooks.iter().filter_map(Weak::upgrade).collect()
+        };
+        for hook in hooks {
+            hook.prepare(&snapshot);
+        }
+        self.current.store(Arc::new(snapshot));
         update
     }
 }

@@ -82,6 +82,11 @@ impl Provider {
         &self.identity
     }
 
+    /// [`Provider::identity`], shared.
+    pub(crate) fn shared_identity(&self) -> &Arc<str> {
+        &self.identity
+    }
+
     /// The full URL as Dubbo's `toFullString` writes it: the provider's key in the directory.
     pub fn full_url(&self) -> &str {
         &self.full_url

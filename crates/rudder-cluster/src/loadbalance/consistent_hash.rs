@@ -22,7 +22,7 @@ use md5::{Digest, Md5};
 use rudder_common::invocation::Invocation;
 use rudder_common::java_string::write_java_string;
 
-use super::{owner_id, LoadBalance, MethodView, Pick, PickRng};
+use super::{LoadBalance, MethodView, Pick, PickRng, StateKey};
 
 /// Dubbo's default `hash.nodes`.
 pub const DEFAULT_HASH_NODES: u32 = 160;
@@ -144,9 +144,14 @@ impl LoadBalance for ConsistentHash {
         pick: &Pick<'_>,
         _: &mut dyn PickRng,
     ) -> Option<usize> {
-        view.with_state(owner_id(self), Ring::build, |ring| {
+        view.with_state(StateKey::of::<Ring>(), Ring::build, |ring| {
             ring.pick(view, invocation, pick)
         })
+    }
+
+    fn prepare(&self, view: &MethodView) {
+        // Any instance builds the same ring from the same view, so the ring is filed under its type.
+        view.with_state(StateKey::of::<Ring>(), Ring::build, |_| ());
     }
 }
 

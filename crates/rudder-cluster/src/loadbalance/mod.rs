@@ -3,8 +3,9 @@
 //! A balancer is one small trait, [`LoadBalance`], with one method: pick an index into a [`MethodView`].
 //! The view (the provider snapshot seen from one method, with weights and statistics handles resolved
 //! ahead of time) is kept apart from the policy, as Envoy keeps its host set apart from its picking
-//! policies; state a policy needs per snapshot (prefix sums, a hash ring, round-robin counters) is built
-//! once per view through [`MethodView::with_state`], never on the pick path.
+//! policies; state a policy needs per snapshot (prefix sums, a hash ring, round-robin counters) lives in
+//! the view under the policy's [`StateKey`] ([`MethodView::with_state`]) and is built when the snapshot
+//! is published ([`LoadBalance::prepare`]), never on the pick path.
 //!
 //! The built-in policies carry Dubbo's names: [`random`], [`round_robin`] (`roundrobin`),
 //! [`least_active`] (`leastactive`), [`shortest_response`] (`shortestresponse`) and [`consistent_hash`]
@@ -52,7 +53,9 @@ pub mod shortest_response;
 pub(crate) mod view;
 pub mod weight;
 
+use std::any::TypeId;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rudder_common::invocation::Invocation;
 
@@ -81,6 +84,44 @@ pub trait LoadBalance: Send + Sync + fmt::Debug {
         pick: &Pick<'_>,
         rng: &mut dyn PickRng,
     ) -> Option<usize>;
+
+    /// Builds the per-view state this policy's picks read (a ring, counter slots), so the first pick
+    /// after a registry change finds it ready. Called by the directory for every method view of a
+    /// snapshot before the snapshot is published; the default builds nothing.
+    fn prepare(&self, view: &MethodView) {
+        let _ = view;
+    }
+}
+
+/// What per-view state is filed under in a [`MethodView`]: one key per policy instance
+/// ([`StateKey::unique`]), or one per type for state that any instance would build the same way
+/// ([`StateKey::of`]).
+///
+/// ```
+/// use rudder_cluster::loadbalance::StateKey;
+/// assert_ne!(StateKey::unique(), StateKey::unique());
+/// assert_eq!(StateKey::of::<Vec<u32>>(), StateKey::of::<Vec<u32>>());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StateKey(Key);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    Instance(u64),
+    Type(TypeId),
+}
+
+impl StateKey {
+    /// A key no other call returns: for state that belongs to one policy (or balancer) instance.
+    pub fn unique() -> StateKey {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        StateKey(Key::Instance(NEXT.fetch_add(1, Ordering::Relaxed)))
+    }
+
+    /// The key of state of type `T` that depends only on the view.
+    pub fn of<T: 'static>() -> StateKey {
+        StateKey(Key::Type(TypeId::of::<T>()))
+    }
 }
 
 /// Dubbo's `AbstractLoadBalance.select`: no candidate gives `None`, a single candidate is returned without
@@ -105,9 +146,4 @@ pub fn select(
         return Some(first);
     }
     balancer.pick(view, invocation, pick, rng)
-}
-
-/// A stable small number identifying a policy instance, for [`MethodView::with_state`].
-pub(crate) fn owner_id<T>(policy: &T) -> usize {
-    policy as *const T as usize
 }

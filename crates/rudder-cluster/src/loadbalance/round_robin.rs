@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use dashmap::DashMap;
 use rudder_common::invocation::Invocation;
 
-use super::{owner_id, LoadBalance, MethodView, Pick, PickRng};
+use super::{LoadBalance, MethodView, Pick, PickRng, StateKey};
 
 /// Dubbo's `RECYCLE_PERIOD`.
 pub const DEFAULT_RECYCLE_PERIOD_MILLIS: i64 = 60_000;
@@ -32,6 +32,7 @@ pub const DEFAULT_RECYCLE_PERIOD_MILLIS: i64 = 60_000;
 /// ```
 #[derive(Debug)]
 pub struct RoundRobin {
+    key: StateKey,
     recycle_period: i64,
     groups: DashMap<Box<str>, Arc<Group>>,
 }
@@ -46,6 +47,7 @@ impl RoundRobin {
     /// A policy that forgets identities unused for `millis` (Dubbo: 60000, not configurable there).
     pub fn with_recycle_period(millis: i64) -> RoundRobin {
         RoundRobin {
+            key: StateKey::unique(),
             recycle_period: millis,
             groups: DashMap::new(),
         }
@@ -176,7 +178,7 @@ impl LoadBalance for RoundRobin {
         _: &mut dyn PickRng,
     ) -> Option<usize> {
         view.with_state(
-            owner_id(self),
+            self.key,
             |view| self.resolve(view),
             |state: &ViewSlots| {
                 let static_weights = view.static_weights(pick);
@@ -224,5 +226,23 @@ impl LoadBalance for RoundRobin {
                 Some(best)
             },
         )
+    }
+
+    fn prepare(&self, view: &MethodView) {
+        // Counter groups that no view uses any more (every reference to that service is gone) go; the
+        // current snapshot's views still hold theirs.
+        self.groups.retain(|_, group| Arc::strong_count(group) > 1);
+        view.with_state(
+            self.key,
+            |view| self.resolve(view),
+            |state: &ViewSlots| {
+                let mut table = state
+                    .group
+                    .table
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                state.validate(&mut table, view);
+            },
+        );
     }
 }

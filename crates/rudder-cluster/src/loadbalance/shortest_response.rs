@@ -25,7 +25,7 @@ use dashmap::DashMap;
 use rudder_common::invocation::Invocation;
 use rudder_common::status::{Activity, MethodStatus, RpcStatus};
 
-use super::{least_key_weighted, owner_id, LoadBalance, MethodView, Pick, PickRng};
+use super::{least_key_weighted, LoadBalance, MethodView, Pick, PickRng, StateKey};
 
 /// Dubbo's default `shortestResponseSlidePeriod`.
 pub const DEFAULT_SLIDE_PERIOD_MILLIS: i64 = 30_000;
@@ -38,13 +38,16 @@ pub const DEFAULT_SLIDE_PERIOD_MILLIS: i64 = 30_000;
 /// ```
 #[derive(Debug)]
 pub struct ShortestResponse {
+    key: StateKey,
     slide_period: i64,
     /// Start of the current window; `i64::MIN` until the first pick sets it.
     window_start: AtomicI64,
     resetting: AtomicBool,
     /// Counts window resets; a view whose cached estimates predate the last one drops them.
     epoch: AtomicU64,
-    windows: DashMap<usize, Arc<Window>>,
+    /// The window of each provider identity and method; a window no view holds is dropped at the next
+    /// reset or preparation.
+    windows: DashMap<(Arc<str>, Arc<str>), Arc<Window>>,
 }
 
 impl Default for ShortestResponse {
@@ -144,6 +147,7 @@ impl ShortestResponse {
     /// A policy whose window lasts `millis`.
     pub fn with_slide_period(millis: i64) -> ShortestResponse {
         ShortestResponse {
+            key: StateKey::unique(),
             slide_period: millis,
             window_start: AtomicI64::new(i64::MIN),
             resetting: AtomicBool::new(false),
@@ -153,15 +157,21 @@ impl ShortestResponse {
     }
 
     fn resolve(&self, view: &MethodView) -> ViewState {
+        let method: Arc<str> = view.method().into();
         let windows = view
             .method_statuses()
             .iter()
-            .map(|status| {
-                let key = &**status as *const RpcStatus as usize;
-                let window = self
+            .zip(view.providers())
+            .map(|(status, provider)| {
+                let key = (Arc::clone(provider.shared_identity()), Arc::clone(&method));
+                let mut window = self
                     .windows
                     .entry(key)
                     .or_insert_with(|| Arc::new(Window::new(status.clone())));
+                // A provider that left and came back has new counters: its old window measures nothing.
+                if !window.status.same(status) {
+                    *window = Arc::new(Window::new(status.clone()));
+                }
                 Arc::clone(&window)
             })
             .collect();
@@ -196,6 +206,8 @@ impl ShortestResponse {
                 .compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
+            self.windows
+                .retain(|_, window| Arc::strong_count(window) > 1);
             for window in self.windows.iter() {
                 window.reset();
             }
@@ -221,7 +233,7 @@ impl LoadBalance for ShortestResponse {
         rng: &mut dyn PickRng,
     ) -> Option<usize> {
         let chosen = view.with_state(
-            owner_id(self),
+            self.key,
             |view| self.resolve(view),
             |state: &ViewState| {
                 let epoch = self.epoch.load(Ordering::Acquire);
@@ -252,6 +264,10 @@ impl LoadBalance for ShortestResponse {
         );
         self.maybe_reset(pick.now());
         chosen
+    }
+
+    fn prepare(&self, view: &MethodView) {
+        view.with_state(self.key, |view| self.resolve(view), |_: &ViewState| ());
     }
 }
 

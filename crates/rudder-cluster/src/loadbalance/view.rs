@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use rudder_common::status::{MethodStatus, ProviderStatus, RpcStatus};
 
 use super::weight::effective_weight;
-use super::{Pick, PrefixSums};
+use super::{Pick, PrefixSums, StateKey};
 use crate::provider::Provider;
 
 /// Strategy state slots per view; a view normally serves one strategy, rarely two.
@@ -40,10 +40,10 @@ pub struct MethodView {
     sticky: bool,
     /// Each provider's `actives` limit for this method (0: none).
     max_active: Box<[i32]>,
-    /// The policy the first balancer to pick here resolved for it, by balancer id: typed, so reading it
-    /// costs no dynamic type check.
-    policy: OnceLock<(u64, ResolvedPolicy)>,
-    states: [OnceLock<(usize, Box<dyn Any + Send + Sync>)>; STATE_SLOTS],
+    /// The policy the first balancer to prepare or pick here resolved for it, under that balancer's
+    /// key: typed, so reading it costs no dynamic type check.
+    policy: OnceLock<(StateKey, ResolvedPolicy)>,
+    states: [OnceLock<(StateKey, Box<dyn Any + Send + Sync>)>; STATE_SLOTS],
 }
 
 /// A policy looked up by name: the policy, or why there is none.
@@ -251,7 +251,7 @@ impl MethodView {
     /// [`MethodView::with_state`] then).
     pub(crate) fn policy_of(
         &self,
-        owner: u64,
+        owner: StateKey,
         resolve: impl FnOnce(&MethodView) -> ResolvedPolicy,
     ) -> Option<&ResolvedPolicy> {
         let (first_owner, policy) = self.policy.get_or_init(|| (owner, resolve(self)));
@@ -260,11 +260,12 @@ impl MethodView {
 
     /// Runs `f` with the strategy state attached to this view, created by `init` on first use by `owner`.
     ///
-    /// `owner` identifies the strategy instance (its address). The state lives as long as the view, so it
-    /// is rebuilt exactly when the provider snapshot changes; reading it costs no reference counting.
+    /// `owner` is the policy's [`StateKey`]. The state lives as long as the view, so it is rebuilt
+    /// exactly when the provider snapshot changes (in [`LoadBalance::prepare`](super::LoadBalance::prepare),
+    /// before the snapshot is published); reading it costs no reference counting.
     pub fn with_state<T: Any + Send + Sync, R>(
         &self,
-        owner: usize,
+        owner: StateKey,
         init: impl FnOnce(&MethodView) -> T,
         f: impl FnOnce(&T) -> R,
     ) -> R {
