@@ -31,6 +31,8 @@
 //! readonly (`R`) event stops new calls on that connection. Non-OK statuses map to error kinds as
 //! [`ResponseStatus::error_kind`] documents.
 
+mod backoff;
+mod census;
 mod codec;
 mod connection;
 #[cfg(feature = "internals")]
@@ -43,5 +45,6 @@ pub mod server;
 mod settings;
 mod write_batch;
 
+pub use census::live_connection_tasks;
 pub use protocol::DubboProtocol;
 pub use response::{ProviderError, ResponseStatus, RpcResponse};
