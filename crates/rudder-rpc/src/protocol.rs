@@ -126,21 +126,19 @@ impl DubboProtocol {
         // Connecting counts against the call's own deadline, not only `connect.timeout`.
         let deadline = tokio::time::Instant::now() + timeout;
         let pool = self.pool(url);
-        let connection = tokio::time::timeout_at(
-            deadline,
-            pool.connection(settings::connection_config(url)),
-        )
-        .await
-        .map_err(|_| {
-            RpcError::new(
-                RpcErrorKind::Network,
-                format!(
+        let connection =
+            tokio::time::timeout_at(deadline, pool.connection(settings::connection_config(url)))
+                .await
+                .map_err(|_| {
+                    RpcError::new(
+                        RpcErrorKind::Network,
+                        format!(
                     "no connection to {} within the call's {} ms timeout (still connecting)",
                     pool.addr(),
                     timeout.as_millis()
                 ),
-            )
-        })??;
+                    )
+                })??;
         connection
             .invoke(&settings::target(url), invocation, timeout, deadline)
             .await
