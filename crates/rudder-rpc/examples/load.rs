@@ -144,6 +144,6 @@ async fn main() {
     for &level in &o.levels {
         run_level(&protocol, &url, level.max(1), &o).await;
     }
-    protocol.shutdown();
+    protocol.shutdown().await;
     server.shutdown().await;
 }

@@ -11,17 +11,28 @@
 //!
 //! # URL parameters
 //!
-//! | parameter | scope | default | meaning |
-//! |---|---|---|---|
-//! | `timeout` | the invocation's `timeout` attachment, else `<method>.timeout`, else `timeout` | 1000 ms | per-call deadline |
-//! | `payload` | provider | 8 MiB | largest frame body sent or accepted |
-//! | `heartbeat` | provider | 60000 ms | idle time before a heartbeat; 3× it without input closes the connection |
-//! | `connect.timeout` | provider | 3000 ms | TCP connect deadline |
-//! | `connections` | provider | 1 | multiplexed connections per provider address, used round-robin |
-//! | `actives` | method | 0 (no limit) | concurrent calls per method (`invoke_counted` only) |
-//! | `version`, `group` | provider | `0.0.0`, none | sent as request attachments (group only when set) |
+//! | parameter | scope | default | valid range | meaning |
+//! |---|---|---|---|---|
+//! | `timeout` | the invocation's `timeout` attachment, else `<method>.timeout`, else `timeout` | 1000 ms | 1 ms ..= 1 h | per-call deadline; connecting counts inside it |
+//! | `connect.timeout` | provider | 3000 ms | 1 ms ..= 60 s | TCP connect deadline (a call still ends at its own deadline) |
+//! | `heartbeat` | provider | 60000 ms | 100 ms ..= 1 h | idle time before a heartbeat; 3× it without input closes the connection; a write making no progress for min(heartbeat, 15 s) closes it too |
+//! | `payload` | provider | 8 MiB | 256 B ..= 64 MiB | largest frame body sent or accepted; a larger response fails its call only |
+//! | `connections` | provider | 1 | 1 ..= 64 | multiplexed connections per provider address, used round-robin |
+//! | `actives` | method | 0 (no limit) | ≤ 0 = no limit, 1 ..= 2³¹−1 | concurrent calls per method (`invoke_counted` only) |
+//! | `version`, `group` | provider | `0.0.0`, none | | sent as request attachments (group only when set) |
 //!
-//! Values that are not positive numbers fall back to the default, as Java's `getPositiveParameter`.
+//! A value that is not a positive number takes the default, as Java's `getPositiveParameter`; a
+//! number outside its range is clamped to it. Either way one warning is logged per (parameter,
+//! value), however many calls read it. The `payload` ceiling exists because a frame is buffered
+//! whole before it is decoded: 64 MiB (8× Dubbo's default) bounds what one connection can make us
+//! hold.
+//!
+//! # Failures and lifecycle
+//!
+//! A slot whose connect failed, or whose connection closed before any answer, refuses calls fast
+//! until its backoff expires (100 ms doubling to 10 s, drawn in the upper half of that with
+//! jitter). Connections close with their last user: see [`DubboProtocol`]'s lifecycle section,
+//! [`DubboProtocol::retain_addresses`] and [`DubboProtocol::shutdown`].
 //!
 //! # Wire format
 //!
@@ -31,6 +42,8 @@
 //! readonly (`R`) event stops new calls on that connection. Non-OK statuses map to error kinds as
 //! [`ResponseStatus::error_kind`] documents.
 
+mod backoff;
+mod census;
 mod codec;
 mod connection;
 #[cfg(feature = "internals")]
@@ -43,5 +56,6 @@ pub mod server;
 mod settings;
 mod write_batch;
 
+pub use census::live_connection_tasks;
 pub use protocol::DubboProtocol;
 pub use response::{ProviderError, ResponseStatus, RpcResponse};

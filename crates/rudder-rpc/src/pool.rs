@@ -1,69 +1,109 @@
 //! The connections kept to one provider address, opened lazily and reopened with backoff.
 //!
-//! Each slot is `Idle`, `Connected` or `Failed`. A call takes the next slot round-robin; a slot
-//! whose connection closed reconnects at once, while a slot whose *connect* failed refuses calls
-//! (fast, with the last error) until its backoff expires: 100 ms doubling per consecutive failure
-//! up to 10 s. Failing fast lets the cluster layer fail over instead of queueing behind a dead host.
+//! Each slot is `Idle`, `Connecting`, `Connected` or `Failed`. A call takes the next slot
+//! round-robin. Connecting runs on a task of its own, bounded by `connect.timeout`; callers wait for
+//! it only until their own deadline, so a short call to a black-holed address fails on time while
+//! the attempt (and its verdict for backoff) carries on, and concurrent callers share one attempt.
+//!
+//! A slot whose connect failed, or whose connection closed before a single well-formed frame came
+//! back (a provider that accepts and hangs up at once), refuses calls fast, with the last error,
+//! until its backoff expires: 100 ms doubling per consecutive failure up to 10 s, with jitter (see
+//! [`Backoff`]). A connection that did carry traffic and then closed reconnects at once. Failing
+//! fast lets the cluster layer fail over instead of queueing behind a dead host.
+//!
+//! The pool holds one handle per connection; calls hold their own while they run. Dropping the pool
+//! (a retired address) therefore closes each connection once its last call has ended.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rudder_common::error::{RpcError, RpcErrorKind};
+use tokio::sync::watch;
+use tokio::time::Instant;
 
+use crate::backoff::Backoff;
+use crate::census::Census;
 use crate::connection::{Connection, ConnectionConfig};
 
-const BACKOFF_BASE: Duration = Duration::from_millis(100);
-const BACKOFF_MAX: Duration = Duration::from_secs(10);
+/// What waiting callers learn from a connect attempt (an `RpcError` cannot be cloned).
+type Attempt = Option<Result<Connection, (RpcErrorKind, String)>>;
 
 #[derive(Debug)]
-enum SlotState {
+enum Phase {
     Idle,
+    Connecting(watch::Receiver<Attempt>),
     Connected(Connection),
-    Failed {
-        retry_at: Instant,
-        failures: u32,
-        error: String,
-    },
+    Failed { retry_at: Instant, error: String },
+}
+
+#[derive(Debug)]
+struct SlotState {
+    phase: Phase,
+    /// Consecutive failures: failed connects, and connections that closed unanswered.
+    failures: u32,
 }
 
 #[derive(Debug)]
 struct Slot {
     state: Mutex<SlotState>,
-    /// Held while connecting, so concurrent callers share one attempt.
-    connecting: tokio::sync::Mutex<()>,
+}
+
+/// What the owning protocol shares with its pools.
+#[derive(Debug, Clone)]
+pub(crate) struct PoolContext {
+    pub(crate) census: Arc<Census>,
+    pub(crate) backoff: Arc<Backoff>,
+    /// Turns true (or closes) when the protocol shuts down or is dropped: connects are abandoned.
+    pub(crate) closing: watch::Receiver<bool>,
+}
+
+impl PoolContext {
+    fn is_closing(&self) -> bool {
+        *self.closing.borrow() || self.closing.has_changed().is_err()
+    }
 }
 
 /// The connections to one provider address.
 #[derive(Debug)]
 pub(crate) struct ProviderPool {
     addr: String,
-    slots: Vec<Slot>,
+    slots: Vec<Arc<Slot>>,
     next: AtomicUsize,
+    context: PoolContext,
 }
 
-fn backoff(failures: u32) -> Duration {
-    BACKOFF_BASE
-        .saturating_mul(1u32 << failures.saturating_sub(1).min(16))
-        .min(BACKOFF_MAX)
+enum Step {
+    Ready(Result<Connection, RpcError>),
+    Wait(watch::Receiver<Attempt>),
 }
 
 impl ProviderPool {
     /// A pool of `size` (at least 1) connections to `addr`, none opened yet.
-    pub(crate) fn new(addr: String, size: usize) -> ProviderPool {
+    pub(crate) fn new(addr: String, size: usize, context: PoolContext) -> ProviderPool {
         ProviderPool {
             addr,
             slots: (0..size.max(1))
-                .map(|_| Slot {
-                    state: Mutex::new(SlotState::Idle),
-                    connecting: tokio::sync::Mutex::new(()),
+                .map(|_| {
+                    Arc::new(Slot {
+                        state: Mutex::new(SlotState {
+                            phase: Phase::Idle,
+                            failures: 0,
+                        }),
+                    })
                 })
                 .collect(),
             next: AtomicUsize::new(0),
+            context,
         }
     }
 
-    /// A usable connection, opening one if needed.
+    /// The provider address (`host:port`).
+    pub(crate) fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// A usable connection, opening one if needed. Cancel-safe: a caller that gives up (its
+    /// deadline passed) leaves the connect attempt running for the next one.
     ///
     /// # Errors
     /// A `Network` error when connecting fails or the slot is backing off after a failure.
@@ -72,89 +112,136 @@ impl ProviderPool {
         config: ConnectionConfig,
     ) -> Result<Connection, RpcError> {
         let index = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
-        let slot = &self.slots[index];
-        if let Some(ready) = self.ready(slot) {
-            return ready;
+        let mut attempt = match self.step(&self.slots[index], config) {
+            Step::Ready(ready) => return ready,
+            Step::Wait(attempt) => attempt,
+        };
+        let outcome = match attempt.wait_for(Option::is_some).await {
+            Ok(outcome) => outcome.clone(),
+            Err(_) => None,
+        };
+        match outcome {
+            Some(Ok(connection)) => Ok(connection),
+            Some(Err((kind, message))) => Err(RpcError::new(kind, message)),
+            None => Err(RpcError::new(
+                RpcErrorKind::Network,
+                format!("connect to {} abandoned", self.addr),
+            )),
         }
-        let _connecting = slot.connecting.lock().await;
-        if let Some(ready) = self.ready(slot) {
-            return ready;
+    }
+
+    /// Decides, under the slot's lock, whether the slot can answer now or a connect is (or must
+    /// be) under way.
+    fn step(&self, slot: &Arc<Slot>, config: ConnectionConfig) -> Step {
+        let mut state = lock(slot);
+        let now = Instant::now();
+        match &state.phase {
+            Phase::Connected(c) if !c.is_closed() && !c.is_readonly() => {
+                return Step::Ready(Ok(c.clone()))
+            }
+            Phase::Connected(c) if c.is_closed() && !c.was_answered() => {
+                // Accepted, then closed before answering anything: as good as a failed connect.
+                let reason = c.close_reason().unwrap_or_default();
+                state.failures = state.failures.saturating_add(1);
+                let retry_at = now + self.context.backoff.delay(state.failures);
+                let error = format!("closed before any answer ({reason})");
+                let refusal = self.refusal(&error, retry_at - now);
+                state.phase = Phase::Failed { retry_at, error };
+                return Step::Ready(Err(refusal));
+            }
+            Phase::Connected(c) => {
+                if c.is_closed() {
+                    state.failures = 0;
+                }
+            }
+            Phase::Connecting(attempt) => return Step::Wait(attempt.clone()),
+            Phase::Failed { retry_at, error } if *retry_at > now => {
+                return Step::Ready(Err(self.refusal(error, *retry_at - now)));
+            }
+            Phase::Failed { .. } | Phase::Idle => {}
         }
-        match Connection::connect(&self.addr, config).await {
+        if self.context.is_closing() {
+            return Step::Ready(Err(shut_down()));
+        }
+        let (report, attempt) = watch::channel(None);
+        state.phase = Phase::Connecting(attempt.clone());
+        let token = self.context.census.task();
+        let (slot, addr, context) = (Arc::clone(slot), self.addr.clone(), self.context.clone());
+        tokio::spawn(async move {
+            let _token = token;
+            connect(slot, addr, config, context, report).await;
+        });
+        Step::Wait(attempt)
+    }
+
+    fn refusal(&self, error: &str, wait: std::time::Duration) -> RpcError {
+        RpcError::new(
+            RpcErrorKind::Network,
+            format!(
+                "{} unavailable, next reconnect in {} ms; last error: {error}",
+                self.addr,
+                wait.as_millis()
+            ),
+        )
+    }
+
+    /// Closes every connection now, failing the calls in flight with `reason` (shutdown).
+    pub(crate) fn close(&self, reason: &str) {
+        for slot in &self.slots {
+            let mut state = lock(slot);
+            if let Phase::Connected(c) = &state.phase {
+                c.close(reason);
+            }
+            state.phase = Phase::Idle;
+        }
+    }
+}
+
+/// One connect attempt for `slot`, on its own task: records the verdict, then tells the waiters.
+async fn connect(
+    slot: Arc<Slot>,
+    addr: String,
+    config: ConnectionConfig,
+    context: PoolContext,
+    report: watch::Sender<Attempt>,
+) {
+    let mut closing = context.closing.clone();
+    let opened = tokio::select! {
+        opened = Connection::connect(&addr, config, &context.census) => opened,
+        _ = closing.wait_for(|closing| *closing) => Err(shut_down()),
+    };
+    let outcome = {
+        let mut state = lock(&slot);
+        match opened {
+            // Checked under the lock, so a shutdown either sees this connection or stops it here.
+            Ok(_) if context.is_closing() => {
+                state.phase = Phase::Idle;
+                Err((RpcErrorKind::Network, shut_down().message().to_owned()))
+            }
             Ok((connection, driver)) => {
-                tokio::spawn(driver.run());
-                *lock(&slot.state) = SlotState::Connected(connection.clone());
+                driver.spawn();
+                state.phase = Phase::Connected(connection.clone());
                 Ok(connection)
             }
             Err(e) => {
-                let mut state = lock(&slot.state);
-                let failures = match &*state {
-                    SlotState::Failed { failures, .. } => failures.saturating_add(1),
-                    _ => 1,
-                };
-                *state = SlotState::Failed {
-                    retry_at: Instant::now() + backoff(failures),
-                    failures,
+                state.failures = state.failures.saturating_add(1);
+                state.phase = Phase::Failed {
+                    retry_at: Instant::now() + context.backoff.delay(state.failures),
                     error: e.message().to_owned(),
                 };
-                Err(e)
+                Err((e.kind(), e.message().to_owned()))
             }
         }
-    }
-
-    /// `Some` when the slot can answer without connecting: a live connection, or a refusal
-    /// during backoff. `None` means "connect now".
-    fn ready(&self, slot: &Slot) -> Option<Result<Connection, RpcError>> {
-        let state = lock(&slot.state);
-        match &*state {
-            SlotState::Connected(c) if !c.is_closed() && !c.is_readonly() => Some(Ok(c.clone())),
-            SlotState::Failed {
-                retry_at, error, ..
-            } => {
-                let wait = retry_at.saturating_duration_since(Instant::now());
-                (!wait.is_zero()).then(|| {
-                    Err(RpcError::new(
-                        RpcErrorKind::Network,
-                        format!(
-                            "{} unavailable, next reconnect in {} ms; last error: {error}",
-                            self.addr,
-                            wait.as_millis()
-                        ),
-                    ))
-                })
-            }
-            _ => None,
-        }
-    }
-
-    /// Closes every connection; waiting calls fail with `reason`.
-    pub(crate) fn close(&self, reason: &str) {
-        for slot in &self.slots {
-            let mut state = lock(&slot.state);
-            if let SlotState::Connected(c) = &*state {
-                c.close(reason);
-            }
-            *state = SlotState::Idle;
-        }
-    }
+    };
+    report.send_replace(Some(outcome));
 }
 
-fn lock(state: &Mutex<SlotState>) -> MutexGuard<'_, SlotState> {
-    state
+fn shut_down() -> RpcError {
+    RpcError::new(RpcErrorKind::Network, "dubbo protocol is shut down")
+}
+
+fn lock(slot: &Slot) -> MutexGuard<'_, SlotState> {
+    slot.state
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_up_to_the_cap() {
-        assert_eq!(backoff(1), Duration::from_millis(100));
-        assert_eq!(backoff(2), Duration::from_millis(200));
-        assert_eq!(backoff(5), Duration::from_millis(1600));
-        assert_eq!(backoff(40), BACKOFF_MAX);
-        assert_eq!(backoff(0), Duration::from_millis(100));
-    }
 }

@@ -7,12 +7,15 @@ use std::time::Instant;
 use dashmap::DashMap;
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
+use rudder_common::status::ProviderStatus;
 use rudder_common::url::DubboUrl;
+use tokio::sync::watch;
 
-use crate::pool::ProviderPool;
+use crate::backoff::Backoff;
+use crate::census::Census;
+use crate::pool::{PoolContext, ProviderPool};
 use crate::response::RpcResponse;
 use crate::settings;
-use rudder_common::status::ProviderStatus;
 
 /// The dubbo:// client: one multiplexed TCP connection per provider address (more with the URL
 /// parameter `connections`), opened on first use and reopened with backoff after a failure.
@@ -20,6 +23,21 @@ use rudder_common::status::ProviderStatus;
 /// Clones are cheap and share the connections. The URL parameters read are listed in the crate docs
 /// (`timeout`, `<method>.timeout`, `payload`, `heartbeat`, `connect.timeout`, `connections`,
 /// `actives`, `version`, `group`).
+///
+/// # Lifecycle
+///
+/// Every socket and task has an owner. Connecting, reading and writing run on tokio tasks owned by
+/// the connection; a connection is owned by its pool and by the calls running on it, and closes as
+/// soon as none is left (heartbeats do not keep it alive). So:
+/// - dropping the last clone closes every connection and ends every task;
+/// - [`DubboProtocol::shutdown`] closes everything at once (calls in flight fail) and returns when
+///   every task has ended;
+/// - [`DubboProtocol::retain_addresses`] retires the pools of providers that left; their
+///   connections close when their calls in flight end, and nothing is cut.
+///
+/// [`open_connections`](DubboProtocol::open_connections) and
+/// [`live_tasks`](DubboProtocol::live_tasks) count what is left, and
+/// [`live_connection_tasks`](crate::live_connection_tasks) does so for the whole process.
 ///
 /// # Examples
 ///
@@ -41,7 +59,8 @@ use rudder_common::status::ProviderStatus;
 /// let response = protocol.invoke(&url, &call).await?;
 /// assert_eq!(response.value(), Some(&Value::from("Hello rust")));
 ///
-/// protocol.shutdown();
+/// protocol.shutdown().await;
+/// assert_eq!((protocol.open_connections(), protocol.live_tasks()), (0, 0));
 /// server.shutdown().await;
 /// # Ok(())
 /// # }
@@ -51,10 +70,26 @@ pub struct DubboProtocol {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Inner {
     pools: DashMap<String, Arc<ProviderPool>>,
     shut_down: AtomicBool,
+    census: Arc<Census>,
+    backoff: Arc<Backoff>,
+    /// Dropped with the last clone, which abandons connects in progress too.
+    closing: watch::Sender<bool>,
+}
+
+impl Default for Inner {
+    fn default() -> Inner {
+        Inner {
+            pools: DashMap::new(),
+            shut_down: AtomicBool::new(false),
+            census: Arc::default(),
+            backoff: Arc::default(),
+            closing: watch::channel(false).0,
+        }
+    }
 }
 
 impl DubboProtocol {
@@ -87,13 +122,25 @@ impl DubboProtocol {
                 "dubbo protocol is shut down",
             ));
         }
-        let connection = self
-            .pool(url)
-            .connection(settings::connection_config(url))
-            .await?;
         let timeout = settings::call_timeout(url, invocation);
+        // Connecting counts against the call's own deadline, not only `connect.timeout`.
+        let deadline = tokio::time::Instant::now() + timeout;
+        let pool = self.pool(url);
+        let connection =
+            tokio::time::timeout_at(deadline, pool.connection(settings::connection_config(url)))
+                .await
+                .map_err(|_| {
+                    RpcError::new(
+                        RpcErrorKind::Network,
+                        format!(
+                    "no connection to {} within the call's {} ms timeout (still connecting)",
+                    pool.addr(),
+                    timeout.as_millis()
+                ),
+                    )
+                })??;
         connection
-            .invoke(&settings::target(url), invocation, timeout)
+            .invoke(&settings::target(url), invocation, timeout, deadline)
             .await
     }
 
@@ -107,7 +154,8 @@ impl DubboProtocol {
     ///
     /// ```
     /// # use rudder_common::{invocation::Invocation, url::DubboUrl, Value};
-    /// # use rudder_rpc::{server::DubboServer, status::StatusRegistry, DubboProtocol};
+    /// # use rudder_common::status::StatusRegistry;
+    /// # use rudder_rpc::{server::DubboServer, DubboProtocol};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let server = DubboServer::bind(0, |_call: Invocation| async { Ok(Value::Int(5)) }).await?;
@@ -145,13 +193,70 @@ impl DubboProtocol {
         result
     }
 
-    /// Closes every connection and refuses further calls; calls in flight fail with `Network`.
-    pub fn shutdown(&self) {
-        self.inner.shut_down.store(true, Ordering::Relaxed);
+    /// Closes every connection and refuses further calls (for every clone); calls in flight fail
+    /// with `Network`. Returns once every connect, driver and writer task has ended and every
+    /// socket is closed.
+    pub async fn shutdown(&self) {
+        self.inner.shut_down.store(true, Ordering::SeqCst);
+        self.inner.closing.send_replace(true);
         for pool in self.inner.pools.iter() {
             pool.close("dubbo protocol shut down");
         }
         self.inner.pools.clear();
+        self.inner.census.all_tasks_ended().await;
+    }
+
+    /// Retires the connection pools of every provider address (`host:port`) for which `keep`
+    /// answers `false`, e.g. providers that left the registry. Their connections close as soon as
+    /// the calls in flight on them have ended (no call is cut); a later call to a retired address
+    /// opens a fresh pool. Returns how many pools were retired.
+    ///
+    /// ```
+    /// # use rudder_common::{invocation::Invocation, url::DubboUrl, Value};
+    /// # use rudder_rpc::{server::DubboServer, DubboProtocol};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = DubboServer::bind(0, |_call: Invocation| async { Ok(Value::Int(1)) }).await?;
+    /// let url = DubboUrl::parse(&format!("dubbo://{}/com.acme.Calc", server.local_addr()))?;
+    /// let protocol = DubboProtocol::new();
+    /// protocol.invoke(&url, &Invocation::new("one", vec![], vec![])).await?;
+    /// assert_eq!(protocol.open_connections(), 1);
+    ///
+    /// let gone = url.address();
+    /// assert_eq!(protocol.retain_addresses(|addr| addr != gone), 1);
+    /// server.wait_for_open_connections(0).await; // the provider saw the socket close
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn retain_addresses(&self, keep: impl Fn(&str) -> bool) -> usize {
+        let before = self.inner.pools.len();
+        self.inner.pools.retain(|_, pool| keep(pool.addr()));
+        before - self.inner.pools.len()
+    }
+
+    /// Returns once this protocol has no socket open and no task alive: after
+    /// [`retain_addresses`](DubboProtocol::retain_addresses) retired every pool and the calls on
+    /// them ended, for instance. Bound it with a timeout if calls may still be running.
+    pub async fn wait_until_idle(&self) {
+        self.inner.census.idle().await;
+    }
+
+    /// Sockets this protocol (all clones) has open now.
+    pub fn open_connections(&self) -> usize {
+        self.inner.census.open_sockets()
+    }
+
+    /// Connect, driver and writer tasks of this protocol alive now.
+    pub fn live_tasks(&self) -> usize {
+        self.inner.census.live_tasks()
+    }
+
+    fn context(&self) -> PoolContext {
+        PoolContext {
+            census: Arc::clone(&self.inner.census),
+            backoff: Arc::clone(&self.inner.backoff),
+            closing: self.inner.closing.subscribe(),
+        }
     }
 
     fn pool(&self, url: &DubboUrl) -> Arc<ProviderPool> {
@@ -172,7 +277,7 @@ impl DubboProtocol {
                 .inner
                 .pools
                 .entry(key)
-                .or_insert_with(|| Arc::new(ProviderPool::new(addr, size))),
+                .or_insert_with(|| Arc::new(ProviderPool::new(addr, size, self.context()))),
         )
     }
 }

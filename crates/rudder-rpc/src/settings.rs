@@ -1,7 +1,14 @@
-//! The URL parameters the dubbo:// client reads, with Dubbo's defaults (the table is in the crate
-//! docs). A value that is not a positive number falls back to the default, as Java's
-//! `getPositiveParameter` does.
+//! The URL parameters the dubbo:// client reads, with Dubbo's defaults and rudder's valid ranges
+//! (the table is in the crate docs).
+//!
+//! An absent parameter takes its default silently. A value that is not a positive whole number
+//! takes the default, as Java's `getPositiveParameter` does; a number outside the range is clamped
+//! to it. Either way one warning is logged per (parameter, value) pair, not one per call: the
+//! settings are read on every call, and a provider URL with a bad value would otherwise flood the
+//! log. `actives` ≤ 0 means "no limit", as in Dubbo, and is not warned about.
 
+use std::collections::HashSet;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rudder_common::invocation::Invocation;
@@ -10,56 +17,162 @@ use rudder_common::url::DubboUrl;
 use crate::codec::{ServiceTarget, DEFAULT_PAYLOAD_LIMIT, NO_VERSION};
 use crate::connection::ConnectionConfig;
 
-const DEFAULT_TIMEOUT_MS: u64 = 1000;
-const DEFAULT_HEARTBEAT_MS: u64 = 60_000;
-const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 3000;
-/// More connections than this to one address is a configuration mistake, not a need.
-const MAX_CONNECTIONS: usize = 64;
+/// A numeric parameter: its default and the range it is clamped to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Range {
+    pub(crate) key: &'static str,
+    pub(crate) default: u64,
+    pub(crate) min: u64,
+    pub(crate) max: u64,
+}
 
-fn positive(value: Option<&str>) -> Option<u64> {
-    value
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&v| v > 0)
+/// Per-call deadline, ms. Up to an hour: a longer call is a batch job, not an RPC.
+pub(crate) const TIMEOUT: Range = Range {
+    key: "timeout",
+    default: 1000,
+    min: 1,
+    max: 3_600_000,
+};
+/// TCP connect deadline, ms. Linux gives up on SYN retries after ~2 minutes; a minute is plenty.
+pub(crate) const CONNECT_TIMEOUT: Range = Range {
+    key: "connect.timeout",
+    default: 3000,
+    min: 1,
+    max: 60_000,
+};
+/// Idle time before a heartbeat, ms. Under 100 ms heartbeats cost more than the traffic they
+/// guard; over an hour a dead peer goes unnoticed for three hours.
+pub(crate) const HEARTBEAT: Range = Range {
+    key: "heartbeat",
+    default: 60_000,
+    min: 100,
+    max: 3_600_000,
+};
+/// Largest frame body, bytes. A frame is buffered whole before it is decoded, so this bounds the
+/// memory one connection can be made to hold: 64 MiB (8× Dubbo's default) keeps a handful of
+/// connections at a few hundred MiB at worst. 256 bytes is the smallest that fits a real request.
+pub(crate) const PAYLOAD: Range = Range {
+    key: "payload",
+    default: DEFAULT_PAYLOAD_LIMIT as u64,
+    min: 256,
+    max: 64 << 20,
+};
+/// Connections per provider address. More than 64 to one address is a mistake, not a need.
+pub(crate) const CONNECTIONS: Range = Range {
+    key: "connections",
+    default: 1,
+    min: 1,
+    max: 64,
+};
+/// Concurrent calls per method; ≤ 0 is "no limit". The counters are `i32`, like Java's.
+pub(crate) const ACTIVES: Range = Range {
+    key: "actives",
+    default: 0,
+    min: 1,
+    max: i32::MAX as u64,
+};
+
+/// Distinct (parameter, value) pairs warned about; past this many, new ones are not remembered
+/// (nor warned), so hostile URLs cannot grow the set without bound.
+const MAX_WARNED: usize = 1024;
+
+static WARNED: Mutex<Option<HashSet<(String, String)>>> = Mutex::new(None);
+
+/// Logs `message` unless this (key, value) pair was already warned about; `true` if it logged.
+fn warn_once(key: &str, value: &str, message: std::fmt::Arguments<'_>) -> bool {
+    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    let set = warned.get_or_insert_with(HashSet::new);
+    if set.len() >= MAX_WARNED || !set.insert((key.to_owned(), value.to_owned())) {
+        return false;
+    }
+    tracing::warn!("{message}");
+    true
+}
+
+/// The value of `key` (named `shown` in warnings) within `range`.
+fn ranged(value: Option<&str>, shown: &str, range: Range) -> u64 {
+    let Some(raw) = value else {
+        return range.default;
+    };
+    let parsed = raw.trim().parse::<u64>().ok().filter(|&v| v > 0);
+    match parsed {
+        None => {
+            warn_once(
+                shown,
+                raw,
+                format_args!(
+                    "dubbo parameter {shown}={raw:?} is not a positive number; using the default {}",
+                    range.default
+                ),
+            );
+            range.default
+        }
+        Some(v) if v < range.min || v > range.max => {
+            let clamped = v.clamp(range.min, range.max);
+            warn_once(
+                shown,
+                raw,
+                format_args!(
+                    "dubbo parameter {shown}={v} is outside {}..={}; using {clamped}",
+                    range.min, range.max
+                ),
+            );
+            clamped
+        }
+        Some(v) => v,
+    }
 }
 
 /// Connection settings from a provider URL.
 pub(crate) fn connection_config(url: &DubboUrl) -> ConnectionConfig {
-    let payload = positive(url.parameter("payload"))
-        .and_then(|p| usize::try_from(p).ok())
-        .unwrap_or(DEFAULT_PAYLOAD_LIMIT);
+    let ms =
+        |range: Range| Duration::from_millis(ranged(url.parameter(range.key), range.key, range));
     ConnectionConfig {
-        payload_limit: payload,
-        heartbeat: Duration::from_millis(
-            positive(url.parameter("heartbeat")).unwrap_or(DEFAULT_HEARTBEAT_MS),
-        ),
-        connect_timeout: Duration::from_millis(
-            positive(url.parameter("connect.timeout")).unwrap_or(DEFAULT_CONNECT_TIMEOUT_MS),
-        ),
+        // At most 64 MiB, so the conversion cannot fail.
+        payload_limit: usize::try_from(ranged(url.parameter("payload"), "payload", PAYLOAD))
+            .unwrap_or(DEFAULT_PAYLOAD_LIMIT),
+        heartbeat: ms(HEARTBEAT),
+        connect_timeout: ms(CONNECT_TIMEOUT),
     }
 }
 
 /// The per-call deadline: the invocation's `timeout` attachment, else `<method>.timeout`, else
-/// `timeout`, else 1000 ms (`RpcUtils.getTimeout`).
+/// `timeout`, else 1000 ms (`RpcUtils.getTimeout`). A bad attachment falls through to the URL.
 pub(crate) fn call_timeout(url: &DubboUrl, invocation: &Invocation) -> Duration {
-    let ms = positive(invocation.attachment("timeout"))
-        .or_else(|| positive(url.method_parameter(invocation.method_name(), "timeout")))
-        .unwrap_or(DEFAULT_TIMEOUT_MS);
+    let method = invocation.method_name();
+    let attached = invocation
+        .attachment("timeout")
+        .filter(|v| v.trim().parse::<u64>().is_ok_and(|v| v > 0));
+    let ms = match attached {
+        Some(v) => ranged(Some(v), "timeout (attachment)", TIMEOUT),
+        None => {
+            if let Some(bad) = invocation.attachment("timeout") {
+                ranged(Some(bad), "timeout (attachment)", TIMEOUT);
+            }
+            ranged(url.method_parameter(method, "timeout"), "timeout", TIMEOUT)
+        }
+    };
     Duration::from_millis(ms)
 }
 
 /// How many connections to keep to the provider's address.
 pub(crate) fn connections(url: &DubboUrl) -> usize {
-    positive(url.parameter("connections"))
-        .and_then(|n| usize::try_from(n).ok())
-        .unwrap_or(1)
-        .min(MAX_CONNECTIONS)
+    // At most 64.
+    ranged(url.parameter("connections"), "connections", CONNECTIONS) as usize
 }
 
 /// The `actives` limit of a method (0 = none).
 pub(crate) fn max_active(url: &DubboUrl, method: &str) -> i32 {
-    positive(url.method_parameter(method, "actives"))
-        .and_then(|n| i32::try_from(n).ok())
-        .unwrap_or(0)
+    let raw = url.method_parameter(method, "actives");
+    // Dubbo: zero or negative is no limit, not a mistake.
+    let unlimited = match raw {
+        None => true,
+        Some(v) => v.trim().parse::<i64>().is_ok_and(|v| v <= 0),
+    };
+    if unlimited {
+        return 0;
+    }
+    i32::try_from(ranged(raw, "actives", ACTIVES)).unwrap_or(i32::MAX)
 }
 
 /// Which exported service the provider should dispatch to.
@@ -100,19 +213,70 @@ mod tests {
         assert_eq!(call_timeout(&u, &other), Duration::from_millis(3000));
         let bare = url("dubbo://127.0.0.1:20880/com.acme.Greeter?timeout=-5");
         assert_eq!(call_timeout(&bare, &other), Duration::from_millis(1000));
+        call.set_attachment("timeout", "0");
+        assert_eq!(
+            call_timeout(&u, &call),
+            Duration::from_millis(500),
+            "a bad attachment falls through"
+        );
     }
 
     #[test]
     fn connection_settings_and_defaults() {
-        let c = connection_config(&url("dubbo://h:1/s?payload=1024&heartbeat=50"));
+        let c = connection_config(&url("dubbo://h:1/s?payload=1024&heartbeat=150"));
         assert_eq!(c.payload_limit, 1024);
-        assert_eq!(c.heartbeat, Duration::from_millis(50));
+        assert_eq!(c.heartbeat, Duration::from_millis(150));
         let d = connection_config(&url("dubbo://h:1/s?payload=x"));
         assert_eq!(d.payload_limit, 8 << 20);
         assert_eq!(d.heartbeat, Duration::from_secs(60));
         assert_eq!(d.connect_timeout, Duration::from_secs(3));
         assert_eq!(connections(&url("dubbo://h:1/s?connections=3")), 3);
         assert_eq!(connections(&url("dubbo://h:1/s?connections=0")), 1);
+    }
+
+    #[test]
+    fn values_outside_the_ranges_are_clamped() {
+        let c = connection_config(&url(
+            "dubbo://h:1/s?payload=999999999999&heartbeat=5&connect.timeout=600000",
+        ));
+        assert_eq!(c.payload_limit, 64 << 20);
+        assert_eq!(c.heartbeat, Duration::from_millis(100));
+        assert_eq!(c.connect_timeout, Duration::from_secs(60));
+        assert_eq!(
+            connection_config(&url("dubbo://h:1/s?payload=10")).payload_limit,
+            256
+        );
+        assert_eq!(connections(&url("dubbo://h:1/s?connections=1000")), 64);
+        let u = url("dubbo://h:1/s?timeout=99999999999&m.actives=99999999999&n.actives=-1");
+        assert_eq!(
+            call_timeout(&u, &Invocation::new("m", vec![], vec![])),
+            Duration::from_secs(3600)
+        );
+        assert_eq!(max_active(&u, "m"), i32::MAX);
+        assert_eq!(
+            max_active(&u, "n"),
+            0,
+            "negative actives is no limit, as in Dubbo"
+        );
+        assert_eq!(max_active(&u, "other"), 0);
+    }
+
+    #[test]
+    fn a_bad_value_is_warned_about_once() {
+        let key = "test.only.key";
+        assert!(warn_once(key, "abc", format_args!("first")));
+        assert!(!warn_once(key, "abc", format_args!("again")));
+        assert!(warn_once(key, "abd", format_args!("another value")));
+        // Through the parameter readers: the same bad URL read on every call warns once.
+        let u = url("dubbo://h:1/s?heartbeat=soon");
+        for _ in 0..3 {
+            assert_eq!(connection_config(&u).heartbeat, Duration::from_secs(60));
+        }
+        assert!(!warn_once(
+            "heartbeat",
+            "soon",
+            format_args!("already warned")
+        ));
     }
 
     #[test]

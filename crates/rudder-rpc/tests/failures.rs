@@ -75,28 +75,35 @@ async fn killed_server_gives_network_errors_then_reconnects_after_restart() {
 }
 
 #[tokio::test]
-async fn oversized_response_closes_that_connection_only() {
+async fn oversized_response_fails_that_call_only_and_the_connection_stays() {
     bounded(async {
-        let (server, _entered) = start(0).await;
-        let small = url(&server, "payload=1024");
-        let normal = url(&server, "");
-        let limited = DubboProtocol::new();
-        let other = DubboProtocol::new();
-        assert!(other.invoke(&normal, &say_hello("first")).await.is_ok());
+        let (server, mut entered) = start(0).await;
+        let small = url(&server, "payload=1024&timeout=15000");
+        let protocol = DubboProtocol::new();
+        assert!(protocol.invoke(&small, &say_hello("first")).await.is_ok());
+        assert_eq!(entered.recv().await.as_deref(), Some("sayHello"));
+        // A call in flight on the same connection while the oversized answer streams past it.
+        let blocked = {
+            let (protocol, small) = (protocol.clone(), small.clone());
+            tokio::spawn(async move { protocol.invoke(&small, &sleep_call(300)).await })
+        };
+        assert_eq!(entered.recv().await.as_deref(), Some("sleep"));
 
-        let big = call("big", &["int"], vec![Value::Int(4096)]);
-        let err = limited.invoke(&small, &big).await.unwrap_err();
-        assert_eq!(err.kind(), RpcErrorKind::Network, "{err}");
+        let big = call("big", &["int"], vec![Value::Int(200_000)]);
+        let err = protocol.invoke(&small, &big).await.unwrap_err();
+        assert_eq!(err.kind(), RpcErrorKind::Serialization, "{err}");
         assert!(
             err.message()
-                .contains("over the payload limit of 1024 bytes"),
+                .contains("over the payload limit of 1024 bytes (skipped)"),
             "{err}"
         );
-        // The other client's connection to the same server is untouched...
-        assert!(other.invoke(&normal, &say_hello("still")).await.is_ok());
-        // ...and the limited client reconnects for its next call.
-        let hello = limited.invoke(&small, &say_hello("again")).await.unwrap();
+        // The connection carries on: the call in flight is answered and new calls go through it.
+        let slept = blocked.await.unwrap().unwrap();
+        assert_eq!(slept.value(), Some(&Value::from("slept")));
+        let hello = protocol.invoke(&small, &say_hello("again")).await.unwrap();
         assert_eq!(hello.value(), Some(&Value::from("Hello again")));
+        assert_eq!(protocol.open_connections(), 1);
+        assert_eq!(server.accepted_connections(), 1, "no reconnect");
         server.shutdown().await;
     })
     .await;
@@ -128,7 +135,7 @@ async fn shutdown_fails_calls_in_flight_and_later_ones() {
             tokio::spawn(async move { protocol.invoke(&url, &call("block", &[], vec![])).await })
         };
         assert_eq!(entered.recv().await.as_deref(), Some("block"));
-        protocol.shutdown();
+        protocol.shutdown().await;
         let err = in_flight.await.unwrap().unwrap_err();
         assert_eq!(err.kind(), RpcErrorKind::Network);
         assert!(err.message().contains("shut down"), "{err}");
@@ -197,7 +204,7 @@ async fn actives_limit_refuses_without_sending() {
             .invoke_counted(&status, &url, &call("block", &[], vec![]))
             .await;
         assert_eq!(second.unwrap_err().kind(), RpcErrorKind::LimitExceeded);
-        protocol.shutdown();
+        protocol.shutdown().await;
         assert!(first.await.unwrap().is_err());
         assert_eq!(status.service().active(), 0);
         server.shutdown().await;
@@ -209,7 +216,7 @@ async fn actives_limit_refuses_without_sending() {
 async fn idle_connection_sends_heartbeats() {
     bounded(async {
         let (server, _entered) = start(0).await;
-        let url = url(&server, "heartbeat=30");
+        let url = url(&server, "heartbeat=100");
         let protocol = DubboProtocol::new();
         assert!(protocol.invoke(&url, &say_hello("hb")).await.is_ok());
         server.wait_for_heartbeats(3).await;

@@ -42,7 +42,7 @@ async fn string_int_object_and_null_results() {
             .unwrap();
         assert_eq!(nothing.value(), Some(&Value::Null));
 
-        protocol.shutdown();
+        protocol.shutdown().await;
         server.shutdown().await;
     })
     .await;

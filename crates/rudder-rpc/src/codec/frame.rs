@@ -3,6 +3,10 @@
 //! The decoder follows tokio-util's length-delimited codec: two states, `Head` and `Body`, so a
 //! header is parsed once however many reads its body takes; `Ok(None)` means "feed me more bytes".
 //! The body length is checked against the payload limit before a single byte is reserved for it.
+//!
+//! A body over the limit is reported once ([`FrameError::TooLong`]) and then skipped: the decoder
+//! discards that many bytes as they arrive, never buffering them, so the caller may fail the one
+//! call it belonged to and keep reading. Every other error leaves the stream unreadable.
 
 use bytes::{Buf, Bytes, BytesMut};
 use rudder_hessian::Hessian2Writer;
@@ -27,6 +31,8 @@ pub(crate) struct Frame {
 enum DecodeState {
     Head,
     Body(Header),
+    /// Discarding the body of an oversized frame: this many bytes are still to come.
+    Skip(u32),
 }
 
 /// Incremental frame decoder over a growing read buffer.
@@ -34,6 +40,8 @@ enum DecodeState {
 pub(crate) struct FrameDecoder {
     state: DecodeState,
     max_body_len: usize,
+    /// The header of the last oversized frame, for the caller to see whose call it was.
+    skipped: Option<Header>,
 }
 
 impl FrameDecoder {
@@ -42,7 +50,13 @@ impl FrameDecoder {
         FrameDecoder {
             state: DecodeState::Head,
             max_body_len,
+            skipped: None,
         }
+    }
+
+    /// The header of the last frame reported as [`FrameError::TooLong`].
+    pub(crate) fn last_skipped(&self) -> Option<Header> {
+        self.skipped
     }
 
     /// Changes the limit; a body whose header was already read keeps the old one.
@@ -54,11 +68,25 @@ impl FrameDecoder {
     /// Takes the next complete frame off the front of `src`, or `Ok(None)` if it is not all there.
     ///
     /// # Errors
-    /// Any [`FrameError`]: the stream is corrupt and must not be read further.
+    /// [`FrameError::TooLong`] for a header whose body is over the limit: that body is then skipped
+    /// by the following calls, and the caller may go on decoding. Any other [`FrameError`]: the
+    /// stream is corrupt and must not be read further.
     pub(crate) fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
+        if let DecodeState::Skip(remaining) = self.state {
+            let discard = src.len().min(remaining as usize);
+            src.advance(discard);
+            // `discard` is at most `remaining`, a u32.
+            let left = remaining - discard as u32;
+            if left > 0 {
+                self.state = DecodeState::Skip(left);
+                return Ok(None);
+            }
+            self.state = DecodeState::Head;
+        }
         let header = match self.state {
             DecodeState::Body(header) => header,
-            DecodeState::Head => {
+            // A finished skip set the state back to `Head` above.
+            DecodeState::Head | DecodeState::Skip(_) => {
                 if src.len() < HEADER_LEN {
                     return Ok(None);
                 }
@@ -66,6 +94,9 @@ impl FrameDecoder {
                 let fits =
                     usize::try_from(header.body_len).is_ok_and(|len| len <= self.max_body_len);
                 if !fits {
+                    src.advance(HEADER_LEN);
+                    self.state = DecodeState::Skip(header.body_len);
+                    self.skipped = Some(header);
                     return Err(FrameError::TooLong {
                         len: u64::from(header.body_len),
                         limit: self.max_body_len,

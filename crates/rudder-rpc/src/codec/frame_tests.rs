@@ -172,3 +172,42 @@ fn frame_bytes_with_status(flags: u8, status: u8, id: i64, body: &[u8]) -> Vec<u
     out[3] = status;
     out
 }
+
+#[test]
+fn oversized_body_is_skipped_as_it_streams_in_and_the_next_frame_decodes() {
+    let big = frame_bytes(0x02, 3, &[b'z'; 5000]);
+    let next = frame_bytes(0x02, 4, b"ok");
+    let stream: Vec<u8> = big.iter().chain(next.iter()).copied().collect();
+    let mut d = FrameDecoder::new(1024);
+    let mut buf = BytesMut::new();
+    let (mut errors, mut frames, mut most_buffered) = (Vec::new(), Vec::new(), 0);
+    for piece in stream.chunks(700) {
+        buf.extend_from_slice(piece);
+        most_buffered = most_buffered.max(buf.len());
+        loop {
+            match d.decode(&mut buf) {
+                Ok(Some(frame)) => frames.push(frame),
+                Ok(None) => break,
+                Err(e) => errors.push(e),
+            }
+        }
+    }
+    assert_eq!(
+        errors,
+        vec![FrameError::TooLong {
+            len: 5000,
+            limit: 1024,
+            request_id: 3
+        }]
+    );
+    assert_eq!(d.last_skipped().map(|h| h.request_id), Some(3));
+    assert_eq!(frames.len(), 1);
+    assert_eq!(
+        (frames[0].header.request_id, &frames[0].body[..]),
+        (4, &b"ok"[..])
+    );
+    assert!(
+        most_buffered <= 700 + HEADER_LEN,
+        "skipped bytes are not kept"
+    );
+}

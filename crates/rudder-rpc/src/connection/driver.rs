@@ -1,74 +1,106 @@
 //! The task behind a [`Connection`](super::Connection): reads and dispatches frames, writes queued
-//! frames in batches, and keeps the connection alive with heartbeats.
+//! frames in batches (on a task of its own), and keeps the connection alive with heartbeats.
+//!
+//! The driver holds the shared state but no handle, so it runs only while some handle does (or the
+//! provider keeps sending): the last handle dropped closes the connection and both tasks end.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::AsyncReadExt;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
+use rudder_common::error::{RpcError, RpcErrorKind};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::Shared;
-use crate::codec::{event_name, Frame, FrameDecoder};
+use crate::census::{Census, SocketToken};
+use crate::codec::{event_name, Frame, FrameDecoder, FrameError};
 use crate::write_batch::write_frames;
 
 /// Shortest idle-check period, whatever `heartbeat` says.
 const MIN_TICK: Duration = Duration::from_millis(10);
 
-/// Drives one connection until it closes; spawn [`Driver::run`] on a tokio runtime.
+/// Drives one connection until it closes; start it with [`Driver::spawn`].
 #[derive(Debug)]
-pub(crate) struct Driver {
+pub(crate) struct Driver<R, W> {
     shared: Arc<Shared>,
-    stream: TcpStream,
+    reader: R,
+    writer: W,
     outbound: mpsc::Receiver<Bytes>,
     shutdown: watch::Receiver<bool>,
+    census: Arc<Census>,
+    /// Counts the socket as open until both halves are dropped.
+    socket: SocketToken,
 }
 
-impl Driver {
+impl<R, W> Driver<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     pub(super) fn new(
         shared: Arc<Shared>,
-        stream: TcpStream,
+        (reader, writer): (R, W),
         outbound: mpsc::Receiver<Bytes>,
         shutdown: watch::Receiver<bool>,
-    ) -> Driver {
+        census: &Arc<Census>,
+    ) -> Driver<R, W> {
         Driver {
             shared,
-            stream,
+            reader,
+            writer,
             outbound,
             shutdown,
+            census: Arc::clone(census),
+            socket: census.socket(),
         }
     }
 
-    /// Runs the connection; returns once it is closed and every waiting call has been failed.
-    pub(crate) async fn run(self) {
+    /// Spawns the driver (and, from it, the writer) on the current tokio runtime, both counted in
+    /// the census until they end.
+    pub(crate) fn spawn(self) {
+        let token = self.census.task();
+        tokio::spawn(async move {
+            let _token = token;
+            self.run().await;
+        });
+    }
+
+    /// Runs the connection; returns once it is closed, every waiting call has been failed and
+    /// the socket is closed.
+    async fn run(self) {
         let Driver {
             shared,
-            stream,
-            outbound,
-            shutdown,
-        } = self;
-        let (reader, writer) = stream.into_split();
-        let write_task = tokio::spawn(write_loop(
-            Arc::clone(&shared),
+            reader,
             writer,
             outbound,
-            shutdown.clone(),
-        ));
+            shutdown,
+            census,
+            socket,
+        } = self;
+        let writer_token = census.task();
+        let write_task = tokio::spawn({
+            let (shared, shutdown) = (Arc::clone(&shared), shutdown.clone());
+            async move {
+                let _token = writer_token;
+                write_loop(shared, writer, outbound, shutdown).await;
+            }
+        });
         let why = read_loop(&shared, reader, shutdown).await;
         shared.close(&format!("connection to {} closed: {why}", shared.addr));
+        // The writer sees the close at once, even in the middle of a stalled write.
         let _ = write_task.await;
+        drop(socket);
         tracing::debug!(addr = %shared.addr, reason = %why, "dubbo connection closed");
     }
 }
 
 /// Reads until the connection must close, and says why.
-async fn read_loop(
+async fn read_loop<R: AsyncRead + Unpin>(
     shared: &Shared,
-    mut reader: OwnedReadHalf,
+    mut reader: R,
     mut shutdown: watch::Receiver<bool>,
 ) -> String {
     let heartbeat = shared.config.heartbeat;
@@ -103,6 +135,7 @@ async fn read_loop(
                     match decoder.decode(&mut buf) {
                         Ok(Some(frame)) => dispatch(shared, frame),
                         Ok(None) => break,
+                        Err(e @ FrameError::TooLong { .. }) => oversized(shared, &decoder, &e),
                         Err(e) => return format!("malformed frame: {e}"),
                     }
                 }
@@ -111,7 +144,31 @@ async fn read_loop(
     }
 }
 
+/// A frame over the payload limit: the decoder skips its body; only the call it answers fails.
+fn oversized(shared: &Shared, decoder: &FrameDecoder, error: &FrameError) {
+    shared.answered.store(true, Ordering::Relaxed);
+    let Some(header) = decoder.last_skipped() else {
+        return;
+    };
+    if header.flags.is_request() || header.flags.is_event() {
+        tracing::debug!(addr = %shared.addr, %error, "skipping an oversized request or event");
+        return;
+    }
+    let failed = shared.pending.fail(
+        header.request_id,
+        RpcError::new(
+            RpcErrorKind::Serialization,
+            format!("response from {}: {error} (skipped)", shared.addr),
+        ),
+    );
+    if !failed {
+        tracing::trace!(addr = %shared.addr, %error, "oversized response for a call no longer waiting");
+    }
+    close_if_drained(shared);
+}
+
 fn dispatch(shared: &Shared, frame: Frame) {
+    shared.answered.store(true, Ordering::Relaxed);
     let flags = frame.header.flags;
     let id = frame.header.request_id;
     if !flags.is_request() {
@@ -152,9 +209,9 @@ fn close_if_drained(shared: &Shared) {
     }
 }
 
-async fn write_loop(
+async fn write_loop<W: AsyncWrite + Unpin>(
     shared: Arc<Shared>,
-    mut writer: OwnedWriteHalf,
+    mut writer: W,
     mut outbound: mpsc::Receiver<Bytes>,
     shutdown: watch::Receiver<bool>,
 ) {
@@ -162,7 +219,8 @@ async fn write_loop(
         let now = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         shared.last_write_ms.store(now, Ordering::Relaxed);
     };
-    if let Err(e) = write_frames(&mut writer, &mut outbound, shutdown, stamp).await {
+    let stall = shared.config.write_stall();
+    if let Err(e) = write_frames(&mut writer, &mut outbound, shutdown, stall, stamp).await {
         shared.close(&format!(
             "connection to {} closed: write failed: {e}",
             shared.addr

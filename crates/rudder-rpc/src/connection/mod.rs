@@ -1,14 +1,20 @@
-//! One multiplexed TCP connection to a provider: a cheap cloneable handle plus a driver task.
+//! One multiplexed TCP connection to a provider: cheap cloneable handles plus a driver task.
 //!
 //! Like h2's `handshake`, [`Connection::connect`] returns the handle and a [`Driver`] the caller
 //! spawns. Calls are multiplexed by request id: each registers a oneshot in [`pending::Pending`],
-//! hands its encoded frame to the writer, and waits with its own timeout. The driver reads frames,
+//! hands its encoded frame to the writer, and waits until its deadline. The driver reads frames,
 //! completes calls, answers the provider's heartbeats and sends ours when idle. Decoding a response
 //! body happens in the calling task, so one slow decode never stalls the reader.
 //!
-//! The connection ends on a close request, on EOF or an I/O error, on a malformed frame, or after
-//! three heartbeat periods without a byte from the provider. Whatever the reason, every waiting call
-//! fails with a [`RpcErrorKind::Network`] error that names it, and later calls are refused.
+//! The handles own the connection, as h2's `SendRequest` does: the driver holds only the shared
+//! state, so when the last [`Connection`] clone is dropped the connection closes, the driver and its
+//! writer end and the socket is closed. Heartbeats never keep an unused connection alive.
+//!
+//! The connection also ends on a close request, on EOF or an I/O error, on a malformed frame, after
+//! three heartbeat periods without a byte from the provider, or when a write makes no progress for
+//! the write stall deadline (the provider stopped reading). Whatever the reason, every waiting call
+//! fails with a [`RpcErrorKind::Network`] error that names it, and later calls are refused. A
+//! response over the payload limit fails only its own call: its body is skipped.
 
 mod driver;
 mod pending;
@@ -20,9 +26,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
+use crate::census::Census;
 use crate::codec::{
     decode_response, encode_heartbeat, encode_request, Answer, Frame, ServiceTarget,
 };
@@ -33,6 +42,8 @@ use pending::{Pending, PendingGuard};
 
 /// Frames queued for the writer before callers wait for room.
 const OUTBOUND_QUEUE: usize = 1024;
+/// The longest a write may wait for the provider to take a byte, whatever `heartbeat` says.
+pub(crate) const MAX_WRITE_STALL: Duration = Duration::from_secs(15);
 
 /// Settings fixed when a connection is opened.
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +56,14 @@ pub(crate) struct ConnectionConfig {
     pub(crate) connect_timeout: Duration,
 }
 
+impl ConnectionConfig {
+    /// How long a write may make no progress before the connection is closed: one heartbeat period,
+    /// at most [`MAX_WRITE_STALL`]. A provider that cannot take a byte for that long is not reading.
+    pub(crate) fn write_stall(&self) -> Duration {
+        self.heartbeat.min(MAX_WRITE_STALL)
+    }
+}
+
 #[derive(Debug)]
 struct Shared {
     addr: String,
@@ -54,6 +73,8 @@ struct Shared {
     outbound: mpsc::Sender<Bytes>,
     shutdown: watch::Sender<bool>,
     readonly: AtomicBool,
+    /// Set by the first frame received: the provider really speaks dubbo:// to us.
+    answered: AtomicBool,
     started: Instant,
     /// Milliseconds after `started` of the last write, for the idle heartbeat.
     last_write_ms: AtomicU64,
@@ -79,14 +100,30 @@ impl Shared {
     }
 }
 
-/// Handle to one connection; clones share it.
-#[derive(Debug, Clone)]
-pub(crate) struct Connection {
+/// Owns the connection on behalf of every [`Connection`] clone; the last one gone closes it.
+#[derive(Debug)]
+struct Handle {
     shared: Arc<Shared>,
 }
 
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // No handle means no call can be waiting: nothing is cut.
+        self.shared.close(&format!(
+            "connection to {} closed: no longer used",
+            self.shared.addr
+        ));
+    }
+}
+
+/// Handle to one connection; clones share it, and dropping the last one closes it.
+#[derive(Debug, Clone)]
+pub(crate) struct Connection {
+    handle: Arc<Handle>,
+}
+
 impl Connection {
-    /// Opens a TCP connection to `addr` (`host:port`).
+    /// Opens a TCP connection to `addr` (`host:port`), counted in `census`.
     ///
     /// # Errors
     /// A [`RpcErrorKind::Network`] error when the connect fails or takes longer than
@@ -94,7 +131,8 @@ impl Connection {
     pub(crate) async fn connect(
         addr: &str,
         config: ConnectionConfig,
-    ) -> Result<(Connection, Driver), RpcError> {
+        census: &Arc<Census>,
+    ) -> Result<(Connection, Driver<OwnedReadHalf, OwnedWriteHalf>), RpcError> {
         let stream = tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr))
             .await
             .map_err(|_| {
@@ -115,6 +153,22 @@ impl Connection {
             })?;
         // Dubbo sets TCP_NODELAY too: small request frames must not wait for Nagle.
         let _ = stream.set_nodelay(true);
+        let (reader, writer) = stream.into_split();
+        Ok(Connection::over(addr, reader, writer, config, census))
+    }
+
+    /// A connection over any byte stream (the fuzz targets use an in-memory pipe).
+    pub(crate) fn over<R, W>(
+        addr: &str,
+        reader: R,
+        writer: W,
+        config: ConnectionConfig,
+        census: &Arc<Census>,
+    ) -> (Connection, Driver<R, W>)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let (outbound, outbound_rx) = mpsc::channel(OUTBOUND_QUEUE);
         let (shutdown, shutdown_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
@@ -125,32 +179,58 @@ impl Connection {
             outbound,
             shutdown,
             readonly: AtomicBool::new(false),
+            answered: AtomicBool::new(false),
             started: Instant::now(),
             last_write_ms: AtomicU64::new(0),
         });
-        let driver = Driver::new(Arc::clone(&shared), stream, outbound_rx, shutdown_rx);
-        Ok((Connection { shared }, driver))
+        let driver = Driver::new(
+            Arc::clone(&shared),
+            (reader, writer),
+            outbound_rx,
+            shutdown_rx,
+            census,
+        );
+        let connection = Connection {
+            handle: Arc::new(Handle { shared }),
+        };
+        (connection, driver)
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.handle.shared
     }
 
     /// Whether the connection is closed (or closing) and will refuse calls.
     pub(crate) fn is_closed(&self) -> bool {
-        *self.shared.shutdown.borrow()
+        *self.shared().shutdown.borrow()
     }
 
     /// Whether the provider announced it is shutting down (a `R` readonly event).
     pub(crate) fn is_readonly(&self) -> bool {
-        self.shared.readonly.load(Ordering::Relaxed)
+        self.shared().readonly.load(Ordering::Relaxed)
+    }
+
+    /// Whether a well-formed frame ever arrived: a connection that closes before that is a failed
+    /// connect as far as backoff is concerned.
+    pub(crate) fn was_answered(&self) -> bool {
+        self.shared().answered.load(Ordering::Relaxed)
+    }
+
+    /// Why the connection closed, once it has.
+    pub(crate) fn close_reason(&self) -> Option<String> {
+        self.shared().pending.close_reason()
     }
 
     /// Closes the connection; waiting calls fail with a network error naming `reason`.
     pub(crate) fn close(&self, reason: &str) {
-        self.shared.close(&format!(
+        self.shared().close(&format!(
             "connection to {} closed: {reason}",
-            self.shared.addr
+            self.shared().addr
         ));
     }
 
-    /// Sends `invocation` and waits at most `timeout` for the answer.
+    /// Sends `invocation` and waits until `deadline` for the answer; `timeout` is the configured
+    /// call timeout, sent to the provider and named in errors.
     ///
     /// # Errors
     /// `Timeout` when no answer came in time (the connection stays usable), `Network` when the
@@ -161,8 +241,9 @@ impl Connection {
         target: &ServiceTarget<'_>,
         invocation: &Invocation,
         timeout: Duration,
+        deadline: tokio::time::Instant,
     ) -> Result<RpcResponse, RpcError> {
-        let shared = &self.shared;
+        let shared = self.shared();
         let id = shared.next_id();
         let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         let frame = encode_request(
@@ -179,7 +260,7 @@ impl Connection {
             )
             .with_source(e)
         })?;
-        let answer = tokio::time::timeout(timeout, self.round_trip(id, frame))
+        let answer = tokio::time::timeout_at(deadline, self.round_trip(id, frame))
             .await
             .map_err(|_| {
                 RpcError::new(
@@ -207,7 +288,7 @@ impl Connection {
     }
 
     async fn round_trip(&self, id: i64, frame: Bytes) -> Result<Frame, RpcError> {
-        let shared = &self.shared;
+        let shared = self.shared();
         let rx = shared.pending.register(id)?;
         let _guard = PendingGuard {
             pending: &shared.pending,
@@ -224,10 +305,8 @@ impl Connection {
 
     fn closed_error(&self) -> RpcError {
         let reason = self
-            .shared
-            .pending
             .close_reason()
-            .unwrap_or_else(|| format!("connection to {} closed", self.shared.addr));
+            .unwrap_or_else(|| format!("connection to {} closed", self.shared().addr));
         RpcError::new(RpcErrorKind::Network, reason)
     }
 }

@@ -57,6 +57,16 @@ impl Pending {
         }
     }
 
+    /// Fails call `id` alone with `error` (its response could not be taken); `false` if no call
+    /// with that id is waiting.
+    pub(crate) fn fail(&self, id: i64, error: RpcError) -> bool {
+        let waiter = self.lock().calls.remove(&id);
+        match waiter {
+            Some(tx) => tx.send(Err(error)).is_ok(),
+            None => false,
+        }
+    }
+
     /// Closes the table: every waiting call fails with a network error carrying `reason`.
     /// Only the first reason is kept.
     pub(crate) fn close(&self, reason: &str) {

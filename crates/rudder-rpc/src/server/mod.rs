@@ -109,11 +109,32 @@ impl ServerConfig {
 #[derive(Debug)]
 pub(crate) struct ServerStats {
     heartbeats: watch::Sender<u64>,
+    /// Connections accepted and not yet closed.
+    open: watch::Sender<usize>,
+    /// Connections accepted since the start.
+    accepted: watch::Sender<u64>,
 }
 
 impl ServerStats {
     pub(crate) fn heartbeat_received(&self) {
         self.heartbeats.send_modify(|n| *n += 1);
+    }
+
+    /// Counts an accepted connection as open until the returned guard is dropped.
+    pub(crate) fn connection_opened(self: &Arc<ServerStats>) -> OpenConnection {
+        self.accepted.send_modify(|n| *n += 1);
+        self.open.send_modify(|n| *n += 1);
+        OpenConnection(Arc::clone(self))
+    }
+}
+
+/// One accepted connection, counted in [`ServerStats`] while it lives.
+#[derive(Debug)]
+pub(crate) struct OpenConnection(Arc<ServerStats>);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.open.send_modify(|n| *n -= 1);
     }
 }
 
@@ -149,6 +170,8 @@ impl DubboServer {
         let (shutdown, shutdown_rx) = watch::channel(false);
         let stats = Arc::new(ServerStats {
             heartbeats: watch::channel(0).0,
+            open: watch::channel(0).0,
+            accepted: watch::channel(0).0,
         });
         let accept_task = tokio::spawn(accept_loop(
             listener,
@@ -181,6 +204,22 @@ impl DubboServer {
         let _ = rx.wait_for(|count| *count >= n).await;
     }
 
+    /// Connections accepted and still open (the consumer has not closed them, nor the server).
+    pub fn open_connections(&self) -> usize {
+        *self.stats.open.borrow()
+    }
+
+    /// Connections accepted since the server started.
+    pub fn accepted_connections(&self) -> u64 {
+        *self.stats.accepted.borrow()
+    }
+
+    /// Waits until exactly `n` connections are open, e.g. 0 once every consumer hung up.
+    pub async fn wait_for_open_connections(&self, n: usize) {
+        let mut rx = self.stats.open.subscribe();
+        let _ = rx.wait_for(|open| *open == n).await;
+    }
+
     /// Stops accepting, drops every connection (calls in flight get no answer) and waits until
     /// all of it is gone.
     pub async fn shutdown(self) {
@@ -205,7 +244,8 @@ async fn accept_loop(
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    sessions.spawn(session::serve(stream, peer, Arc::clone(&handler), config, Arc::clone(&stats)));
+                    let open = stats.connection_opened();
+                    sessions.spawn(session::serve(stream, peer, Arc::clone(&handler), config, Arc::clone(&stats), open));
                 }
                 Err(e) => tracing::warn!(error = %e, "accept failed"),
             },

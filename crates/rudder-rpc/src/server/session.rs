@@ -2,13 +2,14 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
-use super::{Handler, ServerConfig, ServerStats};
+use super::{Handler, OpenConnection, ServerConfig, ServerStats};
 use crate::codec::{
     decode_request, encode_heartbeat, encode_response, encode_status,
     supports_response_attachments, Frame, FrameDecoder, FrameError,
@@ -17,6 +18,8 @@ use crate::response::ResponseStatus;
 use crate::write_batch::write_frames;
 
 const OUTBOUND_QUEUE: usize = 1024;
+/// A consumer that takes no byte of our answers for this long is not reading: drop it.
+const WRITE_STALL: Duration = Duration::from_secs(30);
 const DUBBO_ATTACHMENT: [(&str, &str); 1] = [("dubbo", "2.0.2")];
 
 /// Serves one connection until the peer leaves, sends a malformed frame, or the task is aborted.
@@ -26,13 +29,14 @@ pub(super) async fn serve(
     handler: Arc<dyn Handler>,
     config: ServerConfig,
     stats: Arc<ServerStats>,
+    open: OpenConnection,
 ) {
     let (mut reader, mut writer) = stream.into_split();
     let (tx, mut rx) = mpsc::channel::<Bytes>(OUTBOUND_QUEUE);
     let (stop, stop_rx) = watch::channel(false);
     let handler_stop = stop_rx.clone();
     let write = async {
-        if let Err(e) = write_frames(&mut writer, &mut rx, stop_rx, || {}).await {
+        if let Err(e) = write_frames(&mut writer, &mut rx, stop_rx, WRITE_STALL, || {}).await {
             tracing::debug!(%peer, error = %e, "write failed");
         }
     };
@@ -43,6 +47,9 @@ pub(super) async fn serve(
         stop.send_replace(true);
     };
     tokio::join!(read, write);
+    // Both halves are dropped at the end of this function: the socket is closed.
+    drop((reader, writer));
+    drop(open);
 }
 
 async fn read_requests(

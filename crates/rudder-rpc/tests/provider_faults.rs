@@ -1,0 +1,253 @@
+//! Providers that misbehave at the socket level, each on 127.0.0.1: one that never accepts (a full
+//! backlog: SYNs are dropped), one that accepts and hangs up, one that stops reading, one that
+//! closes in the middle of a frame with calls in flight. Each test states the bound it holds to.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rudder_common::error::RpcErrorKind;
+use rudder_common::url::DubboUrl;
+use rudder_common::value::Value;
+use rudder_rpc::DubboProtocol;
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::watch;
+
+fn raw_url(addr: SocketAddr, params: &str) -> DubboUrl {
+    DubboUrl::parse(&format!("dubbo://{addr}/{SERVICE}?{params}")).unwrap()
+}
+
+/// A listener with a backlog of 0 whose queue is filled and never accepted: Linux then drops new
+/// SYNs, so a connect neither succeeds nor fails. Proven by a probe connect that times out.
+async fn black_hole() -> (TcpListener, Vec<TcpStream>, SocketAddr) {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(0).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut fillers = Vec::new();
+    for _ in 0..16 {
+        match tokio::time::timeout(Duration::from_millis(300), TcpStream::connect(addr)).await {
+            Ok(Ok(stream)) => fillers.push(stream),
+            Ok(Err(e)) => panic!("connect to the filling listener failed: {e}"),
+            Err(_) => return (listener, fillers, addr),
+        }
+    }
+    panic!("the backlog never filled");
+}
+
+#[tokio::test]
+async fn a_black_hole_fails_each_call_at_its_own_deadline_not_at_connect_timeout() {
+    bounded(async {
+        let (_listener, _fillers, addr) = black_hole().await;
+        let protocol = DubboProtocol::new();
+        let short = raw_url(addr, "timeout=200&connect.timeout=3000");
+        let calls: Vec<_> = (0..4)
+            .map(|_| {
+                let (protocol, url) = (protocol.clone(), short.clone());
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let err = protocol.invoke(&url, &say_hello("x")).await.unwrap_err();
+                    (err, started.elapsed())
+                })
+            })
+            .collect();
+        for call in calls {
+            let (err, took) = call.await.unwrap();
+            assert_eq!(err.kind(), RpcErrorKind::Network, "{err}");
+            assert!(
+                err.message().contains("within the call's 200 ms timeout"),
+                "{err}"
+            );
+            assert!(
+                took >= Duration::from_millis(190) && took < Duration::from_millis(1000),
+                "{took:?}"
+            );
+        }
+
+        // With connect.timeout under the call's timeout, the connect's own deadline fires, and the
+        // next call is refused at once while the slot backs off.
+        let other = DubboProtocol::new();
+        let quick = raw_url(addr, "timeout=5000&connect.timeout=100");
+        let started = Instant::now();
+        let err = other.invoke(&quick, &say_hello("x")).await.unwrap_err();
+        assert!(err.message().contains("timed out after 100 ms"), "{err}");
+        assert!(started.elapsed() < Duration::from_millis(1000));
+        let started = Instant::now();
+        let refused = other.invoke(&quick, &say_hello("x")).await.unwrap_err();
+        assert!(refused.message().contains("next reconnect in"), "{refused}");
+        assert!(started.elapsed() < Duration::from_millis(20));
+        other.shutdown().await;
+        protocol.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_provider_that_accepts_and_closes_is_not_reconnected_per_call() {
+    bounded(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (accepted, accepts) = watch::channel(0u32);
+        let acceptor = tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                accepted.send_modify(|n| *n += 1);
+                drop(stream);
+            }
+        });
+        let protocol = DubboProtocol::new();
+        let url = raw_url(addr, "timeout=1000");
+        let mut pace = tokio::time::interval(Duration::from_millis(5));
+        let (started, mut calls) = (Instant::now(), 0u32);
+        while started.elapsed() < Duration::from_millis(600) {
+            pace.tick().await;
+            let err = protocol.invoke(&url, &say_hello("x")).await.unwrap_err();
+            assert_eq!(err.kind(), RpcErrorKind::Network, "{err}");
+            calls += 1;
+        }
+        // Backoff from 100 ms, doubling, never under half its ceiling: by 600 ms at most 5 tries.
+        let connects = *accepts.borrow();
+        println!("accept-and-close peer: {calls} calls, {connects} connects");
+        assert!(calls >= 50, "{calls}");
+        assert!(
+            (1..=5).contains(&connects),
+            "{connects} connects for {calls} calls"
+        );
+        acceptor.abort();
+        protocol.shutdown().await;
+    })
+    .await;
+}
+
+/// Accepts one connection, never reads it, and sends a heartbeat every 20 ms so the consumer's
+/// read side stays busy: only the write deadline can notice that nothing is being read.
+async fn deaf_provider() -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(16).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut beat = tokio::time::interval(Duration::from_millis(20));
+        for id in 1_000_000i64.. {
+            beat.tick().await;
+            let mut heartbeat = vec![0xda, 0xbb, 0xe2, 0x00];
+            heartbeat.extend_from_slice(&id.to_be_bytes());
+            heartbeat.extend_from_slice(&[0, 0, 0, 1, 0x4e]);
+            if stream.write_all(&heartbeat).await.is_err() {
+                return; // the consumer gave up on us
+            }
+        }
+    });
+    (addr, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_that_stops_reading_is_closed_by_the_write_deadline() {
+    bounded(async {
+        let (deaf, deaf_task) = deaf_provider().await;
+        let (healthy, _entered) = start(0).await;
+        let protocol = DubboProtocol::new();
+        // heartbeat=1000: a write that makes no progress for 1 s closes the connection.
+        let stuck = raw_url(deaf, "heartbeat=1000&timeout=10000");
+        // Binary arguments encode as a copy, so the test spends its time on the wire, not encoding.
+        let big = call(
+            "upload",
+            &["byte[]"],
+            vec![Value::Binary(vec![7; 512 * 1024])],
+        );
+        let started = Instant::now();
+        let long_calls: Vec<_> = (0..32)
+            .map(|_| {
+                let (protocol, url, big) = (protocol.clone(), stuck.clone(), big.clone());
+                tokio::spawn(async move { protocol.invoke(&url, &big).await })
+            })
+            .collect();
+        // A short call on the stuck connection still ends at its own timeout.
+        let mut short = say_hello("short");
+        short.set_attachment("timeout", "300");
+        let short_started = Instant::now();
+        let err = protocol.invoke(&stuck, &short).await.unwrap_err();
+        assert_eq!(err.kind(), RpcErrorKind::Timeout, "{err}");
+        let short_took = short_started.elapsed();
+        assert!(short_took < Duration::from_millis(800), "{short_took:?}");
+        // Other connections are unaffected meanwhile.
+        let ok = protocol.invoke(&url(&healthy, ""), &say_hello("ok")).await;
+        assert_eq!(ok.unwrap().value(), Some(&Value::from("Hello ok")));
+
+        for call in long_calls {
+            let err = call.await.unwrap().unwrap_err();
+            assert_eq!(err.kind(), RpcErrorKind::Network, "{err}");
+            assert!(err.message().contains("write stalled"), "{err}");
+        }
+        let took = started.elapsed();
+        println!("stuck writer detected after {took:?}");
+        assert!(
+            took >= Duration::from_millis(900) && took < Duration::from_secs(4),
+            "{took:?}"
+        );
+        deaf_task.await.unwrap();
+        assert_eq!(
+            protocol.open_connections(),
+            1,
+            "only the healthy connection is left"
+        );
+        protocol.shutdown().await;
+        healthy.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_provider_closing_mid_frame_fails_every_call_in_flight_promptly() {
+    bounded(async {
+        const CALLS: usize = 20;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let provider = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut ids = Vec::new();
+            let mut head = [0u8; 16];
+            while ids.len() < CALLS {
+                stream.read_exact(&mut head).await.unwrap();
+                let len = u32::from_be_bytes(head[12..16].try_into().unwrap()) as usize;
+                let mut body = vec![0u8; len];
+                stream.read_exact(&mut body).await.unwrap();
+                if head[2] & 0x20 == 0 {
+                    ids.push(i64::from_be_bytes(head[4..12].try_into().unwrap()));
+                }
+            }
+            // The header of an answer to the first call promises 100 bytes; 10 follow, then EOF.
+            let mut frame = vec![0xda, 0xbb, 0x02, 0x14];
+            frame.extend_from_slice(&ids[0].to_be_bytes());
+            frame.extend_from_slice(&100u32.to_be_bytes());
+            frame.extend_from_slice(&[0x91; 10]);
+            stream.write_all(&frame).await.unwrap();
+        });
+        let protocol = Arc::new(DubboProtocol::new());
+        let url = raw_url(addr, "timeout=10000");
+        let started = Instant::now();
+        let calls: Vec<_> = (0..CALLS)
+            .map(|i| {
+                let (protocol, url) = (Arc::clone(&protocol), url.clone());
+                tokio::spawn(async move { protocol.invoke(&url, &say_hello(&i.to_string())).await })
+            })
+            .collect();
+        provider.await.unwrap();
+        for call in calls {
+            let err = call.await.unwrap().unwrap_err();
+            assert_eq!(err.kind(), RpcErrorKind::Network, "{err}");
+            assert!(err.message().contains("closed by the provider"), "{err}");
+        }
+        let took = started.elapsed();
+        println!("{CALLS} calls failed {took:?} after they started");
+        assert!(took < Duration::from_secs(1), "{took:?}");
+        protocol.wait_until_idle().await;
+    })
+    .await;
+}
