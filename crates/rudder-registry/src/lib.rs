@@ -36,6 +36,7 @@
 
 pub mod catalog;
 pub mod configurator;
+pub mod junk;
 pub mod matching;
 
 mod address;
@@ -43,6 +44,7 @@ mod consumer;
 mod error;
 mod options;
 mod paths;
+mod redact;
 mod registry;
 mod session;
 mod subscriber;
