@@ -10,7 +10,18 @@
 //!   Java client configured with the connect string `host:port/prod` sees. The URL path is ignored,
 //!   because Dubbo puts the registry service name there (`/org.apache.dubbo.registry.RegistryService`).
 //! * `user:password` becomes ZooKeeper `digest` authentication, as Dubbo's Curator client does. The
-//!   password is kept out of `Debug` and every message.
+//!   password is kept out of `Debug`, `Display` and every error message.
+//!
+//! # Credentials with special characters
+//!
+//! The credentials are read before the rest of the URL is split into host, path and query, so a password
+//! may hold `/`, `?`, `:` or `@`: they run to the last `@` that comes before the query's first `=`
+//! (`zookeeper://app:a/b?c@10.0.0.1:2181` is user `app`, password `a/b?c`). A password that holds `?`
+//! followed by `=` must be percent-encoded (`%3F`, `%3D`); such a URL is otherwise refused for a bad
+//! host, without the password in the message. Both user and password are
+//! percent-decoded (`%XX`; `+` stays `+`), so `p%40ss` is `p@ss`. This is one difference from Dubbo Java,
+//! whose URL parser splits the query off first and takes `%XX` in a password literally; a password with a
+//! literal `%` followed by two hex digits must be written with `%25` in rudder.
 //!
 //! ```
 //! use rudder_registry::RegistryAddress;
@@ -23,8 +34,6 @@
 //! ```
 
 use std::fmt;
-
-use rudder_common::url::DubboUrl;
 
 use crate::error::RegistryError;
 
@@ -47,49 +56,65 @@ impl RegistryAddress {
     /// [`RegistryError::BadRegistryUrl`] for another scheme, a missing host, a bad port or a chroot that
     /// does not start with `/`.
     pub fn parse(text: &str) -> Result<RegistryAddress, RegistryError> {
-        let bad = |reason: String| RegistryError::BadRegistryUrl { reason };
-        // Never echo the input: it may hold the password.
-        let url = DubboUrl::parse(text).map_err(|e| bad(e.to_string()))?;
-        if !matches!(url.protocol(), "zookeeper" | "") {
-            return Err(bad(format!(
-                "scheme {:?} is not supported (only zookeeper://)",
-                url.protocol()
-            )));
+        // Never echo the input, nor any piece of it: it may hold the password, and a mis-typed URL may
+        // put part of it where a host or a parameter is expected.
+        let bad = |reason: &str| RegistryError::BadRegistryUrl {
+            reason: reason.to_owned(),
+        };
+        let text = text.trim();
+        let (scheme, rest) = split_scheme(text);
+        if !scheme.eq_ignore_ascii_case("zookeeper") && !scheme.is_empty() {
+            return Err(bad("only zookeeper:// registry URLs are supported"));
         }
-        if url.host().is_empty() {
-            return Err(bad("no host".to_owned()));
+        let (userinfo, rest) = split_userinfo(rest);
+        let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
+        // The path is Dubbo's registry service name (`/org.apache.dubbo.registry.RegistryService`).
+        let authority = location.split('/').next().unwrap_or("");
+        if authority.is_empty() {
+            return Err(bad("no host"));
         }
-        let mut hosts = vec![with_default_port(&url.address())];
-        if let Some(backup) = url.parameter("backup") {
-            hosts.extend(
-                backup
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|h| !h.is_empty())
-                    .map(with_default_port),
-            );
+        let params = parse_query(query);
+        let mut hosts =
+            vec![checked_host(authority).ok_or_else(|| bad("the host or its port is not valid"))?];
+        if let Some(backup) = params.get("backup") {
+            for host in backup.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+                hosts.push(
+                    checked_host(host)
+                        .ok_or_else(|| bad("a backup host or its port is not valid"))?,
+                );
+            }
         }
-        let group = url
-            .parameter("group")
-            .map(str::trim)
+        let group = params
+            .get("group")
+            .map(|g| g.trim())
             .filter(|g| !g.is_empty())
             .unwrap_or("dubbo");
-        let chroot = url
-            .parameter("chroot")
-            .or_else(|| url.parameter("zk.chroot"))
-            .map(str::trim)
+        let chroot = params
+            .get("chroot")
+            .or_else(|| params.get("zk.chroot"))
+            .map(|c| c.trim())
             .unwrap_or("");
         if !chroot.is_empty() && !chroot.starts_with('/') {
-            return Err(bad(format!("chroot {chroot:?} must start with '/'")));
+            return Err(bad("the chroot must start with '/'"));
         }
         let mut root = chroot.trim_end_matches('/').to_owned();
         root.push('/');
         root.push_str(group.trim_matches('/'));
+        let (username, password) = match userinfo {
+            Some(info) => {
+                let (user, pass) = match info.split_once(':') {
+                    Some((user, pass)) => (user, Some(pass)),
+                    None => (info, None),
+                };
+                (Some(percent_decode(user)), pass.map(percent_decode))
+            }
+            None => (None, None),
+        };
         Ok(RegistryAddress {
             hosts,
             root,
-            username: url.username().map(str::to_owned),
-            password: url.password().map(str::to_owned),
+            username,
+            password,
         })
     }
 
@@ -123,15 +148,109 @@ impl RegistryAddress {
     }
 }
 
-fn with_default_port(host: &str) -> String {
-    let has_port = match host.rfind(']') {
-        Some(end) => host[end..].contains(':'),
-        None => host.contains(':'),
-    };
-    if has_port {
-        host.to_owned()
+/// `(scheme, rest)`: the scheme is what comes before the first `://` when it looks like one.
+fn split_scheme(text: &str) -> (&str, &str) {
+    match text.find("://") {
+        Some(i)
+            if text[..i]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')) =>
+        {
+            (&text[..i], &text[i + 3..])
+        }
+        _ => ("", text),
+    }
+}
+
+/// `(user:password, rest)`: the credentials run to the last `@` before the query's first `=`, so a
+/// password may hold `/`, `?` or `@` (see the module docs).
+fn split_userinfo(rest: &str) -> (Option<&str>, &str) {
+    let query_key_end = rest
+        .find('?')
+        .and_then(|q| rest[q..].find('=').map(|e| q + e))
+        .unwrap_or(rest.len());
+    match rest[..query_key_end].rfind('@') {
+        Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
+        None => (None, rest),
+    }
+}
+
+/// The `k=v&...` query, the last of a repeated key winning; a part without `=` is ignored.
+fn parse_query(query: &str) -> std::collections::HashMap<&str, &str> {
+    query
+        .split('&')
+        .filter_map(|part| part.split_once('='))
+        .map(|(k, v)| (k.trim(), v))
+        .collect()
+}
+
+/// `%XX` decoded, anything else (an incomplete escape, `+`) kept as written.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `host:port` with ZooKeeper's default port added when none is given; `None` for an empty host, a
+/// port that is not in 1..=65535, or characters no host name or address has.
+fn checked_host(host: &str) -> Option<String> {
+    let (name, port) = if let Some(v6) = host.strip_prefix('[') {
+        let (inside, after) = v6.split_once(']')?;
+        if inside.is_empty()
+            || !inside
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() || matches!(b, b':' | b'.' | b'%'))
+        {
+            return None;
+        }
+        match after {
+            "" => (&host[..inside.len() + 2], None),
+            port => (&host[..inside.len() + 2], Some(port.strip_prefix(':')?)),
+        }
     } else {
-        format!("{host}:{DEFAULT_PORT}")
+        let (name, port) = match host.rsplit_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        };
+        let host_char = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_');
+        if name.is_empty() || !name.bytes().all(host_char) {
+            return None;
+        }
+        (name, port)
+    };
+    let port = match port {
+        None => DEFAULT_PORT,
+        Some(port) => port.parse::<u16>().ok().filter(|p| *p != 0)?,
+    };
+    Some(format!("{name}:{port}"))
+}
+
+/// `zookeeper://[user@]host:port,...` and the root; never the password.
+impl fmt::Display for RegistryAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("zookeeper://")?;
+        if let Some(user) = &self.username {
+            write!(f, "{user}@")?;
+        }
+        write!(f, "{}{}", self.connect_string(), self.root)
     }
 }
 
@@ -179,9 +298,56 @@ mod tests {
     }
 
     #[test]
+    fn passwords_may_hold_slash_question_mark_and_at() {
+        for (url, password) in [
+            ("zookeeper://app:a/b@h:1", "a/b"),
+            ("zookeeper://app:a?b@h:1?backup=h2:2", "a?b"),
+            (
+                "zookeeper://app:a@b/c?d@h:1/org.apache.dubbo.registry.RegistryService?group=g",
+                "a@b/c?d",
+            ),
+            ("zookeeper://app:p%2F%3F%3D%40%23%25@h:1", "p/?=@#%"),
+            ("app:x+y%zz@h:1", "x+y%zz"),
+            ("zookeeper://app:s#1@h:1", "s#1"),
+        ] {
+            let a = RegistryAddress::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(
+                a.digest().unwrap(),
+                format!("app:{password}").as_bytes(),
+                "{url}"
+            );
+            assert_eq!(a.hosts()[0], "h:1", "{url}");
+            for shown in [format!("{a}"), format!("{a:?}")] {
+                assert!(!shown.contains(password), "{url}: {shown}");
+            }
+        }
+        let a = RegistryAddress::parse("zookeeper://app:a@b/c?d@h:1?group=g").unwrap();
+        assert_eq!(a.root(), "/g");
+        assert_eq!(a.to_string(), "zookeeper://app@h:1/g");
+    }
+
+    #[test]
+    fn a_misplaced_password_is_never_echoed() {
+        // `?` then `=` in an unencoded password: the password is taken for a host, which is refused.
+        for url in [
+            "zookeeper://u:Secr3t?x=1@h:1",
+            "zookeeper://u:Secr3t=?q=@h:1",
+            "zookeeper://h:Secr3t",
+            "etcd://u:Secr3t@h:1",
+            "zookeeper://h:1?chroot=Secr3t",
+            "zookeeper://h:1?backup=Secr3t:x",
+        ] {
+            let err = RegistryAddress::parse(url).unwrap_err();
+            assert!(!err.to_string().contains("Secr3t"), "{url}: {err}");
+        }
+    }
+
+    #[test]
     fn rejects_relative_chroot_and_missing_host() {
         assert!(RegistryAddress::parse("zookeeper://h:1?chroot=x").is_err());
         assert!(RegistryAddress::parse("zookeeper://:1").is_err());
+        assert!(RegistryAddress::parse("zookeeper://h:0").is_err());
+        assert!(RegistryAddress::parse("zookeeper://h:70000").is_err());
     }
 
     #[test]

@@ -3,8 +3,17 @@
 //! The subscription task hands it the raw child names of `providers` and `configurators` after each
 //! listing; the catalog decodes and parses only names it has not seen before (a re-list of 10,000 providers
 //! with one change parses one URL), keeps those that match the consumer, and produces the provider list for
-//! the directory with the configurators applied. A child that cannot be decoded or parsed is skipped with a
-//! warning and counted once, and never disturbs the others.
+//! the directory: each provider with the consumer's parameters merged in ([`ConsumerSpec::parameters`]),
+//! then the configurators applied on top. A child that cannot be decoded or parsed is skipped with a
+//! warning and counted once (see [`crate::junk`]), and never disturbs the others; nothing logged of it
+//! shows credentials.
+//!
+//! # One provider, one entry
+//!
+//! Two child names can read as the same provider URL: encoded with other escapes (`%3a` for `%3A`), in
+//! plain and in encoded form, with the parameters in another order. They are one provider, named by
+//! the parsed URL's [full string](DubboUrl::to_full_string) (parameters sorted): it is listed once, at
+//! the place of its first name, appears with its first name and goes with its last.
 //!
 //! # Order
 //!
@@ -31,25 +40,32 @@
 //! # Ok::<(), rudder_common::url::UrlError>(())
 //! ```
 
+use std::collections::{HashMap, HashSet};
+
 use rudder_common::discovery::Change;
+use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 
 use crate::configurator::{Configurators, ConsumerSide};
 use crate::consumer::ConsumerSpec;
+use crate::junk::JunkLog;
 use crate::matching::{is_disabled, Matcher};
+use crate::redact;
 
 /// What one provider child name turned out to be.
 #[derive(Debug, Clone)]
 enum Entry {
-    /// A provider this consumer can use (before configurators).
-    Usable(DubboUrl),
+    /// A provider this consumer can use (before the consumer's parameters and configurators), with its
+    /// full string, which names it: two child names that read as the same URL are one provider.
+    Usable { url: DubboUrl, key: String },
     /// A well-formed URL for someone else (other version, group, protocol, `empty://`, disabled).
     Ignored,
     /// Could not be read.
     Malformed,
 }
 
-/// Usable providers that appeared or disappeared in one listing (URLs as registered, before rules).
+/// Usable providers that appeared or disappeared in one listing (URLs as registered, before the
+/// consumer's parameters and the rules).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProviderDelta {
     /// Newly listed.
@@ -70,10 +86,22 @@ impl ProviderDelta {
 pub struct Catalog {
     matcher: Matcher,
     consumer: ConsumerSide,
+    params: ConsumerParams,
     /// Sorted by node name.
     providers: Vec<(String, Entry)>,
+    /// How many listed names read as each usable provider (by full string): a provider comes and goes
+    /// when its first name comes and its last one goes.
+    usable: HashMap<String, u32>,
     configurators: Configurators,
-    malformed: u64,
+    malformed: JunkLog,
+    /// Well-formed configurator URLs that are not rules (`route://` under configurators, ...).
+    odd_rules: JunkLog,
+}
+
+/// A usable provider touched by one listing: whether it was listed before.
+struct Touched {
+    url: DubboUrl,
+    was_listed: bool,
 }
 
 impl Catalog {
@@ -82,15 +110,19 @@ impl Catalog {
         Catalog {
             matcher: Matcher::new(spec),
             consumer,
+            params: spec.parameters.clone(),
             providers: Vec::new(),
+            usable: HashMap::new(),
             configurators: Configurators::default(),
-            malformed: 0,
+            malformed: JunkLog::default(),
+            odd_rules: JunkLog::default(),
         }
     }
 
-    /// Child names seen so far that could not be read (each counted once).
+    /// Distinct child names seen so far that could not be read, each counted once (up to
+    /// [`junk::REMEMBERED`](crate::junk::REMEMBERED) of them).
     pub fn malformed(&self) -> u64 {
-        self.malformed
+        self.malformed.count()
     }
 
     /// The configurator rules in effect.
@@ -99,30 +131,28 @@ impl Catalog {
     }
 
     /// Replaces the provider child list (an empty list means no provider), and returns what changed
-    /// among the usable providers, before configurators.
+    /// among the usable providers, before the consumer's parameters and the configurators.
     pub fn set_providers(&mut self, mut children: Vec<String>) -> ProviderDelta {
         children.sort_unstable();
         children.dedup();
         let old = std::mem::take(&mut self.providers);
         let mut old = old.into_iter().peekable();
         let mut merged = Vec::with_capacity(children.len());
-        let mut delta = ProviderDelta::default();
-        let gone = |entry: Entry, delta: &mut ProviderDelta| {
-            if let Entry::Usable(url) = entry {
-                delta.removed.push(url);
-            }
-        };
+        // In listing order, so the delta is the same whatever order ZooKeeper listed in.
+        let mut touched: Vec<(String, Touched)> = Vec::new();
+        let mut touched_at: HashSet<String> = HashSet::new();
         for name in children {
-            // Both lists are sorted: skip old names that are gone, reuse the entry of a name still there.
+            // Both lists are sorted: drop old names that are gone, reuse the entry of a name still there.
             while let Some((_, entry)) = old.next_if(|(seen, _)| *seen < name) {
-                gone(entry, &mut delta);
+                self.release(entry, &mut touched, &mut touched_at);
             }
             let entry = match old.next_if(|(seen, _)| *seen == name) {
                 Some((_, entry)) => entry,
                 None => {
                     let entry = self.classify_provider(&name);
-                    if let Entry::Usable(url) = &entry {
-                        delta.added.push(url.clone());
+                    if let Entry::Usable { url, key } = &entry {
+                        touch(&self.usable, key, url, &mut touched, &mut touched_at);
+                        *self.usable.entry(key.clone()).or_insert(0) += 1;
                     }
                     entry
                 }
@@ -130,13 +160,42 @@ impl Catalog {
             merged.push((name, entry));
         }
         for (_, entry) in old {
-            gone(entry, &mut delta);
+            self.release(entry, &mut touched, &mut touched_at);
         }
         self.providers = merged;
+        let mut delta = ProviderDelta::default();
+        for (key, touched) in touched {
+            match (touched.was_listed, self.usable.contains_key(&key)) {
+                (true, false) => delta.removed.push(touched.url),
+                (false, true) => delta.added.push(touched.url),
+                _ => {}
+            }
+        }
         delta
     }
 
+    fn release(
+        &mut self,
+        entry: Entry,
+        touched: &mut Vec<(String, Touched)>,
+        touched_at: &mut HashSet<String>,
+    ) {
+        let Entry::Usable { url, key } = entry else {
+            return;
+        };
+        touch(&self.usable, &key, &url, touched, touched_at);
+        if let Some(count) = self.usable.get_mut(&key) {
+            *count -= 1;
+            if *count == 0 {
+                self.usable.remove(&key);
+            }
+        }
+    }
+
     /// The directory changes for `delta` under the current rules: removals first, then additions.
+    ///
+    /// Each URL goes through [`Catalog::configured`], so a `Remove` carries exactly the URL the `Insert`
+    /// of the same provider carried (rules changing in between cause a full list, not a delta).
     pub fn changes(&self, delta: &ProviderDelta) -> Vec<Change> {
         let removed = delta
             .removed
@@ -151,14 +210,18 @@ impl Catalog {
         removed.chain(added).collect()
     }
 
-    /// A usable provider URL with the configurators applied; `None` when a rule disables it.
+    /// A usable provider URL as this consumer uses it: the consumer's parameters merged in (Dubbo 3.3's
+    /// lookup order, see [`ConsumerParams`]), then the configurators applied on top; `None` when a rule
+    /// disables it.
     pub fn configured(&self, url: &DubboUrl) -> Option<DubboUrl> {
-        Some(self.configurators.apply(url.clone(), &self.consumer)).filter(|u| !is_disabled(u))
+        let merged = self.params.merge(url);
+        Some(self.configurators.apply(merged, &self.consumer)).filter(|u| !is_disabled(u))
     }
 
     /// Replaces the configurator child list (an empty list means no rule); whether the rules changed.
     pub fn set_configurators(&mut self, mut children: Vec<String>) -> bool {
         children.sort_unstable();
+        children.dedup();
         let mut rules = Vec::with_capacity(children.len());
         for name in children {
             // Dubbo 3.x ignores configurator children that are not encoded URLs.
@@ -166,11 +229,21 @@ impl Catalog {
                 continue;
             }
             match DubboUrl::from_node_name(&name) {
+                Ok(url) if !matches!(url.protocol(), "override" | "absent" | "empty") => {
+                    if self.odd_rules.first_sighting(&name) {
+                        tracing::warn!(url = %url, "skipping configurator with an unknown protocol");
+                    }
+                }
                 Ok(url) if self.matcher.is_match(&url) => rules.push(url),
                 Ok(_) => {}
                 Err(error) => {
-                    self.malformed += 1;
-                    tracing::warn!(node = %name, %error, "skipping unreadable configurator node");
+                    if self.malformed.first_sighting(&name) {
+                        tracing::warn!(
+                            node = %redact::node_name(&name),
+                            error = redact::url_error(&error),
+                            "skipping unreadable configurator node"
+                        );
+                    }
                 }
             }
         }
@@ -180,16 +253,17 @@ impl Catalog {
         changed
     }
 
-    /// The usable providers with the configurators applied, in node-name order, disabled ones left out.
+    /// The usable providers as this consumer uses them ([`Catalog::configured`]), in node-name order,
+    /// each once, disabled ones left out.
     pub fn provider_urls(&self) -> Vec<DubboUrl> {
+        let mut emitted = HashSet::with_capacity(self.usable.len());
         self.providers
             .iter()
             .filter_map(|(_, entry)| match entry {
-                Entry::Usable(url) => Some(url),
+                Entry::Usable { url, key } if emitted.insert(key.as_str()) => Some(url),
                 _ => None,
             })
-            .map(|url| self.configurators.apply(url.clone(), &self.consumer))
-            .filter(|url| !is_disabled(url))
+            .filter_map(|url| self.configured(url))
             .collect()
     }
 
@@ -197,13 +271,22 @@ impl Catalog {
         let url = match DubboUrl::from_node_name(name) {
             Ok(url) if !url.protocol().is_empty() && !url.host().is_empty() => url,
             Ok(_) => {
-                self.malformed += 1;
-                tracing::warn!(node = %name, "skipping provider node without protocol or host");
+                if self.malformed.first_sighting(name) {
+                    tracing::warn!(
+                        node = %redact::node_name(name),
+                        "skipping provider node without protocol or host"
+                    );
+                }
                 return Entry::Malformed;
             }
             Err(error) => {
-                self.malformed += 1;
-                tracing::warn!(node = %name, %error, "skipping unreadable provider node");
+                if self.malformed.first_sighting(name) {
+                    tracing::warn!(
+                        node = %redact::node_name(name),
+                        error = redact::url_error(&error),
+                        "skipping unreadable provider node"
+                    );
+                }
                 return Entry::Malformed;
             }
         };
@@ -215,137 +298,30 @@ impl Catalog {
             tracing::debug!(url = %url, "skipping provider with a protocol this consumer does not use");
             return Entry::Ignored;
         }
-        Entry::Usable(url)
+        let key = url.to_full_string();
+        Entry::Usable { url, key }
     }
+}
+
+/// Notes that the provider named `key` is touched by this listing, remembering whether it was listed.
+fn touch(
+    usable: &HashMap<String, u32>,
+    key: &str,
+    url: &DubboUrl,
+    touched: &mut Vec<(String, Touched)>,
+    touched_at: &mut HashSet<String>,
+) {
+    if !touched_at.insert(key.to_owned()) {
+        return;
+    }
+    touched.push((
+        key.to_owned(),
+        Touched {
+            url: url.clone(),
+            was_listed: usable.contains_key(key),
+        },
+    ));
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn set_providers_reports_what_changed() {
-        let url =
-            |i: u32| DubboUrl::parse(&format!("dubbo://10.0.0.{i}:20880/S?weight={i}")).unwrap();
-        let side = ConsumerSide {
-            host: "10.0.0.9".into(),
-            application: "app".into(),
-        };
-        let mut catalog = Catalog::new(&ConsumerSpec::new("S"), side);
-        let first = catalog.set_providers(vec![url(1).to_node_name(), url(2).to_node_name()]);
-        assert_eq!((first.added.len(), first.removed.len()), (2, 0));
-        let unchanged = catalog.set_providers(vec![url(2).to_node_name(), url(1).to_node_name()]);
-        assert!(unchanged.is_empty());
-        let other = DubboUrl::parse("dubbo://10.0.0.5:1/Other")
-            .unwrap()
-            .to_node_name();
-        let next = catalog.set_providers(vec![url(1).to_node_name(), url(3).to_node_name(), other]);
-        assert_eq!(
-            next.added,
-            vec![url(3)],
-            "a provider of another service is not usable"
-        );
-        assert_eq!(next.removed, vec![url(2)]);
-    }
-
-    fn side() -> ConsumerSide {
-        ConsumerSide {
-            host: "10.0.0.9".into(),
-            application: "shop".into(),
-        }
-    }
-
-    fn node(s: &str) -> String {
-        DubboUrl::parse(s).unwrap().to_node_name()
-    }
-
-    fn addresses(catalog: &Catalog) -> Vec<String> {
-        catalog
-            .provider_urls()
-            .iter()
-            .map(DubboUrl::address)
-            .collect()
-    }
-
-    #[test]
-    fn providers_come_out_in_node_name_order_whatever_the_listing_order() {
-        let mut c = Catalog::new(&ConsumerSpec::new("S"), side());
-        let a = node("dubbo://10.0.0.1:1/S");
-        let b = node("dubbo://10.0.0.2:1/S");
-        c.set_providers(vec![b.clone(), a.clone()]);
-        assert_eq!(addresses(&c), ["10.0.0.1:1", "10.0.0.2:1"]);
-        c.set_providers(vec![a, b]);
-        assert_eq!(addresses(&c), ["10.0.0.1:1", "10.0.0.2:1"]);
-    }
-
-    #[test]
-    fn filters_version_group_protocol_and_empty() {
-        let spec = ConsumerSpec::new("S").version("1.0").group("g");
-        let mut c = Catalog::new(&spec, side());
-        c.set_providers(vec![
-            node("dubbo://10.0.0.1:1/S?version=1.0&group=g"),
-            node("tri://10.0.0.2:1/S?version=1.0&group=g"),
-            node("rest://10.0.0.3:1/S?version=1.0&group=g"),
-            node("dubbo://10.0.0.4:1/S?version=2.0&group=g"),
-            node("dubbo://10.0.0.5:1/S?version=1.0"),
-            node("dubbo://10.0.0.6:1/S?version=1.0&group=g&enabled=false"),
-            node("empty://10.0.0.7/S?version=1.0&group=g"),
-        ]);
-        // tri:// is left out too while rudder cannot call it (see matching::CALLABLE_PROTOCOLS).
-        assert_eq!(addresses(&c), ["10.0.0.1:1"]);
-        assert_eq!(c.malformed(), 0);
-    }
-
-    #[test]
-    fn malformed_children_are_counted_once_and_do_not_hide_good_ones() {
-        let mut c = Catalog::new(&ConsumerSpec::new("S"), side());
-        let good = node("dubbo://10.0.0.1:1/S");
-        let bad = vec![
-            "%E0%A4%A".to_owned(),
-            "dubbo%3A%2F%2F%3A99999%2FS".to_owned(),
-        ];
-        let mut children = bad.clone();
-        children.push(good.clone());
-        c.set_providers(children.clone());
-        c.set_providers(children);
-        assert_eq!(addresses(&c), ["10.0.0.1:1"]);
-        assert_eq!(c.malformed(), 2);
-    }
-
-    #[test]
-    fn an_empty_listing_empties_the_catalog() {
-        let mut c = Catalog::new(&ConsumerSpec::new("S"), side());
-        c.set_providers(vec![node("dubbo://10.0.0.1:1/S")]);
-        c.set_providers(Vec::new());
-        assert!(c.provider_urls().is_empty());
-    }
-
-    #[test]
-    fn configurator_can_disable_a_provider_and_empty_clears_rules() {
-        let mut c = Catalog::new(&ConsumerSpec::new("S"), side());
-        c.set_providers(vec![
-            node("dubbo://10.0.0.1:1/S"),
-            node("dubbo://10.0.0.2:1/S"),
-        ]);
-        let disable = node("override://10.0.0.1:1/S?category=configurators&disabled=true");
-        c.set_configurators(vec![disable.clone()]);
-        assert_eq!(addresses(&c), ["10.0.0.2:1"]);
-        c.set_configurators(vec![
-            disable,
-            node("empty://0.0.0.0/S?category=configurators"),
-        ]);
-        assert_eq!(addresses(&c).len(), 2);
-        c.set_configurators(vec!["not-a-url".to_owned()]);
-        assert_eq!(c.configurators().len(), 0);
-    }
-
-    #[test]
-    fn configurators_for_another_version_are_ignored() {
-        let mut c = Catalog::new(&ConsumerSpec::new("S").version("1"), side());
-        c.set_providers(vec![node("dubbo://10.0.0.1:1/S?version=1")]);
-        c.set_configurators(vec![node("override://0.0.0.0/S?version=2&weight=5")]);
-        assert_eq!(c.provider_urls()[0].parameter("weight"), None);
-        c.set_configurators(vec![node("override://0.0.0.0/S?version=1&weight=5")]);
-        assert_eq!(c.provider_urls()[0].parameter("weight"), Some("5"));
-    }
-}
+mod tests;

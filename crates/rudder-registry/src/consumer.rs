@@ -16,6 +16,7 @@
 //! # Ok::<(), rudder_registry::RegistryError>(())
 //! ```
 
+use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 
 use crate::error::RegistryError;
@@ -41,6 +42,10 @@ pub struct ConsumerSpec {
     pub host: Option<String>,
     /// Whether to register the consumer node at all (Dubbo's `register=false` turns it off).
     pub register: bool,
+    /// The consumer's own settings (`timeout`, `loadbalance`, `sayHello.timeout`, ...), merged into every
+    /// provider URL in Dubbo 3.3's lookup order (see [`ConsumerParams`]) and written into the consumer
+    /// node. Empty by default.
+    pub parameters: ConsumerParams,
 }
 
 impl ConsumerSpec {
@@ -55,6 +60,7 @@ impl ConsumerSpec {
             methods: Vec::new(),
             host: None,
             register: true,
+            parameters: ConsumerParams::default(),
         }
     }
 
@@ -79,6 +85,22 @@ impl ConsumerSpec {
     /// Sets the application name.
     pub fn application(mut self, application: impl Into<String>) -> ConsumerSpec {
         self.application = application.into();
+        self
+    }
+
+    /// Sets the consumer's parameters, merged into every provider URL before the configurators apply.
+    ///
+    /// ```
+    /// use rudder_common::url::{merge::ConsumerParams, DubboUrl};
+    /// use rudder_registry::ConsumerSpec;
+    ///
+    /// let settings = DubboUrl::parse("consumer://0.0.0.0/com.acme.Greeter?timeout=3000&loadbalance=roundrobin")?;
+    /// let spec = ConsumerSpec::new("com.acme.Greeter").parameters(ConsumerParams::new(&settings));
+    /// assert_eq!(spec.parameters.iter().count(), 2);
+    /// # Ok::<(), rudder_common::url::UrlError>(())
+    /// ```
+    pub fn parameters(mut self, parameters: ConsumerParams) -> ConsumerSpec {
+        self.parameters = parameters;
         self
     }
 
@@ -148,7 +170,12 @@ impl ConsumerSpec {
         pid: u32,
     ) -> Result<DubboUrl, RegistryError> {
         self.validate()?;
-        let mut url = DubboUrl::new("consumer", host, 0, &self.interface)
+        let mut url = DubboUrl::new("consumer", host, 0, &self.interface);
+        // The consumer's settings first, so the keys below (which it cannot hold anyway) are rudder's.
+        for (key, value) in self.parameters.iter() {
+            url = url.with_parameter(key, value);
+        }
+        let mut url = url
             .with_parameter("application", &self.application)
             .with_parameter("category", "consumers")
             .with_parameter("check", "false")

@@ -15,8 +15,10 @@
 //! * [`ZookeeperRegistry`] and [`Subscription`]: the session, watches and recovery.
 //!
 //! Behaviour under faults (details in the `subscriber` module docs): a lost connection keeps the last
-//! known providers; a reconnect re-lists; an expired session is replaced, the consumer registered again and
-//! the lists re-read; an empty list is trusted only when it was read.
+//! known providers; a reconnect re-lists; an expired session is replaced, the lists re-read and the
+//! consumer registered again; an empty list is trusted only when it was read; a consumer node that cannot
+//! be written never stops discovery (it is retried in the background); two child names for one provider
+//! URL are one provider; credentials never reach a log line or an error message.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -36,6 +38,7 @@
 
 pub mod catalog;
 pub mod configurator;
+pub mod junk;
 pub mod matching;
 
 mod address;
@@ -43,6 +46,7 @@ mod consumer;
 mod error;
 mod options;
 mod paths;
+mod redact;
 mod registry;
 mod session;
 mod subscriber;

@@ -16,7 +16,7 @@ use crate::error::RegistryError;
 use crate::options::RegistryOptions;
 use crate::paths::ServicePaths;
 use crate::session::{local_host, Sessions};
-use crate::subscriber::{Subscriber, Watches};
+use crate::subscriber::{Registration, Subscriber, Watches};
 use crate::subscription::{Subscription, SubscriptionStatus};
 
 /// A connection to a ZooKeeper registry, shared by every subscription made through it.
@@ -25,7 +25,7 @@ use crate::subscription::{Subscription, SubscriptionStatus};
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use rudder_common::discovery::ProviderSink;
+/// use rudder_cluster::directory::Directory;
 /// use rudder_registry::{ConsumerSpec, RegistryOptions, ZookeeperRegistry};
 ///
 /// # async fn demo() -> Result<(), rudder_registry::RegistryError> {
@@ -72,15 +72,17 @@ impl ZookeeperRegistry {
         self.sessions.established()
     }
 
-    /// Registers the consumer, lists the providers of `spec` into `sink` (a directory, usually) and keeps
+    /// Lists the providers of `spec` into `sink` (a directory, usually), registers the consumer and keeps
     /// following them.
     ///
-    /// Returns after the first listing, so `sink` has already had the first full list. Provider order is node-name
+    /// Returns after the first listing and the first registration attempt, so `sink` has already had
+    /// the first full list. A registration that fails does not fail the subscription: it is retried in
+    /// the background ([`SubscriptionStatus::registered`], [`SubscriptionStatus::registration_error`]). Provider order is node-name
     /// order (see [`crate::catalog`]); configurators are applied before providers enter the directory.
     ///
     /// # Errors
     /// [`RegistryError::BadConsumer`] for a spec that cannot be written as a URL; a ZooKeeper error when
-    /// the first registration or listing fails; [`RegistryError::Closed`].
+    /// the first listing fails; [`RegistryError::Closed`].
     pub async fn subscribe(
         &self,
         spec: ConsumerSpec,
@@ -92,9 +94,9 @@ impl ZookeeperRegistry {
             Some(host) => host.clone(),
             None => local_host(self.sessions.address()).await,
         };
-        let consumer_node = if spec.register {
+        let registration = if spec.register {
             let url = spec.registration_url(&host, SystemClock.now_millis(), std::process::id())?;
-            Some(url.to_node_name())
+            Some(Registration::new(url.to_node_name()))
         } else {
             None
         };
@@ -106,7 +108,7 @@ impl ZookeeperRegistry {
         let mut subscriber = Subscriber {
             sessions: Arc::clone(&self.sessions),
             paths: ServicePaths::new(self.sessions.address().root(), spec.interface.trim()),
-            consumer_node,
+            registration,
             catalog: Catalog::new(&spec, side),
             sink: Arc::new(sink),
             status: status_tx,
@@ -114,9 +116,10 @@ impl ZookeeperRegistry {
             fed_once: false,
             rules_changed: false,
         };
-        subscriber.attach(&client).await?;
+        subscriber.attach();
         let mut watches = Watches::all_dirty();
         subscriber.refresh(&client, &mut watches).await?;
+        subscriber.register_if_due(&client).await;
         let (stop_tx, stop_rx) = oneshot::channel();
         let task = tokio::spawn(subscriber.run(client, watches, stop_rx));
         Ok(Subscription::new(status_rx, stop_tx, task))
@@ -143,7 +146,12 @@ impl ZookeeperRegistry {
         let ephemeral = self.sessions.create_options(CreateMode::Ephemeral);
         match client.create(&path, b"", &ephemeral).await {
             Ok(_) | Err(zookeeper_client::Error::NodeExists) => Ok(()),
-            Err(e) => Err(RegistryError::zookeeper("create", &path, e)),
+            // The node name holds the URL's credentials, if any: name the node by the URL's Display.
+            Err(e) => Err(RegistryError::zookeeper(
+                "create",
+                &format!("{}/<{url}>", paths.providers),
+                e,
+            )),
         }
     }
 

@@ -12,13 +12,21 @@
 //! | connection lost | keep the directory as it is, mark not connected, wait |
 //! | reconnected (same session) | re-list both categories |
 //! | a listing fails | keep the directory, retry with backoff |
-//! | session expired | open a new session, register the consumer again, re-list |
+//! | session expired | open a new session, re-list, register the consumer again |
+//! | registering the consumer fails | keep discovering; retry the registration with backoff |
 //!
 //! An empty list read over a live connection is honoured (no provider); a failed read never is.
+//!
+//! Registration never holds discovery up: a consumer node that cannot be written (an ACL, a quota, a
+//! read-only server) leaves [`SubscriptionStatus::registered`] false and the last error in
+//! [`SubscriptionStatus::registration_error`], and is retried in the background (doubling pauses up to
+//! the registry's retry maximum) while providers and configurators are followed as usual.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+
+use tokio::time::Instant;
 
 use rudder_common::discovery::{ProviderSink, ProviderUpdate};
 use tokio::sync::{oneshot, watch};
@@ -70,11 +78,31 @@ enum Wake {
     Retry,
 }
 
+/// The consumer node, and when to try writing it again.
+pub(crate) struct Registration {
+    /// The encoded consumer URL.
+    pub(crate) node: String,
+    /// Consecutive failed attempts.
+    pub(crate) failures: u32,
+    /// When the next attempt is due; `None` once registered in the current session.
+    pub(crate) due: Option<Instant>,
+}
+
+impl Registration {
+    pub(crate) fn new(node: String) -> Registration {
+        Registration {
+            node,
+            failures: 0,
+            due: Some(Instant::now()),
+        }
+    }
+}
+
 pub(crate) struct Subscriber {
     pub(crate) sessions: Arc<Sessions>,
     pub(crate) paths: ServicePaths,
-    /// The encoded consumer URL, when registering.
-    pub(crate) consumer_node: Option<String>,
+    /// The consumer node, when registering.
+    pub(crate) registration: Option<Registration>,
     pub(crate) catalog: Catalog,
     pub(crate) sink: Arc<dyn ProviderSink>,
     pub(crate) status: watch::Sender<SubscriptionStatus>,
@@ -87,49 +115,50 @@ pub(crate) struct Subscriber {
 }
 
 impl Subscriber {
-    /// Prepares `client`'s session: parents, consumer node, first listing with watches armed.
-    pub(crate) async fn attach(&mut self, client: &Client) -> Result<(), RegistryError> {
-        let persistent = self.sessions.create_options(CreateMode::Persistent);
-        for path in [&self.paths.providers, &self.paths.configurators] {
-            client
-                .mkdir(path, &persistent)
-                .await
-                .map_err(|e| RegistryError::zookeeper("create", path, e))?;
+    /// Takes `client`'s session as the current one: the consumer node is due for (re-)registration,
+    /// which [`Subscriber::register_if_due`] does after the listing, so it never delays discovery.
+    pub(crate) fn attach(&mut self) {
+        if let Some(registration) = &mut self.registration {
+            registration.due = Some(Instant::now());
+            registration.failures = 0;
         }
-        self.register(client).await?;
         self.status.send_modify(|s| {
             s.sessions += 1;
             s.connected = true;
+            s.registered = false;
         });
-        Ok(())
     }
 
-    async fn register(&mut self, client: &Client) -> Result<(), RegistryError> {
-        let Some(node) = &self.consumer_node else {
-            return Ok(());
+    /// Writes the consumer node if an attempt is due; on failure, schedules the next one.
+    pub(crate) async fn register_if_due(&mut self, client: &Client) {
+        let Some(registration) = &mut self.registration else {
+            return;
         };
-        let persistent = self.sessions.create_options(CreateMode::Persistent);
-        let ephemeral = self.sessions.create_options(CreateMode::Ephemeral);
-        let parent = &self.paths.consumers;
-        client
-            .mkdir(parent, &persistent)
-            .await
-            .map_err(|e| RegistryError::zookeeper("create", parent, e))?;
-        let path = format!("{parent}/{node}");
-        let created = match client.create(&path, b"", &ephemeral).await {
-            // Left over from an expired session of ours: replace it, as Dubbo does.
-            Err(zookeeper_client::Error::NodeExists) => {
-                match client.delete(&path, None).await {
-                    Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
-                    Err(e) => return Err(RegistryError::zookeeper("delete", &path, e)),
-                }
-                client.create(&path, b"", &ephemeral).await
+        if registration.due.is_none_or(|due| due > Instant::now()) {
+            return;
+        }
+        let outcome = register(&self.sessions, &self.paths.consumers, &registration.node, client).await;
+        match outcome {
+            Ok(()) => {
+                registration.due = None;
+                registration.failures = 0;
+                self.status.send_modify(|s| {
+                    s.registered = true;
+                    s.registration_error = None;
+                });
             }
-            other => other,
-        };
-        created.map_err(|e| RegistryError::zookeeper("create", &path, e))?;
-        self.status.send_modify(|s| s.registered = true);
-        Ok(())
+            Err(error) => {
+                let delay = self.sessions.options().retry_delay(registration.failures);
+                registration.failures = registration.failures.saturating_add(1);
+                registration.due = Some(Instant::now() + delay);
+                tracing::warn!(%error, retry_in = ?delay, "consumer registration failed; discovery goes on");
+                let message = error.to_string();
+                self.status.send_modify(|s| {
+                    s.registered = false;
+                    s.registration_error = Some(message);
+                });
+            }
+        }
     }
 
     /// Lists `category`, arms its watch and updates the catalog (not yet the directory).
@@ -250,6 +279,12 @@ impl Subscriber {
         loop {
             let retry_after = (watches.is_dirty() && failures > 0)
                 .then(|| self.sessions.options().retry_delay(failures - 1));
+            // Only while connected: a due attempt would otherwise wake the loop over and over.
+            let register_at = self
+                .registration
+                .as_ref()
+                .and_then(|r| r.due)
+                .filter(|_| client.state() == SessionState::SyncConnected);
             let wake = tokio::select! {
                 _ = &mut stop => Wake::Stop,
                 () = self.sessions.closed() => Wake::Stop,
@@ -257,6 +292,7 @@ impl Subscriber {
                 event = poll_armed(&mut watches.configurators) => Wake::Watch(Category::Configurators, event),
                 s = state.changed() => Wake::State(s),
                 () = sleep_opt(retry_after) => Wake::Retry,
+                () = sleep_until_opt(register_at) => Wake::Retry,
             };
             let mut session_over = false;
             match wake {
@@ -297,10 +333,14 @@ impl Subscriber {
                     s.connected = false;
                     s.registered = false;
                 });
-                match self.reattach(client.session_id(), &mut stop).await {
-                    Some(fresh) => client = fresh,
-                    None => return,
-                }
+                let renewed = tokio::select! {
+                    _ = &mut stop => return,
+                    renewed = self.sessions.renew(Some(client.session_id())) => renewed,
+                };
+                // Err only once the registry is closed: connection failures are retried inside.
+                let Ok(fresh) = renewed else { return };
+                client = fresh;
+                self.attach();
                 state = client.state_watcher();
                 watches = Watches::all_dirty();
                 failures = 0;
@@ -314,49 +354,51 @@ impl Subscriber {
                     }
                 }
             }
-        }
-    }
-
-    /// Opens a new session and registers again, retrying until it works; `None` when stopped.
-    async fn reattach(
-        &mut self,
-        stale: zookeeper_client::SessionId,
-        stop: &mut oneshot::Receiver<()>,
-    ) -> Option<Client> {
-        let mut stale = Some(stale);
-        let mut attempt = 0;
-        loop {
-            let client = tokio::select! {
-                _ = &mut *stop => return None,
-                renewed = self.sessions.renew(stale) => renewed.ok()?,
-            };
-            match self.attach(&client).await {
-                Ok(()) => return Some(client),
-                Err(error) => {
-                    let delay = self.sessions.options().retry_delay(attempt);
-                    attempt += 1;
-                    tracing::warn!(%error, retry_in = ?delay, "re-registering after session loss failed");
-                    if client.state().is_terminated() {
-                        stale = Some(client.session_id());
-                    }
-                    tokio::select! {
-                        _ = &mut *stop => return None,
-                        () = tokio::time::sleep(delay) => {}
-                    }
-                }
+            if client.state() == SessionState::SyncConnected {
+                self.register_if_due(&client).await;
             }
         }
     }
 
     async fn unregister(&self, client: &Client) {
-        if let Some(node) = &self.consumer_node {
-            let path = format!("{}/{node}", self.paths.consumers);
+        if let Some(registration) = &self.registration {
+            let path = format!("{}/{}", self.paths.consumers, registration.node);
             match client.delete(&path, None).await {
                 Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
                 Err(error) => tracing::debug!(%error, "consumer node not removed"),
             }
         }
     }
+}
+
+/// Creates the ephemeral consumer node (and its persistent parent), replacing a leftover of ours.
+async fn register(
+    sessions: &Sessions,
+    parent: &str,
+    node: &str,
+    client: &Client,
+) -> Result<(), RegistryError> {
+    let persistent = sessions.create_options(CreateMode::Persistent);
+    let ephemeral = sessions.create_options(CreateMode::Ephemeral);
+    client
+        .mkdir(parent, &persistent)
+        .await
+        .map_err(|e| RegistryError::zookeeper("create", parent, e))?;
+    let path = format!("{parent}/{node}");
+    let created = match client.create(&path, b"", &ephemeral).await {
+        // Left over from an expired session of ours: replace it, as Dubbo does.
+        Err(zookeeper_client::Error::NodeExists) => {
+            match client.delete(&path, None).await {
+                Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
+                Err(e) => return Err(RegistryError::zookeeper("delete", &path, e)),
+            }
+            client.create(&path, b"", &ephemeral).await
+        }
+        other => other,
+    };
+    created
+        .map(|_| ())
+        .map_err(|e| RegistryError::zookeeper("create", &path, e))
 }
 
 async fn changed(watcher: OneshotWatcher) -> WatchedEvent {
@@ -373,6 +415,13 @@ async fn poll_armed(slot: &mut Option<WatchFuture>) -> WatchedEvent {
 async fn sleep_opt(delay: Option<std::time::Duration>) {
     match delay {
         Some(delay) => tokio::time::sleep(delay).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
     }
 }

@@ -28,8 +28,12 @@ pub struct SubscriptionStatus {
     pub connected: bool,
     /// ZooKeeper sessions this subscription has been attached to (2 after one expiry).
     pub sessions: u64,
-    /// Whether the consumer node is registered in the current session.
+    /// Whether the consumer node is registered in the current session. A failed registration does not
+    /// stop discovery: it is retried in the background until it works.
     pub registered: bool,
+    /// Why the last registration attempt failed, until one succeeds (the message names the node path,
+    /// never a password).
+    pub registration_error: Option<String>,
 }
 
 /// A live subscription: the sink it feeds follows ZooKeeper until this is dropped or closed.
