@@ -183,5 +183,5 @@ fn call_arguments(args: &SimulateArgs) -> Result<Box<dyn Iterator<Item = Vec<Val
         Some(text) => json::parse_args(text)?,
         None => Vec::new(),
     };
-    Ok(Box::new(std::iter::repeat(one).take(args.calls)))
+    Ok(Box::new(std::iter::repeat_n(one, args.calls)))
 }
