@@ -7,6 +7,8 @@
 #    real Dubbo peers under it/ (Java Dubbo 3.3 provider via Maven, sofa-rpc-node via npm) when present.
 # 2. Formatting and lints (cargo fmt --check, clippy -D warnings).
 # 3. cargo test for the whole workspace (unit, conformance, CLI and integration tests).
+# 4. Every fuzz target under crates/*/fuzz for a bounded time (scripts/fuzz.sh: needs the nightly
+#    toolchain; RUDDER_FUZZ_SECONDS per target, default 60; RUDDER_SKIP_FUZZ=1 skips it loudly).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -28,3 +30,6 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "cargo test"
 cargo test --workspace --no-fail-fast
+
+step "fuzz"
+bash scripts/fuzz.sh

@@ -20,14 +20,16 @@ use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, SystemClock};
 use rudder_registry::{RegistryOptions, ZookeeperRegistry};
 
+use crate::bounds;
+
 /// Arguments of `rudder demo`.
 #[derive(Debug, Args)]
 pub(crate) struct DemoArgs {
-    /// Calls per strategy.
-    #[arg(long, default_value_t = 2000)]
+    /// Calls per strategy (1 to 1000000).
+    #[arg(long, default_value_t = 2000, value_parser = bounds::count(bounds::MAX_DEMO_CALLS))]
     calls: usize,
-    /// Calls in flight at once.
-    #[arg(long, default_value_t = 32)]
+    /// Calls in flight at once (1 to 1024).
+    #[arg(long, default_value_t = 32, value_parser = bounds::count(bounds::MAX_CONCURRENCY))]
     concurrency: usize,
     /// Register the embedded providers in this ZooKeeper and discover them from it
     /// (zookeeper://HOST:PORT), instead of handing their addresses to the consumer directly.

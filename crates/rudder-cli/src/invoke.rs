@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use rudder::{CallError, Reference, Value};
 
-use crate::{java_types, json};
+use crate::{bounds, java_types, json};
 
 /// Arguments of `rudder invoke`.
 #[derive(Debug, Args)]
@@ -40,8 +40,8 @@ pub(crate) struct InvokeArgs {
     /// Arguments as a JSON array.
     #[arg(long, value_name = "JSON_ARRAY", default_value = "[]")]
     args: String,
-    /// How many times to call.
-    #[arg(long, default_value_t = 1)]
+    /// How many times to call (1 to 1000000000); each result is printed as it arrives.
+    #[arg(long, default_value_t = 1, value_parser = bounds::count(bounds::MAX_CALLS))]
     calls: usize,
     /// Use this load balancer whatever the providers name.
     #[arg(long, value_name = "NAME")]
@@ -49,8 +49,8 @@ pub(crate) struct InvokeArgs {
     /// Call through Dubbo's generic `$invoke` (objects travel as maps).
     #[arg(long)]
     generic: bool,
-    /// Per-call timeout in milliseconds.
-    #[arg(long, value_name = "MS")]
+    /// Per-call timeout in milliseconds (1 to 2147483647, Dubbo's int range).
+    #[arg(long, value_name = "MS", value_parser = bounds::positive(bounds::MAX_TIMEOUT_MS))]
     timeout: Option<u64>,
 }
 

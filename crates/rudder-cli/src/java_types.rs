@@ -12,7 +12,8 @@ pub(crate) fn infer(json: &Json) -> &'static str {
         Json::Null => "java.lang.Object",
         Json::Bool(_) => "boolean",
         Json::Number(n) if n.as_i64().is_some_and(|i| i32::try_from(i).is_ok()) => "int",
-        Json::Number(n) if n.is_i64() || n.is_u64() => "long",
+        Json::Number(n) if n.is_i64() => "long",
+        // Past i64::MAX no Java integer holds it; `json::to_value` sends it as a double too.
         Json::Number(_) => "double",
         Json::String(_) => "java.lang.String",
         Json::Array(_) => "java.util.List",
@@ -99,6 +100,12 @@ mod tests {
         let j = |s: &str| serde_json::from_str::<Json>(s).unwrap();
         assert_eq!(infer(&j("1")), "int");
         assert_eq!(infer(&j("3000000000")), "long");
+        let huge = j("18446744073709551615");
+        assert_eq!(infer(&huge), "double");
+        assert_eq!(
+            convert(infer(&huge), &huge, false).unwrap(),
+            json::to_value(&huge)
+        );
         assert_eq!(infer(&j("\"x\"")), "java.lang.String");
         assert_eq!(convert("long", &j("5"), false).unwrap(), Value::Long(5));
         assert_eq!(

@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 success, 1 a call failed or no provider was found, 2 bad usage or an internal error.
 
+mod bounds;
 mod demo;
 mod invoke;
 mod java_types;

@@ -18,6 +18,8 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::url::DubboUrl;
 use rudder_registry::{ConsumerSpec, RegistryOptions, ZookeeperRegistry};
 
+use crate::bounds;
+
 /// Where to find a service's providers (shared by `providers` and `simulate`).
 #[derive(Debug, Clone)]
 pub(crate) struct RegistryQuery {
@@ -63,8 +65,13 @@ pub(crate) struct ProvidersArgs {
     /// Print a new listing on every change, until Ctrl-C.
     #[arg(long)]
     watch: bool,
-    /// Seconds to wait for ZooKeeper before giving up.
-    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    /// Seconds to wait for ZooKeeper before giving up (1 to 3600).
+    #[arg(
+        long,
+        default_value_t = 10,
+        value_name = "SECONDS",
+        value_parser = bounds::positive(bounds::MAX_CONNECT_TIMEOUT_SECS)
+    )]
     connect_timeout: u64,
 }
 

@@ -15,7 +15,7 @@ use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
 use rudder_common::Value;
 
-use crate::json;
+use crate::{bounds, json};
 
 /// Arguments of `rudder simulate`.
 #[derive(Debug, Args)]
@@ -44,11 +44,11 @@ pub(crate) struct SimulateArgs {
     /// Use this balancer instead of the one the providers name.
     #[arg(long, value_name = "NAME")]
     loadbalance: Option<String>,
-    /// Fix the clock at this instant (epoch ms); default: now.
-    #[arg(long, value_name = "EPOCH_MS")]
+    /// Fix the clock at this instant (epoch ms, 0 to 253402300799999, i.e. up to year 9999); default: now.
+    #[arg(long, value_name = "EPOCH_MS", value_parser = bounds::epoch_millis())]
     now: Option<i64>,
-    /// Number of calls.
-    #[arg(long, default_value_t = 10)]
+    /// Number of calls (1 to 1000000000); each is picked and printed as it goes.
+    #[arg(long, default_value_t = 10, value_parser = bounds::count(bounds::MAX_CALLS))]
     calls: usize,
     /// Arguments of every call, as a JSON array (consistenthash keys on them).
     #[arg(long, value_name = "JSON_ARRAY", conflicts_with = "args_file")]
@@ -163,22 +163,25 @@ fn provider_urls(args: &SimulateArgs) -> Result<Vec<DubboUrl>> {
         .collect()
 }
 
-fn call_arguments(args: &SimulateArgs) -> Result<Vec<Vec<Value>>> {
+/// The arguments of each call, produced one call at a time: `--calls` repeats of `--args` are never
+/// materialised together.
+fn call_arguments(args: &SimulateArgs) -> Result<Box<dyn Iterator<Item = Vec<Value>>>> {
     if let Some(path) = &args.args_file {
         let content =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        return content
+        let calls = content
             .lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
             .map(|(n, l)| {
                 json::parse_args(l).with_context(|| format!("{}:{}", path.display(), n + 1))
             })
-            .collect();
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(Box::new(calls.into_iter()));
     }
     let one = match &args.args {
         Some(text) => json::parse_args(text)?,
         None => Vec::new(),
     };
-    Ok(vec![one; args.calls])
+    Ok(Box::new(std::iter::repeat_n(one, args.calls)))
 }
