@@ -42,7 +42,8 @@
 //!     .await?;
 //! greeter.invoke("sayHello", &[], vec![]).await?;
 //! billing.invoke("charge", &[], vec![]).await?;
-//! assert_eq!(consumer.statuses().len(), 2); // one set of statistics per provider, shared
+//! assert_eq!(consumer.statuses().len(), 2); // statistics per provider (address and service)
+//! assert_eq!(consumer.open_connections(), 1); // one address, one connection, for both references
 //! consumer.shutdown().await;
 //! # server.shutdown().await;
 //! # Ok(())
@@ -60,7 +61,6 @@ use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::status::StatusRegistry;
 use rudder_rpc::DubboProtocol;
 
-use crate::protocol_shim::ProtocolShim as _;
 use crate::reference::ReferenceBuilder;
 
 /// The process-level consumer runtime. Cheap to clone; clones share everything.
@@ -133,7 +133,7 @@ impl Consumer {
         self.inner.shut_down.store(true, Ordering::Release);
         #[cfg(feature = "zookeeper")]
         self.inner.registries.close_all().await;
-        crate::protocol_shim::ProtocolShim::shutdown(&self.inner.protocol).await;
+        self.inner.protocol.shutdown().await;
     }
 }
 

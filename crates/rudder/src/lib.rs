@@ -26,7 +26,6 @@
 mod caller;
 mod consumer;
 mod error;
-mod protocol_shim;
 mod reference;
 #[cfg(feature = "zookeeper")]
 mod registry;

@@ -99,8 +99,7 @@ impl Registries {
         if let Some(application) = consumer.parameter("application").filter(|a| !a.is_empty()) {
             spec = spec.application(application);
         }
-        // MERGE(registry): spec = spec.parameters(ConsumerParams::new(consumer));
-        let _ = ConsumerParams::new(consumer);
+        spec = spec.parameters(ConsumerParams::new(consumer));
         let subscription = registry
             .subscribe(spec, sink)
             .await
