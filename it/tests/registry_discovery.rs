@@ -287,14 +287,22 @@ async fn malformed_nodes_are_skipped_and_counted() {
     let registry = registry(&zookeeper).await;
     let (directory, subscription) =
         common::subscribe(&registry, ConsumerSpec::new("com.acme.Greeter")).await;
-    assert_eq!(addresses(&directory), ["127.0.0.1:20880"]);
+    // An unusable parameter value never drops its provider: the value is ignored (weight 100).
+    assert_eq!(
+        addresses(&directory),
+        ["127.0.0.1:20880", "127.0.0.1:20881"]
+    );
+    assert_eq!(
+        directory.snapshot().providers()[1].configured_weight("m"),
+        100
+    );
     let status = subscription.status().borrow().clone();
     assert_eq!(status.malformed, 2, "{status:?}");
-    assert_eq!(status.rejected, 1, "{status:?}");
+    assert_eq!(status.rejected, 0, "{status:?}");
 
     // A good provider added later still arrives.
     put(&zk, "providers", "dubbo://127.0.0.1:20882/com.acme.Greeter").await;
-    wait_providers(&subscription, 2).await;
+    wait_providers(&subscription, 3).await;
     registry.close().await;
 }
 

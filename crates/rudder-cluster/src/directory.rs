@@ -6,8 +6,9 @@
 //! compared by their full URL, so a parameter change (a new weight) is an update, while the provider's
 //! identity, and with it its statistics and round-robin state, is kept.
 //!
-//! A provider URL whose balancer parameters cannot be read is skipped with a warning and counted in
-//! [`Directory::rejected`]; the other providers are unaffected.
+//! A parameter that cannot be used (`weight=heavy`) never drops its provider: the value is ignored with
+//! one warning, as the parameter's range says (see [`crate::provider`]). [`Directory::rejected`] counts
+//! URLs that could not become providers at all.
 //!
 //! ```
 //! use rudder_cluster::directory::{Change, Directory};
@@ -15,14 +16,14 @@
 //!
 //! let directory = Directory::default();
 //! let a = DubboUrl::parse("dubbo://10.0.0.1:20880/S?weight=100")?;
-//! let bad = DubboUrl::parse("dubbo://10.0.0.2:20880/S?weight=heavy")?;
-//! let update = directory.replace(vec![a.clone(), bad]);
-//! assert_eq!((update.added, update.rejected), (1, 1));
-//! assert_eq!(directory.snapshot().providers().len(), 1);
+//! let typo = DubboUrl::parse("dubbo://10.0.0.2:20880/S?weight=heavy")?;
+//! let update = directory.replace(vec![a.clone(), typo]);
+//! assert_eq!((update.added, update.rejected), (2, 0));
+//! assert_eq!(directory.snapshot().providers()[1].configured_weight("any"), 100); // the default
 //!
 //! let heavier = a.clone().with_parameter("weight", "300");
 //! directory.apply(vec![Change::Remove(a), Change::Insert(heavier)]);
-//! assert_eq!(directory.snapshot().providers()[0].configured_weight("any"), 300);
+//! assert_eq!(directory.snapshot().providers().last().unwrap().configured_weight("any"), 300);
 //! # Ok::<(), rudder_common::url::UrlError>(())
 //! ```
 

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use rudder_common::status::{ProviderStatus, StatusRegistry};
+use rudder_common::url::ranges::IntRange;
 use rudder_common::url::{DubboUrl, UrlError};
 
 /// Dubbo's default provider weight.
@@ -11,11 +12,37 @@ pub const DEFAULT_WEIGHT: i32 = 100;
 /// Dubbo's default warmup period: 10 minutes.
 pub const DEFAULT_WARMUP_MILLIS: i64 = 600_000;
 
+/// `weight` and `<method>.weight`: 0 ..= 2^31-1 (Dubbo's `int`; a negative weight is 0, as Dubbo's
+/// `max(weight, 0)` makes it).
+pub const WEIGHT: IntRange = IntRange {
+    key: "weight",
+    default: DEFAULT_WEIGHT as i64,
+    min: 0,
+    max: i32::MAX as i64,
+};
+
+/// `warmup`, ms: 0 (no warmup) ..= 2^31-1 (Dubbo's `int`).
+pub const WARMUP: IntRange = IntRange {
+    key: "warmup",
+    default: DEFAULT_WARMUP_MILLIS,
+    min: 0,
+    max: i32::MAX as i64,
+};
+
+/// `timestamp`, the provider's start in epoch ms: 0 (unknown: no warmup) ..= 2^63-1.
+pub const TIMESTAMP: IntRange = IntRange {
+    key: "timestamp",
+    default: 0,
+    min: 0,
+    max: i64::MAX,
+};
+
 /// A provider as the balancers see it: its URL plus everything a pick needs, parsed ahead of time.
 ///
 /// Numeric parameters that balancers read (`weight`, every `<method>.weight`, `warmup`, `timestamp`) are
-/// validated here, so a provider with a malformed number is rejected once, with an error naming the key,
-/// instead of failing every call.
+/// read within their ranges ([`WEIGHT`], [`WARMUP`], [`TIMESTAMP`]): a value that is not a number is
+/// ignored with one warning (a bad `<method>.weight` falls back to `weight`, so it disables only itself),
+/// one outside the range is clamped. A provider is never dropped for a parameter.
 ///
 /// ```
 /// use rudder_cluster::provider::Provider;
@@ -40,24 +67,13 @@ pub struct Provider {
 }
 
 impl Provider {
-    /// Parses the balancer-relevant parameters of `url` and attaches its statistics from `statuses`.
+    /// Reads the balancer-relevant parameters of `url` and attaches its statistics from `statuses`.
     ///
     /// # Errors
-    /// [`UrlError::BadNumber`] when `weight`, a `<method>.weight`, `warmup` or `timestamp` is not a number.
+    /// None today: kept fallible for parameters that cannot be defaulted.
     pub fn new(url: DubboUrl, statuses: &StatusRegistry) -> Result<Provider, UrlError> {
-        for (key, value) in url.parameters() {
-            let numeric = key == "weight" || key.ends_with(".weight") || key == "warmup";
-            if numeric && !value.trim().is_empty() && value.trim().parse::<i32>().is_err() {
-                return Err(UrlError::BadNumber {
-                    key: key.to_owned(),
-                    value: value.to_owned(),
-                });
-            }
-        }
-        let timestamp = url.parameter_number::<i64>("timestamp")?.unwrap_or(0);
-        let warmup = url
-            .parameter_number::<i32>("warmup")?
-            .map_or(DEFAULT_WARMUP_MILLIS, i64::from);
+        let timestamp = TIMESTAMP.value(&url);
+        let warmup = WARMUP.value(&url);
         let identity: Arc<str> = url.identity().into();
         let status = statuses.provider(&identity);
         let full_url = url.to_full_string().into();
@@ -99,12 +115,7 @@ impl Provider {
 
     /// The configured weight for `method` (`<method>.weight`, then `weight`, default 100), before warmup.
     pub fn configured_weight(&self, method: &str) -> i32 {
-        // Validated in `new`, so a parse failure cannot happen here.
-        self.url
-            .method_parameter_number::<i32>(method, "weight")
-            .ok()
-            .flatten()
-            .unwrap_or(DEFAULT_WEIGHT)
+        WEIGHT.method_value(&self.url, method) as i32
     }
 
     /// The provider's start time (`timestamp`, epoch ms); 0 when unknown, which disables warmup.

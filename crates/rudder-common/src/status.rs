@@ -404,24 +404,21 @@ impl StatusRegistry {
         self.providers.remove(identity);
     }
 
-    /// Forgets the statistics that nothing uses any more: those of providers no snapshot lists and no
-    /// call in flight counts on (whoever asks again later starts from zero). Returns how many went.
+    /// Forgets the statistics of every provider identity for which `keep` says `false` (providers that
+    /// left every directory). A call still in flight on one keeps its own handle and ends normally; a
+    /// provider that comes back starts from zero. Returns how many went.
     ///
     /// ```
     /// use rudder_common::status::StatusRegistry;
     /// let registry = StatusRegistry::default();
-    /// let kept = registry.provider("dubbo://10.0.0.1:20880/S");
-    /// drop(registry.provider("dubbo://10.0.0.2:20880/S"));
-    /// assert_eq!(registry.prune_unused(), 1);
+    /// registry.provider("dubbo://10.0.0.1:20880/S");
+    /// registry.provider("dubbo://10.0.0.2:20880/S");
+    /// assert_eq!(registry.retain(|identity| identity.contains("10.0.0.1")), 1);
     /// assert_eq!(registry.len(), 1);
-    /// # drop(kept);
     /// ```
-    pub fn prune_unused(&self) -> usize {
+    pub fn retain(&self, keep: impl Fn(&str) -> bool) -> usize {
         let before = self.providers.len();
-        // Under the shard's write lock no one can clone an entry, so a count of 1 (the map's own) means
-        // no snapshot, view or call holds it.
-        self.providers
-            .retain(|_, status| Arc::strong_count(status) > 1);
+        self.providers.retain(|identity, _| keep(identity));
         before.saturating_sub(self.providers.len())
     }
 

@@ -115,6 +115,17 @@ impl Consumer {
         self.inner.protocol.open_connections()
     }
 
+    /// Connection tasks (connect, driver, writer) alive, over all references.
+    pub fn live_tasks(&self) -> usize {
+        self.inner.protocol.live_tasks()
+    }
+
+    /// Returns once no connection of this consumer is open and no connection task is alive (after its
+    /// references are gone, or its providers left). Bound it with a timeout if calls may still run.
+    pub async fn wait_until_idle(&self) {
+        self.inner.protocol.wait_until_idle().await;
+    }
+
     /// ZooKeeper sessions this consumer holds open (one per distinct registry address in use).
     #[cfg(feature = "zookeeper")]
     pub fn registry_sessions(&self) -> usize {
@@ -165,17 +176,17 @@ impl ConsumerInner {
             });
             directories.iter().filter_map(Weak::upgrade).collect()
         };
-        let mut addresses: HashSet<String> = HashSet::new();
-        for directory in &live {
-            for provider in directory.snapshot().providers() {
-                if !addresses.contains(provider.address()) {
-                    addresses.insert(provider.address().to_owned());
-                }
-            }
+        let mut addresses: HashSet<&str> = HashSet::new();
+        let mut identities: HashSet<&str> = HashSet::new();
+        let snapshots: Vec<_> = live.iter().map(|d| d.snapshot()).collect();
+        for provider in snapshots.iter().flat_map(|s| s.providers()) {
+            addresses.insert(provider.address());
+            identities.insert(provider.identity());
         }
         self.protocol
             .retain_addresses(|address| addresses.contains(address));
-        self.statuses.prune_unused();
+        self.statuses
+            .retain(|identity| identities.contains(identity));
     }
 
     /// Whether the consumer has been shut down.

@@ -32,7 +32,7 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 use rudder_common::status::MethodStatus;
 
-pub use mode::{ClusterMode, UnsupportedClusterMode, DEFAULT_RETRIES};
+pub use mode::{ClusterMode, UnsupportedClusterMode, DEFAULT_RETRIES, RETRIES};
 
 use crate::balancer::Balancer;
 use crate::loadbalance::MethodView;

@@ -2,10 +2,20 @@
 
 use std::fmt;
 
+use rudder_common::url::ranges::IntRange;
 use rudder_common::url::DubboUrl;
 
 /// Dubbo's default `retries` for failover.
 pub const DEFAULT_RETRIES: u32 = 2;
+
+/// `retries`: 0 ..= 100 extra attempts (negative is 0, as in Dubbo; more than 100 attempts of one call is a
+/// retry storm, not fault tolerance).
+pub const RETRIES: IntRange = IntRange {
+    key: "retries",
+    default: DEFAULT_RETRIES as i64,
+    min: 0,
+    max: 100,
+};
 
 /// What the cluster invoker does when a call fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,16 +66,9 @@ impl ClusterMode {
         method: &str,
     ) -> Result<ClusterMode, UnsupportedClusterMode> {
         match consumer.parameter("cluster").unwrap_or("failover") {
-            "" | "failover" => {
-                let retries = consumer
-                    .method_parameter_number::<i64>(method, "retries")
-                    .ok()
-                    .flatten()
-                    .unwrap_or(i64::from(DEFAULT_RETRIES));
-                Ok(ClusterMode::Failover {
-                    retries: retries.clamp(0, i64::from(u32::MAX)) as u32,
-                })
-            }
+            "" | "failover" => Ok(ClusterMode::Failover {
+                retries: RETRIES.method_value(consumer, method) as u32,
+            }),
             "failfast" => Ok(ClusterMode::Failfast),
             "failsafe" => Ok(ClusterMode::Failsafe),
             "available" => Ok(ClusterMode::Available),

@@ -14,18 +14,79 @@
 //! # Cautions
 //! A method without arguments (or whose argument indexes are out of range) hashes the empty key, so every
 //! call goes to one provider (apache/dubbo#3468). `hash.nodes` below 4 would give Java an empty ring and a
-//! `NullPointerException`; rudder uses 4.
+//! `NullPointerException`; rudder uses 4. Above 65,536 it is clamped, and a ring is capped at
+//! [`MAX_RING_POINTS`] (Envoy's default ring cap) by giving every provider fewer points: Java would try
+//! to allocate whatever it is told (2^31 points aborts a consumer). `hash.arguments` entries that are
+//! not indexes below 255 are ignored, with a warning.
 
 use std::fmt::{self, Write as _};
 
 use md5::{Digest, Md5};
 use rudder_common::invocation::Invocation;
 use rudder_common::java_string::write_java_string;
+use rudder_common::url::ranges::{warn_once, IntRange};
 
 use super::{LoadBalance, MethodView, Pick, PickRng, StateKey};
 
 /// Dubbo's default `hash.nodes`.
 pub const DEFAULT_HASH_NODES: u32 = 160;
+
+/// `hash.nodes`: points per provider. Below 4 Java builds an empty ring (and fails); 65,536 points per
+/// provider is already far past any benefit.
+pub const HASH_NODES: IntRange = IntRange {
+    key: "hash.nodes",
+    default: DEFAULT_HASH_NODES as i64,
+    min: 4,
+    max: 65_536,
+};
+
+/// The most points a ring holds, Envoy's default `maximum_ring_size` (8M points, 64 MiB here): past it,
+/// every provider gets fewer points, equally (a multiple of 4, at least 4).
+pub const MAX_RING_POINTS: usize = 8 << 20;
+
+/// `hash.arguments` indexes at or past this are ignored: a Java method has at most 255 parameters.
+const MAX_ARGUMENT_INDEX: usize = 255;
+
+/// Points per provider for a ring of `providers`, within [`MAX_RING_POINTS`].
+fn ring_nodes(nodes: u32, providers: usize) -> u32 {
+    let fitting = MAX_RING_POINTS / providers.max(1);
+    if (nodes as usize) <= fitting {
+        return nodes;
+    }
+    let capped = ((fitting / 4) * 4).max(4) as u32;
+    warn_once(
+        "hash.nodes",
+        &format!("{nodes}x{providers}"),
+        format_args!(
+            "hash.nodes={nodes} for {providers} providers exceeds the ring cap of {MAX_RING_POINTS} points; using {capped} per provider"
+        ),
+    );
+    capped
+}
+
+/// The argument indexes of `hash.arguments` (`"0,2"`); entries that are not indexes are ignored, each
+/// warned about once.
+fn argument_indexes(arguments: &str) -> Box<[usize]> {
+    arguments
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| match s.parse::<usize>() {
+            Ok(i) if i < MAX_ARGUMENT_INDEX => Some(i),
+            _ => {
+                warn_once(
+                    "hash.arguments",
+                    s,
+                    format_args!(
+                        "ignoring hash.arguments entry {s:?}: not an index 0..{MAX_ARGUMENT_INDEX}"
+                    ),
+                );
+                None
+            }
+        })
+        .take(MAX_ARGUMENT_INDEX)
+        .collect()
+}
 
 /// Consistent hashing over an MD5 ketama ring.
 ///
@@ -46,33 +107,14 @@ struct Ring {
 impl Ring {
     fn build(view: &MethodView) -> Ring {
         let first = view.providers().first().map(|p| p.url());
-        let nodes = first
-            .and_then(|u| {
-                u.method_parameter_number::<u32>(view.method(), "hash.nodes")
-                    .ok()
-                    .flatten()
-            })
-            .unwrap_or(DEFAULT_HASH_NODES)
-            .max(4);
+        let nodes = first.map_or(DEFAULT_HASH_NODES, |u| {
+            HASH_NODES.method_value(u, view.method()) as u32
+        });
+        let nodes = ring_nodes(nodes, view.len());
         let arguments = first
             .and_then(|u| u.method_parameter(view.method(), "hash.arguments"))
             .unwrap_or("0");
-        let argument_indexes = arguments
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .filter_map(|s| match s.parse::<usize>() {
-                Ok(i) => Some(i),
-                Err(_) => {
-                    tracing::warn!(
-                        method = view.method(),
-                        value = s,
-                        "ignoring non-numeric hash.arguments entry"
-                    );
-                    None
-                }
-            })
-            .collect();
+        let argument_indexes = argument_indexes(arguments);
         let mut points = Vec::with_capacity(view.len() * nodes as usize);
         let mut seed = String::new();
         for (index, provider) in view.providers().iter().enumerate() {

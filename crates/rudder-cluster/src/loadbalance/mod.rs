@@ -64,7 +64,7 @@ use least_key::least_key_weighted;
 pub use pick::Pick;
 pub use prefix_sums::PrefixSums;
 pub use registry::{LoadBalanceRegistry, UnknownLoadBalance};
-pub use view::MethodView;
+pub use view::{MethodView, ACTIVES};
 
 /// The policy used when no provider names one: Dubbo's default.
 pub const DEFAULT_LOADBALANCE: &str = "random";

@@ -39,6 +39,7 @@ mod codec;
 pub mod merge;
 mod params;
 mod parse;
+pub mod ranges;
 
 use std::fmt;
 
@@ -220,22 +221,25 @@ impl DubboUrl {
             .or_else(|| self.params.get_dotted("default", key))
     }
 
-    /// `<method>.<key>` if set and non-empty, else [`DubboUrl::parameter`]`(key)` (Dubbo 3.3 semantics).
-    pub fn method_parameter(&self, method: &str, key: &str) -> Option<&str> {
+    /// `<method>.<key>` alone, if set and non-empty and the method is listed (Dubbo's
+    /// `getMethodParameterStrict`): no fallback to `key`.
+    pub fn strict_method_parameter(&self, method: &str, key: &str) -> Option<&str> {
         let listed = match self.params.get("methods") {
             Some(methods) if !methods.is_empty() => methods.contains(method),
             _ => true,
         };
-        if listed {
-            if let Some(v) = self
-                .params
-                .get_dotted(method, key)
-                .filter(|v| !v.is_empty())
-            {
-                return Some(v);
-            }
+        if !listed {
+            return None;
         }
-        self.parameter(key)
+        self.params
+            .get_dotted(method, key)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// `<method>.<key>` if set and non-empty, else [`DubboUrl::parameter`]`(key)` (Dubbo 3.3 semantics).
+    pub fn method_parameter(&self, method: &str, key: &str) -> Option<&str> {
+        self.strict_method_parameter(method, key)
+            .or_else(|| self.parameter(key))
     }
 
     /// [`DubboUrl::method_parameter`] parsed as a number; `Ok(None)` when absent or empty.
