@@ -137,7 +137,13 @@ impl Subscriber {
         if registration.due.is_none_or(|due| due > Instant::now()) {
             return;
         }
-        let outcome = register(&self.sessions, &self.paths.consumers, &registration.node, client).await;
+        let outcome = register(
+            &self.sessions,
+            &self.paths.consumers,
+            &registration.node,
+            client,
+        )
+        .await;
         match outcome {
             Ok(()) => {
                 registration.due = None;
