@@ -8,6 +8,8 @@
 #
 # Env:
 #   RUDDER_FUZZ_SECONDS     fuzzing time per target, in seconds (default 60)
+#   RUDDER_FUZZ_BUDGET      fuzzing time for all targets together (default 900): with more targets
+#                           than fit, each gets an equal share, at least 10 s (keeps CI bounded)
 #   RUDDER_SKIP_FUZZ=1      skip the step (the only way to pass without a nightly toolchain)
 #   RUDDER_FUZZ_TARGET_DIR  the build cache shared by all fuzz crates (default target/fuzz)
 #
@@ -30,6 +32,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
 
 seconds="${RUDDER_FUZZ_SECONDS:-60}"
+budget="${RUDDER_FUZZ_BUDGET:-900}"
 cache="${RUDDER_FUZZ_TARGET_DIR:-$root/target/fuzz}"
 cargo_fuzz_version="0.13.2"
 default_flags=(-rss_limit_mb=2048 -max_len=1048576 -timeout=10)
@@ -48,10 +51,12 @@ if [ "${RUDDER_SKIP_FUZZ:-}" = "1" ]; then
     exit 0
 fi
 
-if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
-    loud "fuzz: RUDDER_FUZZ_SECONDS must be a positive number of seconds, got '$seconds'."
-    exit 1
-fi
+for setting in "RUDDER_FUZZ_SECONDS=$seconds" "RUDDER_FUZZ_BUDGET=$budget"; do
+    if ! [[ "${setting#*=}" =~ ^[1-9][0-9]{0,6}$ ]]; then
+        loud "fuzz: ${setting%%=*} must be a positive number of seconds, got '${setting#*=}'."
+        exit 1
+    fi
+done
 
 # The nightly toolchain cannot be downloaded on CI machines (it is preinstalled there), so a missing
 # one is a broken machine, not something to paper over.
@@ -148,7 +153,10 @@ wanted() {
     return 1
 }
 
-ran_any=0
+# Discovery first, so the time budget can be shared out before anything is built.
+crate_dirs=()
+crate_targets=()
+count=0
 for fuzz_dir in crates/*/fuzz; do
     [ -f "$fuzz_dir/Cargo.toml" ] || continue
     crate_dir="${fuzz_dir%/fuzz}"
@@ -163,31 +171,46 @@ for fuzz_dir in crates/*/fuzz; do
         fi
     done
     [ "${#selected[@]}" -gt 0 ] || continue
-    ran_any=1
-    echo "fuzz: building ${selected[*]} in $fuzz_dir (cache $cache)"
+    crate_dirs+=("$crate_dir")
+    crate_targets+=("${selected[*]}")
+    count=$((count + ${#selected[@]}))
+done
+
+if [ "$count" -eq 0 ]; then
+    loud "fuzz: FAILED: no fuzz target found${1:+ named $*} under crates/*/fuzz."
+    exit 1
+fi
+shared=$((budget / count > 10 ? budget / count : 10))
+if [ "$shared" -lt "$seconds" ]; then
+    seconds=$shared
+    echo "fuzz: $count targets share RUDDER_FUZZ_BUDGET=$budget s"
+fi
+echo "fuzz: $count targets in ${#crate_dirs[@]} fuzz crates, $seconds s each"
+
+for i in "${!crate_dirs[@]}"; do
+    crate_dir="${crate_dirs[$i]}"
+    read -r -a selected <<<"${crate_targets[$i]}"
+    build_log="$cache/logs/${crate_dir#crates/}-build.log"
+    echo "fuzz: building ${selected[*]} in $crate_dir/fuzz (cache ${cache#"$root/"})"
     started=$SECONDS
-    if ! (cd "$crate_dir" && cargo +nightly fuzz build --target-dir "$cache") \
-        >"$cache/logs/${crate_dir#crates/}-build.log" 2>&1; then
-        build_seconds=$((build_seconds + SECONDS - started))
+    built=0
+    (cd "$crate_dir" && cargo +nightly fuzz build --target-dir "$cache") >"$build_log" 2>&1 || built=$?
+    build_seconds=$((build_seconds + SECONDS - started))
+    if [ "$built" -ne 0 ]; then
         for target in "${selected[@]}"; do
             failed=$((failed + 1))
-            printf 'fuzz target %s/%s: FAILED to build\n' "${crate_dir#crates/}" "$target"
+            printf 'fuzz target %s/%s: FAILED to build (log %s)\n' \
+                "${crate_dir#crates/}" "$target" "${build_log#"$root/"}"
         done
-        tail -n 40 "$cache/logs/${crate_dir#crates/}-build.log" | sed 's/^/    /'
+        why "$build_log"
         continue
     fi
-    build_seconds=$((build_seconds + SECONDS - started))
     for target in "${selected[@]}"; do
         fuzz_one "$crate_dir" "$target"
     done
 done
 
-if [ "$ran_any" -eq 0 ] && [ "$#" -gt 0 ]; then
-    loud "fuzz: FAILED: no fuzz target named $*."
-    exit 1
-fi
-
 total=$((SECONDS - step_started))
-echo "fuzz: step took $total s ($build_seconds s building, $((total - build_seconds)) s fuzzing, $seconds s per target)"
+echo "fuzz: step took $total s ($build_seconds s building, $((total - build_seconds)) s fuzzing $count targets)"
 echo "fuzz: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

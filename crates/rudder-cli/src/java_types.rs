@@ -68,10 +68,10 @@ pub(crate) fn convert(java_type: &str, json: &Json, generic: bool) -> Result<Val
                 }
             }
             Json::Object(fields) => Value::Object {
-                class: class.to_owned(),
+                class: class.into(),
                 fields: fields
                     .iter()
-                    .map(|(k, v)| (k.clone(), json::to_value(v)))
+                    .map(|(k, v)| (k.as_str().into(), json::to_value(v)))
                     .collect(),
             },
             other => json::to_value(other),

@@ -67,7 +67,7 @@ pub(crate) fn from_value(value: &Value) -> Json {
         Value::Object { fields, .. } => Json::Object(
             fields
                 .iter()
-                .map(|(k, v)| (k.clone(), from_value(v)))
+                .map(|(k, v)| (k.to_string(), from_value(v)))
                 .collect(),
         ),
         other => Json::String(format!("{other:?}")),

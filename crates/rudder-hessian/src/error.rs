@@ -111,6 +111,18 @@ pub enum DecodeError {
         /// Offset of the reference.
         offset: usize,
     },
+    /// What the stream decodes to would take more memory than the reader's budget
+    /// ([`DecodeLimits::budget_for`](crate::DecodeLimits::budget_for)): the input is denser than
+    /// honest data, such as millions of objects or typed lists of a few bytes each.
+    #[error("decoded values at byte {offset} would take {used} bytes of memory, over the budget of {limit}")]
+    BudgetExceeded {
+        /// Bytes the decoded values would have taken with the allocation that failed.
+        used: usize,
+        /// The reader's budget.
+        limit: usize,
+        /// Offset of the value being read.
+        offset: usize,
+    },
 }
 
 impl DecodeError {
@@ -127,7 +139,8 @@ impl DecodeError {
             | DecodeError::InvalidClassDef { offset, .. }
             | DecodeError::InvalidString { offset, .. }
             | DecodeError::TooDeep { offset, .. }
-            | DecodeError::RefExpansionOverLimit { offset, .. } => offset,
+            | DecodeError::RefExpansionOverLimit { offset, .. }
+            | DecodeError::BudgetExceeded { offset, .. } => offset,
         }
     }
 

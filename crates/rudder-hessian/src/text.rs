@@ -65,6 +65,11 @@ impl UnitDecoder {
         }
     }
 
+    /// Bytes reserved for the decoded text so far.
+    pub(crate) fn capacity(&self) -> usize {
+        self.out.capacity()
+    }
+
     /// Decodes `units` UTF-16 units from `input` starting at `*pos`, advancing `*pos`.
     pub(crate) fn decode(
         &mut self,

@@ -1,6 +1,7 @@
 //! The encoder: values to Hessian 2.0 bytes, in the compact forms Java's `Hessian2Output` picks.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::tags::*;
 use crate::text;
@@ -26,7 +27,7 @@ use rudder_common::Value;
 pub struct Hessian2Writer {
     buf: Vec<u8>,
     /// Class name -> the field lists defined under it, with their definition index.
-    classes: HashMap<String, Vec<(Vec<String>, usize)>>,
+    classes: HashMap<Arc<str>, Vec<(Vec<Arc<str>>, usize)>>,
     class_count: usize,
     types: HashMap<String, usize>,
     refs_written: usize,
@@ -329,11 +330,11 @@ impl Hessian2Writer {
 
     /// The definition index for this class and field list, writing the `C` definition first if the
     /// stream has none yet.
-    fn class_def(&mut self, class: &str, fields: &[(String, Value)]) -> usize {
-        let same_fields = |names: &Vec<String>| {
+    fn class_def(&mut self, class: &Arc<str>, fields: &[(Arc<str>, Value)]) -> usize {
+        let same_fields = |names: &Vec<Arc<str>>| {
             names.len() == fields.len() && names.iter().zip(fields).all(|(a, (b, _))| a == b)
         };
-        if let Some(defs) = self.classes.get(class) {
+        if let Some(defs) = self.classes.get(&**class) {
             if let Some((_, index)) = defs.iter().find(|(names, _)| same_fields(names)) {
                 return *index;
             }
@@ -348,7 +349,7 @@ impl Hessian2Writer {
         }
         let names = fields.iter().map(|(n, _)| n.clone()).collect();
         self.classes
-            .entry(class.to_owned())
+            .entry(Arc::clone(class))
             .or_default()
             .push((names, index));
         index

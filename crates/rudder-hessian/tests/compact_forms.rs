@@ -303,7 +303,7 @@ fn map_forms() {
 fn the_seventeenth_class_uses_the_long_object_form() {
     let objects: Vec<Value> = (0..17)
         .map(|i| Value::Object {
-            class: format!("c{i:02}"),
+            class: format!("c{i:02}").into(),
             fields: vec![],
         })
         .collect();

@@ -301,8 +301,11 @@ fn reference_bombs_hit_the_expansion_limit() {
         w.write_value(&Value::list(vec![Value::Ref(i), Value::Ref(i)]));
     }
     bomb.extend_from_slice(w.as_bytes());
+    // With room in the memory budget, the expansion limit is what stops it...
     let limits = DecodeLimits {
         max_ref_expansion: 1 << 20,
+        decoded_bytes_allowance: 1 << 30,
+        max_decoded_bytes: 1 << 30,
         ..DecodeLimits::default()
     };
     let e = Hessian2Reader::with_limits(&bomb, limits)
@@ -318,6 +321,9 @@ fn reference_bombs_hit_the_expansion_limit() {
         ),
         "{e}"
     );
+    // ...and with the defaults the copies exhaust the budget first.
+    let e = Hessian2Reader::new(&bomb).read_value().unwrap_err();
+    assert!(matches!(e, DecodeError::BudgetExceeded { .. }), "{e}");
 
     // Six levels are small enough to expand: the last holds 2^6 copies of the first.
     let mut small = vec![0x7f, 0x79, 0x90];

@@ -33,19 +33,25 @@ fn value() -> impl Strategy<Value = Value> {
                 prop::option::of(name()),
                 prop::collection::vec(inner.clone(), 0..12)
             )
-                .prop_map(|(type_name, items)| Value::List { type_name, items }),
+                .prop_map(|(type_name, items)| Value::List {
+                    type_name: type_name.map(Into::into),
+                    items,
+                }),
             (
                 prop::option::of(name()),
                 prop::collection::vec((inner.clone(), inner.clone()), 0..6)
             )
-                .prop_map(|(type_name, entries)| Value::Map { type_name, entries }),
+                .prop_map(|(type_name, entries)| Value::Map {
+                    type_name: type_name.map(Into::into),
+                    entries,
+                }),
             (
                 prop::sample::select(vec!["com.a.User", "com.a.Order", "x"]),
                 prop::collection::vec((name(), inner), 0..5)
             )
                 .prop_map(|(class, fields)| Value::Object {
-                    class: class.to_owned(),
-                    fields,
+                    class: class.into(),
+                    fields: fields.into_iter().map(|(k, v)| (k.into(), v)).collect(),
                 }),
         ]
     })

@@ -74,13 +74,13 @@ fn a_java_class_becomes_an_object_and_comes_back() {
     let Value::Object { class, fields } = &v else {
         panic!("not an object: {v:?}");
     };
-    assert_eq!(class, "org.example.User");
-    assert_eq!(fields[0], ("userName".to_owned(), Value::from("alice")));
+    assert_eq!(&**class, "org.example.User");
+    assert_eq!(fields[0], ("userName".into(), Value::from("alice")));
     assert_eq!(v.get("age"), Some(&Value::Int(42)));
     assert_eq!(v.get("id"), Some(&Value::Long(1 << 40)));
     assert_eq!(v.get("role"), Some(&Value::from("Admin")));
     assert!(
-        matches!(v.get("home"), Some(Value::Object { class, .. }) if class == "org.example.Address")
+        matches!(v.get("home"), Some(Value::Object { class, .. }) if &**class == "org.example.Address")
     );
     assert_eq!(from_value::<User>(through_bytes(&v)).unwrap(), alice());
 }
@@ -95,7 +95,7 @@ fn structs_without_a_class_are_untyped_maps() {
     assert_eq!(v, Value::map(vec![("a".into(), Value::Int(1))]));
     let named = to_object_value(&Plain { a: 1 }, "com.x.Plain").unwrap();
     assert_eq!(named.get("a"), Some(&Value::Int(1)));
-    assert!(matches!(named, Value::Object { class, .. } if class == "com.x.Plain"));
+    assert!(matches!(named, Value::Object { class, .. } if &*class == "com.x.Plain"));
     assert_eq!(
         to_object_value(&5, "com.x.Five"),
         Err(SerdeError::NotAnObject("com.x.Five".into()))

@@ -31,7 +31,7 @@ async fn string_int_object_and_null_results() {
             .into_result()
             .unwrap();
         assert!(
-            matches!(&user, Value::Object { class, .. } if class == "org.apache.dubbo.demo.User")
+            matches!(&user, Value::Object { class, .. } if &**class == "org.apache.dubbo.demo.User")
         );
         assert_eq!(user.get("name"), Some(&Value::from("alice")));
         assert_eq!(user.get("age"), Some(&Value::Int(42)));

@@ -73,7 +73,7 @@ fn throwable_parts(value: &Value) -> Option<(String, Option<String>)> {
     let Value::Object { class, fields } = value else {
         return None;
     };
-    let has_message_field = fields.iter().any(|(name, _)| name == "detailMessage");
+    let has_message_field = fields.iter().any(|(name, _)| &**name == "detailMessage");
     let named_like_one = ["Exception", "Error", "Throwable"]
         .iter()
         .any(|suffix| class.ends_with(suffix));
@@ -84,7 +84,7 @@ fn throwable_parts(value: &Value) -> Option<(String, Option<String>)> {
         .get("detailMessage")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    Some((class.clone(), message))
+    Some((class.to_string(), message))
 }
 
 impl fmt::Display for JavaException {

@@ -1,10 +1,17 @@
 //! The dynamic value model: every Hessian 2.0 value rudder can read or write.
 
+use std::sync::Arc;
+
 /// One Hessian value, as a Java peer would see it.
 ///
 /// Integers keep their Java width (`int` vs `long`) because the wire form and the Java parameter type
 /// depend on it. Lists and maps keep their optional Java type name; objects keep their class name and
 /// field order, which is the order of the class definition on the wire.
+///
+/// Class names, field names and type names are [`Arc<str>`]: a stream defines each once and every
+/// object or typed list of it shares that one allocation, so a long name costs its bytes once, not
+/// once per value (a decoder that copied it per value could be made to allocate gigabytes from a
+/// small body). Build them from a `&str` or `String` with `.into()`.
 ///
 /// ```
 /// use rudder_common::value::Value;
@@ -33,23 +40,23 @@ pub enum Value {
     /// A list or array; `type_name` is the Java type when the peer sent one (e.g. `[java.lang.String`).
     List {
         /// Java type name, if any.
-        type_name: Option<String>,
+        type_name: Option<Arc<str>>,
         /// The elements.
         items: Vec<Value>,
     },
     /// A map; `type_name` is the Java type when the peer sent one (e.g. `java.util.HashMap`).
     Map {
         /// Java type name, if any.
-        type_name: Option<String>,
+        type_name: Option<Arc<str>>,
         /// The entries, in wire order.
         entries: Vec<(Value, Value)>,
     },
     /// An object of a Java class: the class name and its fields in definition order.
     Object {
         /// Fully qualified Java class name.
-        class: String,
+        class: Arc<str>,
         /// Field names and values, in class-definition order.
-        fields: Vec<(String, Value)>,
+        fields: Vec<(Arc<str>, Value)>,
     },
     /// A back-reference (Hessian `Q`) to the n-th list, map or object of the stream, counted from 0 in
     /// the order their headers appear.
@@ -130,7 +137,9 @@ impl Value {
     /// ```
     pub fn get(&self, name: &str) -> Option<&Value> {
         match self {
-            Value::Object { fields, .. } => fields.iter().find(|(k, _)| k == name).map(|(_, v)| v),
+            Value::Object { fields, .. } => {
+                fields.iter().find(|(k, _)| &**k == name).map(|(_, v)| v)
+            }
             Value::Map { entries, .. } => entries
                 .iter()
                 .find(|(k, _)| k.as_str() == Some(name))

@@ -58,6 +58,7 @@ impl Hessian2Reader<'_> {
     ) -> Result<String, DecodeError> {
         let mut decoder: Option<UnitDecoder> = None;
         let mut total = 0usize;
+        let mut charged = 0usize;
         loop {
             let (units, last) = match tag {
                 0x00..=0x1f => (usize::from(tag), true),
@@ -86,10 +87,23 @@ impl Hessian2Reader<'_> {
                     offset,
                 });
             }
-            // Each unit takes at least one byte, so the remaining input bounds the allocation.
-            let decoder = decoder
-                .get_or_insert_with(|| UnitDecoder::with_capacity(units.min(self.remaining())));
+            let decoder = match decoder.as_mut() {
+                Some(decoder) => decoder,
+                None => {
+                    // Each unit takes at least one byte, so the remaining input bounds the
+                    // allocation; it is charged before it is made.
+                    charged = units.min(self.remaining());
+                    self.budget.charge(charged, offset)?;
+                    decoder.insert(UnitDecoder::with_capacity(charged))
+                }
+            };
             decoder.decode(self.input, &mut self.pos, units)?;
+            // Decoded text is never longer than its input, so growth is charged once it happened.
+            let capacity = decoder.capacity();
+            if capacity > charged {
+                self.budget.charge(capacity - charged, offset)?;
+                charged = capacity;
+            }
             if last {
                 break;
             }
@@ -131,6 +145,16 @@ impl Hessian2Reader<'_> {
                     limit: self.limits.max_length,
                     offset,
                 });
+            }
+            let needed = out.len() + len;
+            // When the chunk is not all there, `take` below fails before anything is reserved.
+            if needed > out.capacity() && len <= self.remaining() {
+                // Double for chunked binaries, but never past what the input could still hold.
+                let capacity = needed
+                    .max(out.capacity() * 2)
+                    .min(out.len() + self.remaining());
+                self.budget.charge(capacity - out.capacity(), offset)?;
+                out.reserve_exact(capacity - out.len());
             }
             // `take` checks the bytes exist before anything is copied.
             let chunk = self.take(len, "binary")?;

@@ -1,51 +1,25 @@
 //! The decoder: Hessian 2.0 bytes to [`Value`]s, accepting every form of the grammar.
 
+mod budget;
 mod input;
 mod refs;
+
+use std::sync::Arc;
 
 use crate::error::DecodeError;
 use crate::tags::*;
 use rudder_common::Value;
 
+use budget::Budget;
+pub use budget::DecodeLimits;
 use refs::RefTable;
 
-/// Bounds that keep hostile input from exhausting the stack or memory.
-///
-/// ```
-/// use rudder_hessian::{DecodeLimits, Hessian2Reader};
-/// let limits = DecodeLimits { max_depth: 16, ..DecodeLimits::default() };
-/// let mut r = Hessian2Reader::with_limits(&[0x90], limits);
-/// assert_eq!(r.read_int().unwrap(), 0);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DecodeLimits {
-    /// Deepest nesting of lists, maps and objects (default 128).
-    pub max_depth: usize,
-    /// Largest string (in UTF-16 units), binary (in bytes) or list (in items) (default 16 MiB).
-    pub max_length: usize,
-    /// Most bytes re-read to expand back-references into copies, per reader (default 8 MiB).
-    ///
-    /// Like the input itself, each byte read can become one [`Value`] node (tens of bytes of memory),
-    /// so the default lets references amplify memory no more than an 8 MiB body (Dubbo's default
-    /// payload limit) already can.
-    pub max_ref_expansion: usize,
-}
-
-impl Default for DecodeLimits {
-    fn default() -> Self {
-        DecodeLimits {
-            max_depth: 128,
-            max_length: 16 << 20,
-            max_ref_expansion: 8 << 20,
-        }
-    }
-}
-
-/// A class definition (`C`): the class name and its field names, in wire order.
-#[derive(Debug, Clone)]
+/// A class definition (`C`): the class name and its field names, in wire order. Every object of
+/// the class shares these names.
+#[derive(Debug)]
 struct ClassDef {
-    name: String,
-    fields: Vec<String>,
+    name: Arc<str>,
+    fields: Vec<Arc<str>>,
 }
 
 /// Reads one Hessian 2.0 stream of values from a byte slice.
@@ -55,6 +29,9 @@ struct ClassDef {
 ///
 /// A back-reference to a finished list, map or object is expanded into a copy of it; a reference to
 /// one still being read (a cycle) becomes [`Value::Ref`].
+///
+/// Everything read from one reader shares one memory budget ([`DecodeLimits::budget_for`] its
+/// input); a stream that would decode to more fails with [`DecodeError::BudgetExceeded`].
 ///
 /// ```
 /// use rudder_common::value::Value;
@@ -74,9 +51,10 @@ pub struct Hessian2Reader<'a> {
     pos: usize,
     limits: DecodeLimits,
     classes: Vec<ClassDef>,
-    types: Vec<String>,
+    types: Vec<Arc<str>>,
     refs: RefTable,
     depth: usize,
+    budget: Budget,
 }
 
 impl<'a> Hessian2Reader<'a> {
@@ -95,6 +73,7 @@ impl<'a> Hessian2Reader<'a> {
             types: Vec::new(),
             refs: RefTable::default(),
             depth: 0,
+            budget: Budget::new(limits.budget_for(input.len())),
         }
     }
 
@@ -214,21 +193,25 @@ impl<'a> Hessian2Reader<'a> {
             _ => None,
         };
         self.enter(offset)?;
-        let slot = self.refs.open(offset);
-        // Never trust a length for more than a small preallocation.
-        let mut items = Vec::with_capacity(len.unwrap_or(0).min(1024));
-        match len {
+        let slot = self.refs.open(offset, &mut self.budget)?;
+        let items = match len {
             Some(len) => {
+                // The length is at most the bytes left; its slots are charged before they exist.
+                let mut items = self.budget.vec_with_capacity(len, offset)?;
                 for _ in 0..len {
                     items.push(self.read_any()?);
                 }
+                items
             }
             None => {
+                let mut items = Vec::new();
                 while !self.at_end_marker("list")? {
-                    items.push(self.read_any()?);
+                    let item = self.read_any()?;
+                    self.budget.push(&mut items, item, offset)?;
                 }
+                items
             }
-        }
+        };
         self.refs.close(slot, self.pos);
         self.depth -= 1;
         Ok(Value::List { type_name, items })
@@ -241,12 +224,12 @@ impl<'a> Hessian2Reader<'a> {
             None
         };
         self.enter(offset)?;
-        let slot = self.refs.open(offset);
+        let slot = self.refs.open(offset, &mut self.budget)?;
         let mut entries = Vec::new();
         while !self.at_end_marker("map")? {
             let key = self.read_any()?;
             let value = self.read_any()?;
-            entries.push((key, value));
+            self.budget.push(&mut entries, (key, value), offset)?;
         }
         self.refs.close(slot, self.pos);
         self.depth -= 1;
@@ -255,26 +238,29 @@ impl<'a> Hessian2Reader<'a> {
 
     fn object(&mut self, def: i64, offset: usize) -> Result<Value, DecodeError> {
         let count = self.classes.len();
-        let def = usize::try_from(def)
-            .ok()
-            .and_then(|d| self.classes.get(d))
-            .cloned()
-            .ok_or(DecodeError::BadClassRef {
-                index: def,
-                count,
-                offset,
-            })?;
+        let index =
+            usize::try_from(def)
+                .ok()
+                .filter(|d| *d < count)
+                .ok_or(DecodeError::BadClassRef {
+                    index: def,
+                    count,
+                    offset,
+                })?;
         self.enter(offset)?;
-        let slot = self.refs.open(offset);
-        let mut fields = Vec::with_capacity(def.fields.len());
-        for name in def.fields {
+        let slot = self.refs.open(offset, &mut self.budget)?;
+        let field_count = self.classes[index].fields.len();
+        let mut fields = self.budget.vec_with_capacity(field_count, offset)?;
+        for field in 0..field_count {
             let value = self.read_any()?;
-            fields.push((name, value));
+            // Definitions are append-only, so the index still names the same one; the object
+            // shares the definition's names rather than copying them.
+            fields.push((Arc::clone(&self.classes[index].fields[field]), value));
         }
         self.refs.close(slot, self.pos);
         self.depth -= 1;
         Ok(Value::Object {
-            class: def.name,
+            class: Arc::clone(&self.classes[index].name),
             fields,
         })
     }
@@ -283,9 +269,9 @@ impl<'a> Hessian2Reader<'a> {
         let name = self.read_string()?;
         let count = self.read_int_field("class field count")?;
         let count = self.check_count("class definition", count, offset)?;
-        let mut fields = Vec::with_capacity(count.min(256));
+        let mut fields = self.budget.vec_with_capacity(count, offset)?;
         for _ in 0..count {
-            fields.push(self.read_string()?);
+            fields.push(Arc::from(self.read_string()?));
         }
         if name.is_empty() {
             return Err(DecodeError::InvalidClassDef {
@@ -295,19 +281,25 @@ impl<'a> Hessian2Reader<'a> {
         }
         // Replaying a region for a back-reference meets definitions that are already known.
         if !self.refs.is_replaying() {
-            self.classes.push(ClassDef { name, fields });
+            let def = ClassDef {
+                name: Arc::from(name),
+                fields,
+            };
+            self.budget.push(&mut self.classes, def, offset)?;
         }
         Ok(())
     }
 
     /// A list or map type: a new name (a string) or the index of one seen earlier in the stream.
-    fn read_type(&mut self) -> Result<String, DecodeError> {
+    /// Either way the name is shared with the type table, never copied.
+    fn read_type(&mut self) -> Result<Arc<str>, DecodeError> {
         let offset = self.pos;
         let tag = self.peek("type")?;
         if is_string_tag(tag) {
-            let name = self.read_string()?;
+            let name: Arc<str> = Arc::from(self.read_string()?);
             if !self.refs.is_replaying() {
-                self.types.push(name.clone());
+                self.budget
+                    .push(&mut self.types, Arc::clone(&name), offset)?;
             }
             return Ok(name);
         }

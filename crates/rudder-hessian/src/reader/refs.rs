@@ -8,6 +8,7 @@
 //! is bounded by [`DecodeLimits::max_ref_expansion`](super::DecodeLimits), which defeats inputs that
 //! reference themselves into exponentially large trees.
 
+use super::budget::Budget;
 use super::Hessian2Reader;
 use crate::error::DecodeError;
 use rudder_common::Value;
@@ -35,17 +36,19 @@ impl RefTable {
     }
 
     /// Registers a list, map or object whose header starts at `start`; returns its index.
-    pub(super) fn open(&mut self, start: usize) -> usize {
+    ///
+    /// The table's own growth is charged to `budget`: it holds an entry per value.
+    pub(super) fn open(&mut self, start: usize, budget: &mut Budget) -> Result<usize, DecodeError> {
         match self.replay_next.as_mut() {
             Some(next) => {
                 let index = *next;
                 *next += 1;
-                self.replay_open.push(index);
-                index
+                budget.push(&mut self.replay_open, index, start)?;
+                Ok(index)
             }
             None => {
-                self.slots.push(Slot { start, end: None });
-                self.slots.len() - 1
+                budget.push(&mut self.slots, Slot { start, end: None }, start)?;
+                Ok(self.slots.len() - 1)
             }
         }
     }

@@ -84,7 +84,7 @@ pub(crate) fn decode_response(header: &Header, body: &[u8]) -> Result<Answer, Bo
 fn exception_of(thrown: &Value) -> JavaException {
     JavaException::from_value(thrown).unwrap_or_else(|| JavaException {
         class: match thrown {
-            Value::Object { class, .. } => class.clone(),
+            Value::Object { class, .. } => class.to_string(),
             _ => "java.lang.Throwable".to_owned(),
         },
         message: None,
@@ -180,7 +180,7 @@ fn exception_value(e: &JavaException, ref_index: usize) -> Value {
         None => Value::Ref(ref_index),
     };
     Value::Object {
-        class: e.class.clone(),
+        class: e.class.as_str().into(),
         fields: vec![
             ("detailMessage".into(), Value::from(e.message.clone())),
             ("cause".into(), cause),

@@ -2,6 +2,7 @@
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use serde::forward_to_deserialize_any;
+use std::sync::Arc;
 
 use super::super::Value;
 use super::SerdeError;
@@ -27,12 +28,8 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
                 entries: entries.into_iter(),
                 value: None,
             }),
-            Value::Object { fields, .. } => visitor.visit_map(MapAccess {
-                entries: fields
-                    .into_iter()
-                    .map(|(k, v)| (Value::String(k), v))
-                    .collect::<Vec<_>>()
-                    .into_iter(),
+            Value::Object { fields, .. } => visitor.visit_map(FieldAccess {
+                fields: fields.into_iter(),
                 value: None,
             }),
             Value::Ref(index) => Err(SerdeError::Cycle(index)),
@@ -71,10 +68,12 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
                 }
             }
             // Java enums travel as an object with one `name` field.
-            Value::Object { fields, .. } => match fields.into_iter().find(|(k, _)| k == "name") {
-                Some((_, Value::String(name))) => (name, None),
-                _ => return Err(SerdeError::Message("enum object without a name".into())),
-            },
+            Value::Object { fields, .. } => {
+                match fields.into_iter().find(|(k, _)| &**k == "name") {
+                    Some((_, Value::String(name))) => (name, None),
+                    _ => return Err(SerdeError::Message("enum object without a name".into())),
+                }
+            }
             other => {
                 return Err(SerdeError::Message(format!(
                     "expected an enum, found {}",
@@ -154,6 +153,37 @@ impl<'de> de::MapAccess<'de> for MapAccess {
     }
     fn size_hint(&self) -> Option<usize> {
         Some(self.entries.len())
+    }
+}
+
+/// An object's fields as a map: the names are lent to the key's visitor, never copied, so a
+/// struct's field identifiers cost no allocation.
+struct FieldAccess {
+    fields: std::vec::IntoIter<(Arc<str>, Value)>,
+    value: Option<Value>,
+}
+
+impl<'de> de::MapAccess<'de> for FieldAccess {
+    type Error = SerdeError;
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        match self.fields.next() {
+            Some((name, v)) => {
+                self.value = Some(v);
+                let key: de::value::StrDeserializer<'_, SerdeError> = (*name).into_deserializer();
+                seed.deserialize(key).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let value = self
+            .value
+            .take()
+            .ok_or_else(|| SerdeError::Message("map value requested before its key".into()))?;
+        seed.deserialize(ValueDeserializer(value))
+    }
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.fields.len())
     }
 }
 

@@ -106,19 +106,19 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, SerdeError> {
 pub fn to_object_value<T: Serialize + ?Sized>(value: &T, class: &str) -> Result<Value, SerdeError> {
     match to_value(value)? {
         Value::Object { fields, .. } => Ok(Value::Object {
-            class: class.to_owned(),
+            class: class.into(),
             fields,
         }),
         Value::Map { entries, .. } => {
             let fields = entries
                 .into_iter()
                 .map(|(k, v)| match k {
-                    Value::String(name) => Ok((name, v)),
+                    Value::String(name) => Ok((name.into(), v)),
                     _ => Err(SerdeError::NotAnObject(class.to_owned())),
                 })
                 .collect::<Result<_, _>>()?;
             Ok(Value::Object {
-                class: class.to_owned(),
+                class: class.into(),
                 fields,
             })
         }

@@ -225,7 +225,8 @@ impl ser::SerializeMap for MapBuilder {
 /// Collects struct fields; a serde name with a `.` is taken as the Java class.
 pub(super) struct StructBuilder {
     class: Option<&'static str>,
-    fields: Vec<(String, Value)>,
+    // Serde's names are static; they become `Arc<str>` or `String` only once the shape is known.
+    fields: Vec<(&'static str, Value)>,
 }
 
 impl StructBuilder {
@@ -239,13 +240,17 @@ impl StructBuilder {
     fn into_value(self) -> Value {
         match self.class {
             Some(class) => Value::Object {
-                class: class.to_owned(),
-                fields: self.fields,
+                class: class.into(),
+                fields: self
+                    .fields
+                    .into_iter()
+                    .map(|(k, v)| (k.into(), v))
+                    .collect(),
             },
             None => Value::map(
                 self.fields
                     .into_iter()
-                    .map(|(k, v)| (Value::String(k), v))
+                    .map(|(k, v)| (Value::from(k), v))
                     .collect(),
             ),
         }
@@ -260,8 +265,7 @@ impl ser::SerializeStruct for StructBuilder {
         key: &'static str,
         value: &T,
     ) -> Result<()> {
-        self.fields
-            .push((key.to_owned(), value.serialize(ValueSerializer)?));
+        self.fields.push((key, value.serialize(ValueSerializer)?));
         Ok(())
     }
     fn end(self) -> Result<Value> {
