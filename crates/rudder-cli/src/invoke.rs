@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use rudder::{CallError, Reference, Value};
 
+use crate::params::ConsumerArgs;
 use crate::{bounds, java_types, json};
 
 /// Arguments of `rudder invoke`.
@@ -43,9 +44,8 @@ pub(crate) struct InvokeArgs {
     /// How many times to call (1 to 1000000000); each result is printed as it arrives.
     #[arg(long, default_value_t = 1, value_parser = bounds::count(bounds::MAX_CALLS))]
     calls: usize,
-    /// Use this load balancer whatever the providers name.
-    #[arg(long, value_name = "NAME")]
-    loadbalance: Option<String>,
+    #[command(flatten)]
+    consumer: ConsumerArgs,
     /// Call through Dubbo's generic `$invoke` (objects travel as maps).
     #[arg(long)]
     generic: bool,
@@ -147,8 +147,8 @@ async fn build_reference(args: &InvokeArgs) -> Result<Reference> {
     if let Some(g) = &args.group {
         builder = builder.group(g);
     }
-    if let Some(lb) = &args.loadbalance {
-        builder = builder.loadbalance(lb);
+    for (key, value) in args.consumer.pairs()? {
+        builder = builder.parameter(&key, &value);
     }
     if let Some(t) = args.timeout {
         builder = builder.timeout_millis(t);

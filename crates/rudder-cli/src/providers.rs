@@ -18,7 +18,10 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::url::DubboUrl;
 use rudder_registry::{ConsumerSpec, RegistryOptions, ZookeeperRegistry};
 
+use rudder_common::url::merge::ConsumerParams;
+
 use crate::bounds;
+use crate::params::ConsumerArgs;
 
 /// Where to find a service's providers (shared by `providers` and `simulate`).
 #[derive(Debug, Clone)]
@@ -28,6 +31,8 @@ pub(crate) struct RegistryQuery {
     pub(crate) version: Option<String>,
     pub(crate) group: Option<String>,
     pub(crate) connect_timeout: Duration,
+    /// Consumer parameters merged into every provider URL.
+    pub(crate) merge: ConsumerParams,
 }
 
 impl RegistryQuery {
@@ -36,7 +41,7 @@ impl RegistryQuery {
         spec.version = self.version.clone();
         spec.group = self.group.clone();
         spec.register = false;
-        spec
+        spec.parameters(self.merge.clone())
     }
 
     fn options(&self) -> RegistryOptions {
@@ -65,6 +70,8 @@ pub(crate) struct ProvidersArgs {
     /// Print a new listing on every change, until Ctrl-C.
     #[arg(long)]
     watch: bool,
+    #[command(flatten)]
+    consumer: ConsumerArgs,
     /// Seconds to wait for ZooKeeper before giving up (1 to 3600).
     #[arg(
         long,
@@ -76,12 +83,14 @@ pub(crate) struct ProvidersArgs {
 }
 
 pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
+    let merge = args.consumer.merge(&args.interface)?;
     let query = RegistryQuery {
         registry: args.registry,
         interface: args.interface,
         version: args.version,
         group: args.group,
         connect_timeout: Duration::from_secs(args.connect_timeout),
+        merge,
     };
     // No method-scoped key has an empty method name, so "" reads the service-level values.
     let method = args.method.unwrap_or_default();

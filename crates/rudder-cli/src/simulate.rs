@@ -15,6 +15,9 @@ use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
 use rudder_common::Value;
 
+use rudder_common::url::merge::ConsumerParams;
+
+use crate::params::ConsumerArgs;
 use crate::{bounds, json};
 
 /// Arguments of `rudder simulate`.
@@ -41,9 +44,8 @@ pub(crate) struct SimulateArgs {
     /// The method being called.
     #[arg(long, default_value = "sayHello")]
     method: String,
-    /// Use this balancer instead of the one the providers name.
-    #[arg(long, value_name = "NAME")]
-    loadbalance: Option<String>,
+    #[command(flatten)]
+    consumer: ConsumerArgs,
     /// Fix the clock at this instant (epoch ms, 0 to 253402300799999, i.e. up to year 9999); default: now.
     #[arg(long, value_name = "EPOCH_MS", value_parser = bounds::epoch_millis())]
     now: Option<i64>,
@@ -68,7 +70,9 @@ pub(crate) struct SimulateArgs {
 }
 
 pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
-    let urls = provider_urls(&args)?;
+    let interface = args.interface.clone().unwrap_or_default();
+    let merge = args.consumer.merge(&interface)?;
+    let urls = provider_urls(&args, &merge)?;
     if urls.is_empty() {
         bail!("no providers: give --provider URL, --providers-file FILE or --registry URL --interface NAME");
     }
@@ -87,9 +91,6 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let mut builder = Balancer::builder(Arc::clone(&directory)).clock(Arc::clone(&clock));
     if let Some(seed) = args.seed {
         builder = builder.seed(seed);
-    }
-    if let Some(name) = &args.loadbalance {
-        builder = builder.force_policy(name)?;
     }
     let balancer = builder.build();
     let snapshot = directory.snapshot();
@@ -128,7 +129,8 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-fn provider_urls(args: &SimulateArgs) -> Result<Vec<DubboUrl>> {
+/// The provider URLs, each merged with the consumer parameters.
+fn provider_urls(args: &SimulateArgs, merge: &ConsumerParams) -> Result<Vec<DubboUrl>> {
     if let (Some(registry), Some(interface)) = (&args.registry, &args.interface) {
         return crate::providers::list_providers(&crate::providers::RegistryQuery {
             registry: registry.clone(),
@@ -136,6 +138,7 @@ fn provider_urls(args: &SimulateArgs) -> Result<Vec<DubboUrl>> {
             version: args.version.clone(),
             group: args.group.clone(),
             connect_timeout: std::time::Duration::from_secs(10),
+            merge: merge.clone(),
         });
     }
     let mut texts: Vec<(String, String)> = args
@@ -158,6 +161,7 @@ fn provider_urls(args: &SimulateArgs) -> Result<Vec<DubboUrl>> {
         .into_iter()
         .map(|(origin, text)| {
             DubboUrl::parse_any(&text)
+                .map(|url| merge.merge(&url))
                 .with_context(|| format!("{origin}: bad provider URL {text:?}"))
         })
         .collect()

@@ -136,9 +136,16 @@ fn bad_input_is_a_clear_error() {
         err.contains("--provider #1") && err.contains("invalid port"),
         "{err}"
     );
-    let (code, _, err) = rudder(&["simulate", "--provider", "dubbo://h:1/S?weight=lots"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("unreadable parameters"), "{err}");
+    // An unusable parameter is ignored with a warning; the provider stays.
+    let (code, out, err) = rudder(&[
+        "simulate",
+        "--provider",
+        "dubbo://h:1/S?weight=lots",
+        "--weights",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "h:1 100");
+    assert!(err.contains("weight") && err.contains("lots"), "{err}");
     let (code, _, err) = rudder(&["simulate"]);
     assert_eq!(code, 2);
     assert!(err.contains("no providers"), "{err}");
@@ -162,4 +169,47 @@ fn an_unreachable_registry_is_a_clear_error_that_never_shows_the_password() {
     assert!(out.is_empty());
     assert!(err.contains("unreachable"), "{err}");
     assert!(!err.contains("s3cret"), "the password leaked: {err}");
+}
+
+#[test]
+fn consumer_params_merge_as_dubbo_resolves_them() {
+    // The consumer's `weight` beats the providers' plain `weight`, but a provider's `sayHello.weight`
+    // beats the consumer's plain one; the consumer's `sayHello.weight` beats everything.
+    let b = "dubbo://10.0.0.2:20880/com.acme.Greeter?weight=2&sayHello.weight=9";
+    let weights = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--provider",
+            A,
+            "--provider",
+            b,
+            "--now",
+            "0",
+            "--weights",
+        ];
+        args.extend_from_slice(extra);
+        let (code, out, err) = rudder(&args);
+        assert_eq!(code, 0, "{err}");
+        out.lines()
+            .map(|l| l.split_whitespace().nth(1).unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(weights(&[]), ["1", "9"]);
+    assert_eq!(weights(&["--param", "weight=5"]), ["5", "9"]);
+    assert_eq!(
+        weights(&["--param", "weight=5", "--param", "sayHello.weight=7"]),
+        ["7", "7"]
+    );
+    let (code, _, err) = rudder(&["simulate", "--provider", A, "--param", "=5"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("KEY=VALUE"), "{err}");
+    let (code, _, err) = rudder(&[
+        "simulate",
+        "--provider",
+        A,
+        "--param",
+        "sayHello.loadbalance=p2c",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("p2c"), "{err}");
 }
