@@ -69,11 +69,9 @@ fn widened(parsed: &Json) -> Json {
             wide.map_or(Json::Null, Json::Number)
         }
         Json::Array(items) => Json::Array(items.iter().map(widened).collect()),
-        Json::Object(map) => Json::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), widened(v)))
-                .collect(),
-        ),
+        Json::Object(map) => {
+            Json::Object(map.iter().map(|(k, v)| (k.clone(), widened(v))).collect())
+        }
         other => other.clone(),
     }
 }
