@@ -2,3 +2,4 @@
 
 pub mod capacity_weights;
 pub mod e2e;
+pub mod tower_layers;

@@ -28,6 +28,12 @@ cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+step "cargo doc (warnings denied)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+
+step "the facade without ZooKeeper (feature zookeeper off)"
+cargo check -p rudder --no-default-features --quiet
+
 step "cargo test"
 cargo test --workspace --no-fail-fast
 
