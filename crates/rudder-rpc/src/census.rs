@@ -97,8 +97,10 @@ pub(crate) struct TaskToken {
 
 impl Drop for TaskToken {
     fn drop(&mut self) {
-        self.census.tasks.send_modify(|n| *n -= 1);
+        // The process-wide count first: whoever wakes on this protocol's count reaching zero must
+        // find the process-wide one updated too.
         LIVE_TASKS.fetch_sub(1, Ordering::SeqCst);
+        self.census.tasks.send_modify(|n| *n -= 1);
     }
 }
 

@@ -8,14 +8,17 @@ use rudder_common::value::{JavaException, Value};
 
 use crate::codec::{
     decode_request, decode_response, encode_request, encode_response, Answer, FrameDecoder,
-    DEFAULT_PAYLOAD_LIMIT,
+    FrameError, DEFAULT_PAYLOAD_LIMIT,
 };
 use crate::response::RpcResponse;
 use crate::settings;
 
+pub use crate::scripted_peer::{drive_scripted_peer, PeerRun};
+
 /// Feeds `data` to a frame decoder `chunk` bytes at a time (as reads would deliver it), with body
 /// limit `limit`, and decodes every complete frame's body both as a response and as a request.
-/// Returns the number of frames seen. Must never panic or allocate beyond `limit` per frame.
+/// Oversized frames are skipped, any other frame error ends the stream. Returns the number of
+/// frames seen. Must never panic or allocate beyond `limit` per frame.
 pub fn decode_stream(data: &[u8], chunk: usize, limit: usize) -> usize {
     let mut decoder = FrameDecoder::new(limit);
     let mut buf = BytesMut::new();
@@ -31,6 +34,8 @@ pub fn decode_stream(data: &[u8], chunk: usize, limit: usize) -> usize {
                     let _ = decode_request(&frame.body);
                 }
                 Ok(None) => break,
+                // The decoder skips an oversized body and carries on, as the client does.
+                Err(FrameError::TooLong { .. }) => {}
                 Err(_) => return frames,
             }
         }

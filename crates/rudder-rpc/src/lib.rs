@@ -52,6 +52,8 @@ pub mod internals;
 mod pool;
 mod protocol;
 mod response;
+#[cfg(feature = "internals")]
+mod scripted_peer;
 pub mod server;
 mod settings;
 mod write_batch;

@@ -20,7 +20,7 @@ async fn a_thousand_retired_addresses_leave_no_connection_and_no_task() {
         }
         let urls: Vec<_> = servers
             .iter()
-            .map(|(server, _)| url(server, "heartbeat=1000"))
+            .map(|(server, _)| url(server, "heartbeat=1000&timeout=15000"))
             .collect();
         let protocol = DubboProtocol::new();
         let started = Instant::now();

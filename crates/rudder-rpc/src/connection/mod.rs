@@ -21,7 +21,7 @@ mod pending;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use rudder_common::error::{RpcError, RpcErrorKind};
@@ -30,6 +30,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
 
 use crate::census::Census;
 use crate::codec::{
@@ -241,7 +242,7 @@ impl Connection {
         target: &ServiceTarget<'_>,
         invocation: &Invocation,
         timeout: Duration,
-        deadline: tokio::time::Instant,
+        deadline: Instant,
     ) -> Result<RpcResponse, RpcError> {
         let shared = self.shared();
         let id = shared.next_id();
