@@ -415,6 +415,9 @@ impl ReferenceBuilder {
         let params = ConsumerParams::new(&self.consumer_url);
         let directory = match &self.source {
             Source::Directory(directory) => Arc::clone(directory),
+            // Given URLs keep their order (the first one's `loadbalance` is the method's, as in
+            // Dubbo); registry listings have none, so they are sorted (see `Directory::sorted`).
+            Source::Providers(_) => Arc::new(Directory::new(Arc::clone(&consumer.statuses))),
             _ => Arc::new(Directory::sorted(Arc::clone(&consumer.statuses))),
         };
         #[cfg(feature = "zookeeper")]
