@@ -1,5 +1,6 @@
 //! Unit tests of the catalog.
 use super::*;
+use rudder_common::url::java_url_encode;
 use rudder_common::url::merge::ConsumerParams;
 
 #[test]
@@ -247,4 +248,70 @@ fn a_removal_carries_the_url_its_insertion_carried() {
     assert_eq!(full.len(), 1);
     assert_eq!(full[0].parameter("threads"), None);
     assert_eq!(full[0].parameter("loadbalance"), Some("roundrobin"));
+}
+
+#[test]
+fn debug_shows_no_child_name() {
+    let mut c = Catalog::new(&ConsumerSpec::new("S"), side());
+    c.set_providers(vec![node("dubbo://admin:hunter2@10.0.0.1:1/S")]);
+    assert_eq!(c.provider_urls().len(), 1);
+    let shown = format!("{c:?} {:?}", c.provider_urls());
+    assert!(!shown.contains("hunter2"), "{shown}");
+}
+
+/// Everything the catalog logs while `work` runs, as text.
+fn logged(work: impl FnOnce()) -> String {
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let sink = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || sink.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, work);
+    let bytes = buffer.0.lock().unwrap().clone();
+    String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn junk_with_credentials_is_logged_once_and_without_them() {
+    let mut c = Catalog::new(&ConsumerSpec::new("S"), side());
+    let junk = vec![
+        // A password with `/` makes the port unreadable: the error would quote part of it.
+        java_url_encode("dubbo://admin:s3cr/et@10.0.0.1:1/S"),
+        java_url_encode("dubbo://admin:s3cret@10.0.0.1:99999/S"),
+        "dubbo%3A%2F%2Fadmin%3As3cret%40h%3A1%2F%zz".to_owned(),
+    ];
+    let rules = vec![java_url_encode("override://admin:s3cret@h:port/S?weight=1")];
+    let log = logged(|| {
+        for _ in 0..3 {
+            c.set_providers(junk.clone());
+            c.set_configurators(rules.clone());
+        }
+    });
+    assert!(!log.contains("s3cr"), "{log}");
+    assert_eq!(
+        log.matches("skipping unreadable provider node").count(),
+        3,
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("skipping unreadable configurator node").count(),
+        1,
+        "{log}"
+    );
+    assert!(log.contains("dubbo://***@10.0.0.1:99999/S"), "{log}");
+    assert_eq!(c.malformed(), 4);
 }
