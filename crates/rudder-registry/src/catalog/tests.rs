@@ -259,29 +259,38 @@ fn debug_shows_no_child_name() {
     assert!(!shown.contains("hunter2"), "{shown}");
 }
 
-/// Everything the catalog logs while `work` runs, as text.
+/// Everything logged on this thread while `work` runs, as text.
+///
+/// One global subscriber for the whole test binary, writing to a per-thread buffer: a subscriber
+/// scoped to one test would race with tests on other threads that cache their callsites as disabled.
 fn logged(work: impl FnOnce()) -> String {
-    use std::sync::{Arc, Mutex};
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buffer {
+    use std::cell::RefCell;
+    thread_local! {
+        static CAPTURED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    struct ThisThread;
+    impl std::io::Write for ThisThread {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
+            CAPTURED.with(|c| c.borrow_mut().extend_from_slice(bytes));
             Ok(bytes.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
     }
-    let buffer = Buffer::default();
-    let sink = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || sink.clone())
-        .finish();
-    tracing::subscriber::with_default(subscriber, work);
-    let bytes = buffer.0.lock().unwrap().clone();
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .with_writer(|| ThisThread)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("one global subscriber");
+        tracing::callsite::rebuild_interest_cache();
+    });
+    CAPTURED.with(|c| c.borrow_mut().clear());
+    work();
+    let bytes = CAPTURED.with(|c| std::mem::take(&mut *c.borrow_mut()));
     String::from_utf8(bytes).unwrap()
 }
 
