@@ -1,6 +1,9 @@
 //! The ZooKeeper registry when ZooKeeper misbehaves: unreachable at start, down for 30 seconds, and a
 //! session expired by a frozen server.
 //!
+//! Network partitions (ZooKeeper serving others meanwhile), sessions expired by the server and consumer
+//! nodes refused by an ACL are in `registry_partitions.rs`.
+//!
 //! Needs Docker and the local image: run `scripts/it-setup.sh` first. The 30-second outage is part of
 //! what is being tested (picks must keep working throughout), not a synchronisation sleep.
 
@@ -9,34 +12,16 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::{must_reach, put_provider, CONSUMERS};
 use rudder_cluster::balancer::Balancer;
 use rudder_cluster::directory::Directory;
 use rudder_common::invocation::Invocation;
-use rudder_common::url::DubboUrl;
 use rudder_it::ZooKeeperContainer;
 use rudder_registry::{
     ConsumerSpec, RegistryError, RegistryOptions, Subscription, ZookeeperRegistry,
 };
-use zookeeper_client::{Acls, Client, CreateMode};
 
-const WAIT: Duration = Duration::from_secs(60);
 const OUTAGE: Duration = Duration::from_secs(30);
-const CONSUMERS: &str = "/dubbo/com.acme.Greeter/consumers";
-
-async fn put_provider(client: &Client, address: &str) {
-    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-    let url = DubboUrl::parse(&format!("dubbo://{address}/com.acme.Greeter")).unwrap();
-    let parent = "/dubbo/com.acme.Greeter/providers";
-    client.mkdir(parent, &persistent).await.expect("mkdir");
-    client
-        .create(
-            &format!("{parent}/{}", url.to_node_name()),
-            b"",
-            &persistent,
-        )
-        .await
-        .expect("create provider");
-}
 
 async fn subscribe(
     zookeeper: &ZooKeeperContainer,
@@ -56,19 +41,6 @@ fn pick(balancer: &Balancer) -> String {
     match balancer.select(&call, &[]) {
         Ok(provider) => provider.address().to_owned(),
         Err(error) => panic!("pick failed while ZooKeeper was away: {error}"),
-    }
-}
-
-async fn must_reach(
-    subscription: &Subscription,
-    what: &str,
-    condition: impl FnMut(&rudder_registry::SubscriptionStatus) -> bool,
-) {
-    if subscription.wait_for(WAIT, condition).await.is_none() {
-        panic!(
-            "{what}: never happened; status {:?}",
-            *subscription.status().borrow()
-        );
     }
 }
 

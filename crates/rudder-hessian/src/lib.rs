@@ -61,6 +61,29 @@
 //! The reader never allocates more than the remaining input justifies, caps nesting depth and lengths
 //! ([`DecodeLimits`]), bounds how far back-references may be expanded, and reports every problem as a
 //! [`DecodeError`] with its byte offset.
+//!
+//! What a stream decodes to is bounded too: every allocation for decoded values (container slots,
+//! string and binary bytes, object field vectors, the reader's tables) is charged to a budget of
+//! `min(max_decoded_bytes, 32 × input bytes + 8 MiB)` by default, and a stream that would need more
+//! fails with [`DecodeError::BudgetExceeded`]. Class names, field names and type names are defined
+//! once per stream and shared by every value that uses them, so a long name repeated by reference
+//! costs its bytes once.
+//!
+//! ```
+//! use rudder_hessian::{DecodeError, Hessian2Reader};
+//! // A class with a 64 KiB name, then 300,000 objects of it: about 650 KB of input.
+//! let mut body = b"XI\x00\x04\x93\xe0C".to_vec();
+//! body.extend(b"R\x80\x00");
+//! body.extend(std::iter::repeat_n(b'x', 32768));
+//! body.extend(b"S\x80\x00");
+//! body.extend(std::iter::repeat_n(b'x', 32768));
+//! body.extend(b"\x91\x05value");
+//! for _ in 0..300_000 {
+//!     body.extend(b"\x60N");
+//! }
+//! let e = Hessian2Reader::new(&body).read_value().unwrap_err();
+//! assert!(matches!(e, DecodeError::BudgetExceeded { .. }), "{e}");
+//! ```
 
 mod error;
 mod reader;

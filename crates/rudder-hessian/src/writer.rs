@@ -26,12 +26,22 @@ use rudder_common::Value;
 #[derive(Debug, Default)]
 pub struct Hessian2Writer {
     buf: Vec<u8>,
-    /// Class name -> the field lists defined under it, with their definition index.
-    classes: HashMap<Arc<str>, Vec<(Vec<Arc<str>>, usize)>>,
-    class_count: usize,
-    types: HashMap<String, usize>,
+    /// Class name -> the definitions written under it, by index into `def_fields`.
+    classes: HashMap<Arc<str>, Vec<usize>>,
+    /// The field names of each definition written, by definition index.
+    def_fields: Vec<Vec<Arc<str>>>,
+    /// The last classes looked up, by identity. Objects decoded from one stream share one class
+    /// name, so a list of them finds its definition without hashing the name per object (which
+    /// for a long name would cost more than the object).
+    recent_classes: Vec<(Arc<str>, usize)>,
+    types: HashMap<Arc<str>, usize>,
+    /// The last type name written, by identity, for the same reason.
+    recent_type: Option<(Arc<str>, usize)>,
     refs_written: usize,
 }
+
+/// How many classes `recent_classes` remembers: enough for objects nested a few classes deep.
+const RECENT_CLASSES: usize = 4;
 
 impl Hessian2Writer {
     /// An empty stream.
@@ -252,7 +262,7 @@ impl Hessian2Writer {
             Value::String(s) => self.write_string(s),
             Value::Binary(b) => self.write_binary(b),
             Value::List { type_name, items } => {
-                self.write_list_header(type_name.as_deref(), items.len());
+                self.write_list_header(type_name.as_ref(), items.len());
                 for item in items {
                     self.write_value(item);
                 }
@@ -298,7 +308,7 @@ impl Hessian2Writer {
         self.refs_written
     }
 
-    fn write_list_header(&mut self, type_name: Option<&str>, len: usize) {
+    fn write_list_header(&mut self, type_name: Option<&Arc<str>>, len: usize) {
         self.refs_written += 1;
         match (type_name, len <= LIST_DIRECT_MAX) {
             (Some(t), true) => {
@@ -319,39 +329,68 @@ impl Hessian2Writer {
     }
 
     /// A type name is written once per stream; later uses refer to it by index.
-    fn write_type(&mut self, name: &str) {
-        if let Some(&index) = self.types.get(name) {
+    fn write_type(&mut self, name: &Arc<str>) {
+        let recent = match &self.recent_type {
+            Some((last, index)) if Arc::ptr_eq(last, name) => Some(*index),
+            _ => None,
+        };
+        if let Some(index) = recent.or_else(|| self.types.get(&**name).copied()) {
             self.write_int(index as i32);
+            self.recent_type = Some((Arc::clone(name), index));
         } else {
-            self.types.insert(name.to_owned(), self.types.len());
+            let index = self.types.len();
+            self.types.insert(Arc::clone(name), index);
             self.write_string(name);
+            self.recent_type = Some((Arc::clone(name), index));
         }
     }
 
     /// The definition index for this class and field list, writing the `C` definition first if the
     /// stream has none yet.
     fn class_def(&mut self, class: &Arc<str>, fields: &[(Arc<str>, Value)]) -> usize {
-        let same_fields = |names: &Vec<Arc<str>>| {
-            names.len() == fields.len() && names.iter().zip(fields).all(|(a, (b, _))| a == b)
+        let same_fields = |names: &[Arc<str>]| {
+            names.len() == fields.len()
+                && names
+                    .iter()
+                    .zip(fields)
+                    .all(|(a, (b, _))| Arc::ptr_eq(a, b) || a == b)
         };
-        if let Some(defs) = self.classes.get(&**class) {
-            if let Some((_, index)) = defs.iter().find(|(names, _)| same_fields(names)) {
-                return *index;
+        let recent = self
+            .recent_classes
+            .iter()
+            .find(|(c, d)| Arc::ptr_eq(c, class) && same_fields(&self.def_fields[*d]))
+            .map(|(_, d)| *d);
+        if let Some(index) = recent {
+            return index;
+        }
+        let known = self.classes.get(&**class).and_then(|defs| {
+            defs.iter()
+                .copied()
+                .find(|d| same_fields(&self.def_fields[*d]))
+        });
+        let index = match known {
+            Some(index) => index,
+            None => {
+                let index = self.def_fields.len();
+                self.buf.push(CLASS_DEF);
+                self.write_string(class);
+                self.write_int(fields.len() as i32);
+                for (name, _) in fields {
+                    self.write_string(name);
+                }
+                self.def_fields
+                    .push(fields.iter().map(|(n, _)| Arc::clone(n)).collect());
+                self.classes
+                    .entry(Arc::clone(class))
+                    .or_default()
+                    .push(index);
+                index
             }
+        };
+        if self.recent_classes.len() == RECENT_CLASSES {
+            self.recent_classes.remove(0);
         }
-        let index = self.class_count;
-        self.class_count += 1;
-        self.buf.push(CLASS_DEF);
-        self.write_string(class);
-        self.write_int(fields.len() as i32);
-        for (name, _) in fields {
-            self.write_string(name);
-        }
-        let names = fields.iter().map(|(n, _)| n.clone()).collect();
-        self.classes
-            .entry(Arc::clone(class))
-            .or_default()
-            .push((names, index));
+        self.recent_classes.push((Arc::clone(class), index));
         index
     }
 }

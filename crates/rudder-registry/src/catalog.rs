@@ -82,7 +82,8 @@ impl ProviderDelta {
 }
 
 /// The consumer's view of one service's registry nodes.
-#[derive(Debug)]
+///
+/// Its `Debug` shows counts, not child names: a name can hold credentials.
 pub struct Catalog {
     matcher: Matcher,
     consumer: ConsumerSide,
@@ -96,6 +97,19 @@ pub struct Catalog {
     malformed: JunkLog,
     /// Well-formed configurator URLs that are not rules (`route://` under configurators, ...).
     odd_rules: JunkLog,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("matcher", &self.matcher)
+            .field("consumer", &self.consumer)
+            .field("children", &self.providers.len())
+            .field("providers", &self.usable.len())
+            .field("configurators", &self.configurators.len())
+            .field("malformed", &self.malformed.count())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A usable provider touched by one listing: whether it was listed before.

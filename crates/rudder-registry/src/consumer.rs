@@ -230,6 +230,19 @@ mod tests {
     }
 
     #[test]
+    fn consumer_parameters_are_written_into_the_node_and_cannot_override_its_keys() {
+        let settings =
+            DubboUrl::parse("consumer://0.0.0.0/S?timeout=3000&check=true&pid=1&side=provider")
+                .unwrap();
+        let spec = ConsumerSpec::new("S").parameters(ConsumerParams::new(&settings));
+        let url = spec.registration_url("10.0.0.9", 1700, 7).unwrap();
+        assert_eq!(url.parameter("timeout"), Some("3000"));
+        assert_eq!(url.parameter("check"), Some("false"));
+        assert_eq!(url.parameter("pid"), Some("7"));
+        assert_eq!(url.parameter("side"), Some("consumer"));
+    }
+
+    #[test]
     fn fields_that_would_corrupt_the_url_are_rejected() {
         assert!(ConsumerSpec::new("a/b").validate().is_err());
         assert!(ConsumerSpec::new("S").version("1&x=2").validate().is_err());

@@ -157,8 +157,15 @@ impl Subscriber {
                 let delay = self.sessions.options().retry_delay(registration.failures);
                 registration.failures = registration.failures.saturating_add(1);
                 registration.due = Some(Instant::now() + delay);
-                tracing::warn!(%error, retry_in = ?delay, "consumer registration failed; discovery goes on");
                 let message = error.to_string();
+                // A warning when a failure starts or changes; the same failure again only at debug.
+                let repeated = registration.failures > 1
+                    && self.status.borrow().registration_error.as_deref() == Some(&message);
+                if repeated {
+                    tracing::debug!(%error, retry_in = ?delay, "consumer registration failed again");
+                } else {
+                    tracing::warn!(%error, retry_in = ?delay, "consumer registration failed; discovery goes on");
+                }
                 self.status.send_modify(|s| {
                     s.registered = false;
                     s.registration_error = Some(message);

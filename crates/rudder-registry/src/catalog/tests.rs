@@ -1,5 +1,6 @@
 //! Unit tests of the catalog.
 use super::*;
+use rudder_common::url::java_url_encode;
 use rudder_common::url::merge::ConsumerParams;
 
 #[test]
@@ -247,4 +248,79 @@ fn a_removal_carries_the_url_its_insertion_carried() {
     assert_eq!(full.len(), 1);
     assert_eq!(full[0].parameter("threads"), None);
     assert_eq!(full[0].parameter("loadbalance"), Some("roundrobin"));
+}
+
+#[test]
+fn debug_shows_no_child_name() {
+    let mut c = Catalog::new(&ConsumerSpec::new("S"), side());
+    c.set_providers(vec![node("dubbo://admin:hunter2@10.0.0.1:1/S")]);
+    assert_eq!(c.provider_urls().len(), 1);
+    let shown = format!("{c:?} {:?}", c.provider_urls());
+    assert!(!shown.contains("hunter2"), "{shown}");
+}
+
+/// Everything logged on this thread while `work` runs, as text.
+///
+/// One global subscriber for the whole test binary, writing to a per-thread buffer: a subscriber
+/// scoped to one test would race with tests on other threads that cache their callsites as disabled.
+fn logged(work: impl FnOnce()) -> String {
+    use std::cell::RefCell;
+    thread_local! {
+        static CAPTURED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    struct ThisThread;
+    impl std::io::Write for ThisThread {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            CAPTURED.with(|c| c.borrow_mut().extend_from_slice(bytes));
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .with_writer(|| ThisThread)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("one global subscriber");
+        tracing::callsite::rebuild_interest_cache();
+    });
+    CAPTURED.with(|c| c.borrow_mut().clear());
+    work();
+    let bytes = CAPTURED.with(|c| std::mem::take(&mut *c.borrow_mut()));
+    String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn junk_with_credentials_is_logged_once_and_without_them() {
+    let mut c = Catalog::new(&ConsumerSpec::new("S"), side());
+    let junk = vec![
+        // A password with `/` makes the port unreadable: the error would quote part of it.
+        java_url_encode("dubbo://admin:s3cr/et@10.0.0.1:1/S"),
+        java_url_encode("dubbo://admin:s3cret@10.0.0.1:99999/S"),
+        "dubbo%3A%2F%2Fadmin%3As3cret%40h%3A1%2F%zz".to_owned(),
+    ];
+    let rules = vec![java_url_encode("override://admin:s3cret@h:port/S?weight=1")];
+    let log = logged(|| {
+        for _ in 0..3 {
+            c.set_providers(junk.clone());
+            c.set_configurators(rules.clone());
+        }
+    });
+    assert!(!log.contains("s3cr"), "{log}");
+    assert_eq!(
+        log.matches("skipping unreadable provider node").count(),
+        3,
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("skipping unreadable configurator node").count(),
+        1,
+        "{log}"
+    );
+    assert!(log.contains("dubbo://***@10.0.0.1:99999/S"), "{log}");
+    assert_eq!(c.malformed(), 4);
 }

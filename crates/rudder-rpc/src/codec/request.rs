@@ -13,6 +13,7 @@ use super::descriptor::{parameter_descriptor, parse_descriptor};
 use super::error::{BodyError, FrameError};
 use super::frame::{finish_frame, start_frame};
 use super::header::Flags;
+use super::response::body_limits;
 
 /// The protocol version rudder speaks; with it, providers answer with response attachments.
 pub(crate) const DUBBO_VERSION: &str = "2.0.2";
@@ -106,9 +107,10 @@ pub(crate) struct DecodedRequest {
 /// Decodes a request body.
 ///
 /// # Errors
-/// [`BodyError`] for malformed Hessian, descriptors or generic arguments.
+/// [`BodyError`] for malformed Hessian (including a body over its decoded-memory budget,
+/// [`body_limits`]), descriptors or generic arguments.
 pub(crate) fn decode_request(body: &[u8]) -> Result<DecodedRequest, BodyError> {
-    let mut r = Hessian2Reader::new(body);
+    let mut r = Hessian2Reader::with_limits(body, body_limits(body.len()));
     let mut header = [""; 5].map(|_| String::new());
     for (slot, part) in header.iter_mut().zip([
         "dubbo version",

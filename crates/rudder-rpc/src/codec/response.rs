@@ -6,10 +6,10 @@
 
 use bytes::Bytes;
 use rudder_common::value::{JavaException, Value};
-use rudder_hessian::Hessian2Reader;
+use rudder_hessian::{DecodeLimits, Hessian2Reader};
 
 use super::error::{BodyError, FrameError};
-use super::frame::{finish_frame, start_frame};
+use super::frame::{finish_frame, start_frame, DEFAULT_PAYLOAD_LIMIT};
 use super::header::{Flags, Header, HESSIAN2};
 use crate::response::{ProviderError, ResponseStatus, RpcResponse};
 
@@ -17,6 +17,16 @@ const WITH_EXCEPTION: i32 = 0;
 const VALUE: i32 = 1;
 const NULL_VALUE: i32 = 2;
 const ATTACHMENTS_OFFSET: i32 = 3;
+
+/// The Hessian limits for a body of `len` bytes.
+///
+/// The frame decoder admitted the body, so the configured `payload` limit is at least `len`; the
+/// absolute decoded-memory budget scales with that (`DecodeLimits::for_payload`), and the budget
+/// relative to the body's own length is what binds: a body may decode to at most 32 bytes of memory
+/// per byte plus 8 MiB.
+pub(crate) fn body_limits(len: usize) -> DecodeLimits {
+    DecodeLimits::for_payload(len.max(DEFAULT_PAYLOAD_LIMIT))
+}
 
 /// A decoded response frame: either the provider's answer or its status error.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,14 +40,15 @@ pub(crate) enum Answer {
 /// Decodes the body of a non-event response frame.
 ///
 /// # Errors
-/// [`BodyError`] when the body does not decode; the frame itself was sound.
+/// [`BodyError`] when the body does not decode, including one that would decode to more memory
+/// than its budget ([`body_limits`]); the frame itself was sound, so only this call fails.
 pub(crate) fn decode_response(header: &Header, body: &[u8]) -> Result<Answer, BodyError> {
     if header.flags.serialization_id() != HESSIAN2 {
         return Err(BodyError::UnsupportedSerialization(
             header.flags.serialization_id(),
         ));
     }
-    let mut r = Hessian2Reader::new(body);
+    let mut r = Hessian2Reader::with_limits(body, body_limits(body.len()));
     let status = ResponseStatus::from_byte(header.status);
     if status != ResponseStatus::Ok {
         // A message that does not decode still leaves the status worth reporting.
@@ -199,5 +210,18 @@ fn exception_value(e: &JavaException, ref_index: usize) -> Value {
                 },
             ),
         ],
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_follows_the_body_and_scales_past_the_default_payload() {
+        assert_eq!(body_limits(1024).budget_for(1024), 32 * 1024 + (8 << 20));
+        // A provider configured for 64 MiB bodies gets the same per-byte budget, not a lower cap.
+        let big = 64 << 20;
+        assert_eq!(body_limits(big).budget_for(big), 32 * big);
     }
 }

@@ -1,0 +1,88 @@
+//! Decodes arbitrary bytes, then converts every value read into a few representative serde types
+//! (structs with `Option`, `Vec`, `HashMap`, enum and nested struct fields; `String`, `i64`,
+//! `Vec<u8>`) and reads it as a Java exception. A conversion may fail; it may not panic, hang, or
+//! allocate without bound.
+//!
+//! Run: `cargo +nightly fuzz run from_value -- -max_total_time=60`.
+#![no_main]
+
+mod body;
+
+use std::collections::HashMap;
+
+use libfuzzer_sys::fuzz_target;
+use rudder_common::value::{from_value, JavaException, Value};
+use rudder_hessian::Hessian2Reader;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+enum Role {
+    Admin,
+    User,
+    Guest,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+enum Shape {
+    Point,
+    Circle(f64),
+    Rect { width: f64, height: f64 },
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Address {
+    street: String,
+    zip: Option<i32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct User {
+    name: String,
+    age: i64,
+    email: Option<String>,
+    tags: Vec<String>,
+    scores: HashMap<String, i64>,
+    role: Role,
+    home: Option<Address>,
+    shapes: Vec<Shape>,
+    avatar: Option<Vec<u8>>,
+    active: bool,
+    ratio: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Page {
+    items: Vec<User>,
+    total: u32,
+    next: Option<Box<Page>>,
+}
+
+fn convert<T: DeserializeOwned>(value: &Value) {
+    let _ = from_value::<T>(value.clone());
+}
+
+fuzz_target!(|data: &[u8]| {
+    for body in body::bodies(data) {
+        let mut reader = Hessian2Reader::new(&body);
+        while !reader.is_at_end() {
+            let Ok(value) = reader.read_value() else {
+                break;
+            };
+            convert::<User>(&value);
+            convert::<Page>(&value);
+            convert::<Vec<User>>(&value);
+            convert::<HashMap<String, Option<String>>>(&value);
+            convert::<Shape>(&value);
+            convert::<String>(&value);
+            convert::<i64>(&value);
+            convert::<Vec<u8>>(&value);
+            let _ = JavaException::from_value(&value);
+        }
+    }
+});
