@@ -132,7 +132,7 @@ async fn a_hostile_response_fails_only_its_call_and_the_connection_goes_on() {
             .unwrap();
         assert_eq!(after.value(), Some(&Value::from("ok")));
 
-        protocol.shutdown();
+        protocol.shutdown().await;
         provider.await.unwrap();
     })
     .await;
