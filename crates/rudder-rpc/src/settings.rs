@@ -7,11 +7,10 @@
 //! settings are read on every call, and a provider URL with a bad value would otherwise flood the
 //! log. `actives` ≤ 0 means "no limit", as in Dubbo, and is not warned about.
 
-use std::collections::HashSet;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use rudder_common::invocation::Invocation;
+use rudder_common::url::ranges::warn_once;
 use rudder_common::url::DubboUrl;
 
 use crate::codec::{ServiceTarget, DEFAULT_PAYLOAD_LIMIT, NO_VERSION};
@@ -71,23 +70,6 @@ pub(crate) const ACTIVES: Range = Range {
     min: 1,
     max: i32::MAX as u64,
 };
-
-/// Distinct (parameter, value) pairs warned about; past this many, new ones are not remembered
-/// (nor warned), so hostile URLs cannot grow the set without bound.
-const MAX_WARNED: usize = 1024;
-
-static WARNED: Mutex<Option<HashSet<(String, String)>>> = Mutex::new(None);
-
-/// Logs `message` unless this (key, value) pair was already warned about; `true` if it logged.
-fn warn_once(key: &str, value: &str, message: std::fmt::Arguments<'_>) -> bool {
-    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
-    let set = warned.get_or_insert_with(HashSet::new);
-    if set.len() >= MAX_WARNED || !set.insert((key.to_owned(), value.to_owned())) {
-        return false;
-    }
-    tracing::warn!("{message}");
-    true
-}
 
 /// The value of `key` (named `shown` in warnings) within `range`.
 fn ranged(value: Option<&str>, shown: &str, range: Range) -> u64 {
