@@ -39,6 +39,7 @@ use crate::loadbalance::{
 };
 use crate::provider::Provider;
 use crate::rng::RngSource;
+use crate::router::RouterChain;
 
 /// Picks a provider for each call. Share it behind an `Arc`; `select` takes `&self`.
 pub struct Balancer {
@@ -55,6 +56,8 @@ struct Resolver {
     key: StateKey,
     policies: LoadBalanceRegistry,
     forced: Option<Arc<dyn LoadBalance>>,
+    /// The routers between the snapshot and the policy, if any.
+    routers: Option<Arc<RouterChain>>,
 }
 
 impl Resolver {
@@ -77,14 +80,21 @@ impl Resolver {
     }
 }
 
+impl Resolver {
+    fn prepare_view(&self, view: &MethodView) {
+        let mut slow = None;
+        if let Ok(policy) = self.policy_for(view, &mut slow) {
+            policy.prepare(view);
+        }
+    }
+}
+
 impl PublishHook for Resolver {
-    fn prepare(&self, snapshot: &ProviderSet) {
-        snapshot.for_each_view(|view| {
-            let mut slow = None;
-            if let Ok(policy) = self.policy_for(view, &mut slow) {
-                policy.prepare(view);
-            }
-        });
+    fn prepare(&self, snapshot: &Arc<ProviderSet>) {
+        snapshot.for_each_view(|view| self.prepare_view(view));
+        if let Some(chain) = &self.routers {
+            chain.prepare(snapshot, &|view| self.prepare_view(view));
+        }
     }
 }
 
@@ -98,12 +108,36 @@ impl Balancer {
             clock: Arc::new(SystemClock),
             rng: RngSource::ThreadLocal,
             weight_source: None,
+            routers: None,
         }
     }
 
     /// The directory this balancer reads.
     pub fn directory(&self) -> &Arc<Directory> {
         &self.directory
+    }
+
+    /// The router chain, if one is attached.
+    pub fn routers(&self) -> Option<&Arc<RouterChain>> {
+        self.resolver.routers.as_ref()
+    }
+
+    /// Runs `f` with the view `invocation` picks in from `snapshot`: the snapshot's view of the method,
+    /// or with a router chain its routed subset (built once per snapshot, rule version and route).
+    /// Without a chain this is the snapshot's view, at no extra cost.
+    ///
+    /// # Errors
+    /// [`RpcErrorKind::NoProvider`] when providers are listed but the routers keep none; else `f`'s.
+    pub fn with_routed_view<R>(
+        &self,
+        snapshot: &Arc<ProviderSet>,
+        invocation: &Invocation,
+        f: impl FnOnce(&MethodView) -> Result<R, RpcError>,
+    ) -> Result<R, RpcError> {
+        match &self.resolver.routers {
+            None => snapshot.with_view(invocation.method_name(), |view| f(view)),
+            Some(chain) => chain.with_view(snapshot, invocation, &self.rng, f),
+        }
     }
 
     /// The clock picks are made at.
@@ -122,7 +156,7 @@ impl Balancer {
         excluded: &[Arc<Provider>],
     ) -> Result<Arc<Provider>, RpcError> {
         self.directory.with_current(|snapshot| {
-            snapshot.with_view(invocation.method_name(), |view| {
+            self.with_routed_view(snapshot, invocation, |view| {
                 self.select_in(view, invocation, excluded)
             })
         })
@@ -203,6 +237,7 @@ pub struct BalancerBuilder {
     clock: Arc<dyn Clock>,
     rng: RngSource,
     weight_source: Option<Arc<dyn WeightSource>>,
+    routers: Option<Arc<RouterChain>>,
 }
 
 impl BalancerBuilder {
@@ -241,6 +276,13 @@ impl BalancerBuilder {
         self
     }
 
+    /// Routes every call through `chain` before picking (tag and condition rules). Rules set on the
+    /// chain later apply from the next pick on. Share one chain per reference (consumer URL).
+    pub fn routers(mut self, chain: Arc<RouterChain>) -> Self {
+        self.routers = Some(chain);
+        self
+    }
+
     /// Builds the balancer, and registers it with the directory to prepare each new snapshot's policy
     /// state before it is published (and the current one's now).
     pub fn build(self) -> Balancer {
@@ -248,6 +290,7 @@ impl BalancerBuilder {
             key: StateKey::unique(),
             policies: self.policies,
             forced: self.forced,
+            routers: self.routers,
         });
         let hook: Weak<dyn PublishHook> = Arc::downgrade(&resolver) as Weak<Resolver>;
         self.directory.add_publish_hook(hook);

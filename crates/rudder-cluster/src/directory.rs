@@ -153,7 +153,7 @@ impl fmt::Debug for ProviderSet {
 pub trait PublishHook: Send + Sync {
     /// Called with each new snapshot before any pick can see it, while the directory's writer lock is
     /// held: it must not update the directory.
-    fn prepare(&self, snapshot: &ProviderSet);
+    fn prepare(&self, snapshot: &Arc<ProviderSet>);
 }
 
 /// The directory of one service. Cheap to share behind an `Arc`.
@@ -387,7 +387,7 @@ impl Directory {
         index.generation += 1;
         let providers: Arc<[Arc<Provider>]> = index.order.iter().cloned().collect();
         update.total = providers.len();
-        let snapshot = ProviderSet::new(providers, index.generation);
+        let snapshot = Arc::new(ProviderSet::new(providers, index.generation));
         // The methods called so far get their views (weights, prefix sums, counters) now, and the
         // hooks build the policies' state in them, so the first pick after the change does no O(n) work.
         for method in self.current.load().methods() {
@@ -401,7 +401,7 @@ impl Directory {
         for hook in hooks {
             hook.prepare(&snapshot);
         }
-        self.current.store(Arc::new(snapshot));
+        self.current.store(snapshot);
         update
     }
 }

@@ -1,12 +1,13 @@
 //! The middle of rudder's data path: provider snapshots, load balancing and the cluster invoker.
 //!
 //! ```text
-//! registry ──▶ directory ──▶ cluster ──▶ load balance ──▶ rpc
-//!              (snapshot)    (Balancer)  (LoadBalance)
+//! registry ──▶ directory ──▶ routers ──▶ cluster ──▶ load balance ──▶ rpc
+//!              (snapshot)    (RouterChain) (Balancer) (LoadBalance)
 //! ```
 //!
 //! * [`directory`] turns the registry's provider list into an immutable, atomically swapped snapshot.
 //! * [`loadbalance`] holds Dubbo's five policies and the name registry that selects one per method.
+//! * [`router`] keeps the providers a call may go to (tag and condition rules), between the two.
 //! * [`balancer`] joins them: for each call it reads the current snapshot, resolves the policy and picks.
 
 pub mod balancer;
@@ -15,3 +16,4 @@ pub mod directory;
 pub mod loadbalance;
 pub mod provider;
 pub mod rng;
+pub mod router;

@@ -222,17 +222,18 @@ impl<C: Caller> ClusterInvoker<C> {
     fn pick(&self, invocation: &Invocation, tried: &[Arc<Provider>]) -> Result<Attempt, RpcError> {
         let directory = self.balancer.directory();
         directory.with_current(|snapshot| {
-            snapshot.with_view(invocation.method_name(), |view| {
-                let sticky = view
-                    .sticky()
-                    .then(|| self.sticky_index(view, tried))
-                    .flatten();
-                let index = match sticky {
-                    Some(index) => index,
-                    None => self.balancer.select_index_in(view, invocation, tried)?,
-                };
-                Ok(Attempt::new(view, index))
-            })
+            self.balancer
+                .with_routed_view(snapshot, invocation, |view| {
+                    let sticky = view
+                        .sticky()
+                        .then(|| self.sticky_index(view, tried))
+                        .flatten();
+                    let index = match sticky {
+                        Some(index) => index,
+                        None => self.balancer.select_index_in(view, invocation, tried)?,
+                    };
+                    Ok(Attempt::new(view, index))
+                })
         })
     }
 
@@ -240,13 +241,15 @@ impl<C: Caller> ClusterInvoker<C> {
     fn first_listed(&self, invocation: &Invocation) -> Result<Attempt, RpcError> {
         let directory = self.balancer.directory();
         directory.with_current(|snapshot| {
-            snapshot.with_view(invocation.method_name(), |view| {
-                if view.is_empty() {
-                    let message = format!("no provider available for {}", invocation.method_name());
-                    return Err(RpcError::new(RpcErrorKind::NoProvider, message));
-                }
-                Ok(Attempt::new(view, 0))
-            })
+            self.balancer
+                .with_routed_view(snapshot, invocation, |view| {
+                    if view.is_empty() {
+                        let message =
+                            format!("no provider available for {}", invocation.method_name());
+                        return Err(RpcError::new(RpcErrorKind::NoProvider, message));
+                    }
+                    Ok(Attempt::new(view, 0))
+                })
         })
     }
 

@@ -1,0 +1,405 @@
+//! The tag router: static `dubbo.tag` on providers, dynamic `<provider app>.tag-router` rules, the
+//! request tag from the `dubbo.tag` attachment (else the consumer's), `dubbo.force.tag`, and Dubbo 3.3's
+//! fallbacks.
+//!
+//! * An untagged request never reaches a tagged provider (static tag, or an address of a dynamic tag).
+//! * A tagged request goes to the tag's providers; if there are none it falls back to the untagged
+//!   ones, unless `dubbo.force.tag=true`. A rule's `force: true` makes "the dynamic tag has no live
+//!   address" fail instead of trying the static tag.
+//! * `beta|team1|partner1` looks up `beta|team1|partner1`, then `beta|team1`, then `beta` in the rule
+//!   (not when forced).
+//!
+//! ```
+//! use rudder_cluster::router::tag::TagRule;
+//! let rule = TagRule::parse("force: false\ntags:\n  - name: gray\n    addresses: [\"10.0.0.1:20880\"]\n")?;
+//! assert_eq!(rule.tag_names(), ["gray"]);
+//! # Ok::<(), String>(())
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rudder_common::invocation::Invocation;
+use yaml_serde::Value;
+
+use super::consumer::TAG_KEY;
+use super::net::match_ip_expression;
+use super::sample::raw_param;
+use super::yaml::{get, get_bool, get_list, get_text, parse_mapping, scalar_text};
+use super::{filter, Consumer, Outcome, RouteContext, RouteKey, Routed, Router, RuleRef, RuleSlot};
+use crate::provider::Provider;
+
+/// A parsed `tag-router` rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagRule {
+    force: bool,
+    enabled: bool,
+    version: String,
+    tags: Vec<Tag>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Tag {
+    name: String,
+    addresses: Vec<String>,
+    matches: Vec<ParamMatch>,
+}
+
+/// `match` entry of a v3.0 tag: a provider parameter and how its value must look.
+#[derive(Debug, Clone, PartialEq)]
+struct ParamMatch {
+    key: String,
+    value: StringMatch,
+}
+
+/// Dubbo's `StringMatch`, first set field wins. (`regex` is refused at parse time: rudder has no
+/// Java-compatible regex engine.)
+#[derive(Debug, Clone, PartialEq)]
+enum StringMatch {
+    Exact(String),
+    Prefix(String),
+    Wildcard(String),
+    Empty,
+    NoEmpty,
+    Nothing,
+}
+
+impl StringMatch {
+    fn parse(value: Option<&Value>) -> Result<StringMatch, String> {
+        let Some(Value::Mapping(map)) = value else {
+            return Ok(StringMatch::Nothing);
+        };
+        if let Some(exact) = get_text(map, "exact") {
+            return Ok(StringMatch::Exact(exact));
+        }
+        if let Some(prefix) = get_text(map, "prefix") {
+            return Ok(StringMatch::Prefix(prefix));
+        }
+        if get(map, "regex").is_some() {
+            return Err("tag `match` with `regex` is not supported".into());
+        }
+        if let Some(wildcard) = get_text(map, "wildcard") {
+            return Ok(StringMatch::Wildcard(wildcard));
+        }
+        if get(map, "empty").is_some() {
+            return Ok(StringMatch::Empty);
+        }
+        if get(map, "noempty").is_some() {
+            return Ok(StringMatch::NoEmpty);
+        }
+        Ok(StringMatch::Nothing)
+    }
+
+    fn is_match(&self, input: Option<&str>) -> bool {
+        match (self, input) {
+            (StringMatch::Exact(e), Some(i)) => i == e,
+            (StringMatch::Prefix(p), Some(i)) => i.starts_with(p.as_str()),
+            (StringMatch::Wildcard(w), Some(i)) => i == w || w == "*",
+            (StringMatch::Empty, i) => i.is_none_or(str::is_empty),
+            (StringMatch::NoEmpty, i) => i.is_some_and(|i| !i.is_empty()),
+            _ => false,
+        }
+    }
+}
+
+impl TagRule {
+    /// Parses the YAML of a `tag-router` rule.
+    ///
+    /// # Errors
+    /// Text that is not a YAML mapping, a `tags` that is not a list of mappings, a tag without a name,
+    /// or a `match` using `regex`.
+    pub fn parse(text: &str) -> Result<TagRule, String> {
+        let map = parse_mapping(text)?;
+        let mut tags = Vec::new();
+        for item in get_list(&map, "tags")? {
+            let Value::Mapping(tag) = item else {
+                return Err("each entry of `tags` must be a mapping".into());
+            };
+            let name = get_text(tag, "name").ok_or("a tag has no `name`")?;
+            let addresses = get_list(tag, "addresses")?
+                .iter()
+                .filter_map(scalar_text)
+                .collect();
+            let mut matches = Vec::new();
+            for m in get_list(tag, "match")? {
+                let Value::Mapping(m) = m else {
+                    return Err(format!("tag {name}: each `match` entry must be a mapping"));
+                };
+                matches.push(ParamMatch {
+                    key: get_text(m, "key").unwrap_or_default(),
+                    value: StringMatch::parse(get(m, "value"))?,
+                });
+            }
+            tags.push(Tag {
+                name,
+                addresses,
+                matches,
+            });
+        }
+        Ok(TagRule {
+            force: get_bool(&map, "force", false),
+            enabled: get_bool(&map, "enabled", true),
+            version: get_text(&map, "configVersion").unwrap_or_default(),
+            tags,
+        })
+    }
+
+    /// The names of the rule's tags, in order.
+    pub fn tag_names(&self) -> Vec<&str> {
+        self.tags.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    /// Whether the rule takes part in routing: it has tags and is enabled (else only static tags count).
+    pub fn is_active(&self) -> bool {
+        !self.tags.is_empty() && self.enabled
+    }
+
+    /// Each tag's addresses over `providers`: the listed `addresses`, or for a v3.0 rule the providers
+    /// whose own parameters pass every `match` entry. Tags with no address are left out.
+    pub fn addresses_by_tag(&self, providers: &[Arc<Provider>]) -> HashMap<String, Vec<String>> {
+        let mut by_tag: HashMap<String, Vec<String>> = HashMap::new();
+        for tag in &self.tags {
+            if !tag.addresses.is_empty() {
+                by_tag.insert(tag.name.clone(), tag.addresses.clone());
+            }
+        }
+        if self.version.starts_with("v3.0") {
+            for tag in self.tags.iter().filter(|t| t.addresses.is_empty()) {
+                let addresses: Vec<String> = providers
+                    .iter()
+                    .filter(|p| {
+                        tag.matches
+                            .iter()
+                            .all(|m| m.value.is_match(raw_param(p.url(), &m.key)))
+                    })
+                    .map(|p| p.address().to_owned())
+                    .collect();
+                if !addresses.is_empty() {
+                    by_tag.insert(tag.name.clone(), addresses);
+                }
+            }
+        }
+        by_tag
+    }
+}
+
+/// Dubbo's `selectAddressByTagLevel`: the exact tag when forced or single-level, else the longest
+/// `|`-prefix of the tag that the rule has addresses for.
+pub fn select_by_tag_level<'m>(
+    by_tag: &'m HashMap<String, Vec<String>>,
+    tag: &str,
+    force: bool,
+) -> Option<&'m Vec<String>> {
+    if force || !tag.contains('|') {
+        return by_tag.get(tag);
+    }
+    let parts: Vec<&str> = tag.split('|').collect();
+    (1..=parts.len())
+        .rev()
+        .map(|n| parts[..n].join("|"))
+        .find_map(|prefix| by_tag.get(&prefix).filter(|a| !a.is_empty()))
+}
+
+/// Whether `provider` is at one of `addresses` (`matchIpExpression`, or `0.0.0.0:<port>`).
+fn at_any(provider: &Provider, addresses: &[String]) -> bool {
+    let url = provider.url();
+    addresses.iter().any(|a| {
+        match match_ip_expression(a, url.host(), url.port()) {
+            Ok(true) => return true,
+            Ok(false) => {}
+            Err(error) => {
+                tracing::warn!(address = %a, %error, "tag rule: invalid address, ignored");
+            }
+        }
+        a.strip_prefix("0.0.0.0:") == Some(&*url.port().to_string())
+    })
+}
+
+fn static_tag(provider: &Provider) -> &str {
+    raw_param(provider.url(), TAG_KEY).unwrap_or("")
+}
+
+/// The tag router of a chain, with its dynamic rule if any.
+#[derive(Debug)]
+pub struct TagRouter {
+    rule: Option<Arc<TagRule>>,
+    rule_ref: RuleRef,
+}
+
+impl TagRouter {
+    /// A tag router applying `rule` (`None`: static tags only) stored under `key`.
+    pub fn new(rule: Option<Arc<TagRule>>, key: &str) -> TagRouter {
+        let detail = if rule.is_some() {
+            "dynamic tags"
+        } else {
+            "static dubbo.tag"
+        };
+        TagRouter {
+            rule,
+            rule_ref: RuleRef {
+                slot: RuleSlot::Tag,
+                rule: key.into(),
+                detail: detail.into(),
+            },
+        }
+    }
+
+    fn route_static(ctx: &RouteContext<'_>, tag: &str, force: bool, input: &[u32]) -> Routed {
+        if tag.is_empty() {
+            return Routed::kept(
+                filter(ctx, input, |p| static_tag(p).is_empty()),
+                "untagged request: untagged providers",
+            );
+        }
+        let tagged = filter(ctx, input, |p| static_tag(p) == tag);
+        if !tagged.is_empty() || force {
+            return Routed::kept(tagged, format!("providers with static tag {tag}"));
+        }
+        let untagged = filter(ctx, input, |p| static_tag(p).is_empty());
+        Routed::kept(
+            untagged,
+            format!("no provider tagged {tag}: fell back to untagged providers"),
+        )
+    }
+}
+
+impl Router for TagRouter {
+    fn rule(&self) -> &RuleRef {
+        &self.rule_ref
+    }
+
+    fn reads_call(&self) -> bool {
+        true
+    }
+
+    fn key<'a>(&self, consumer: &'a Consumer, invocation: &'a Invocation) -> RouteKey<'a> {
+        RouteKey::Tag {
+            tag: consumer.request_tag(invocation).into(),
+            force: consumer.force_tag(invocation),
+        }
+    }
+
+    fn route(&self, ctx: &RouteContext<'_>, key: &RouteKey<'_>, input: &[u32]) -> Routed {
+        let (tag, force_tag) = match key {
+            RouteKey::Tag { tag, force } => (&**tag, *force),
+            _ => ("", false),
+        };
+        if input.is_empty() {
+            return Routed::unchanged(input, "nothing to route");
+        }
+        let rule = match &self.rule {
+            Some(rule) if rule.is_active() => rule,
+            _ => return TagRouter::route_static(ctx, tag, force_tag, input),
+        };
+        let by_tag = rule.addresses_by_tag(ctx.providers);
+        if tag.is_empty() {
+            let all: Vec<String> = by_tag.values().flatten().cloned().collect();
+            let mut kept = input.to_vec();
+            if !all.is_empty() {
+                kept = filter(ctx, input, |p| !at_any(p, &all));
+                if kept.is_empty() {
+                    return Routed::kept(
+                        kept,
+                        "untagged request, every provider has a dynamic tag",
+                    );
+                }
+            }
+            let kept = filter(ctx, &kept, |p| static_tag(p).is_empty());
+            return Routed::kept(
+                kept,
+                "untagged request: providers with no dynamic or static tag",
+            );
+        }
+        let result = match select_by_tag_level(&by_tag, tag, force_tag) {
+            Some(addresses) => {
+                let result = filter(ctx, input, |p| at_any(p, addresses));
+                if !result.is_empty() || rule.force {
+                    return Routed::kept(
+                        result,
+                        format!("providers at the addresses of dynamic tag {tag}"),
+                    );
+                }
+                result
+            }
+            None => filter(ctx, input, |p| static_tag(p) == tag),
+        };
+        if !result.is_empty() || force_tag {
+            return Routed::kept(result, format!("providers tagged {tag}"));
+        }
+        let all: Vec<String> = by_tag.values().flatten().cloned().collect();
+        let kept = filter(ctx, input, |p| !at_any(p, &all) && static_tag(p).is_empty());
+        Routed {
+            outcome: Outcome::Kept(kept),
+            reason: format!("no provider tagged {tag}: fell back to untagged providers").into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, &[&str])]) -> HashMap<String, Vec<String>> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    }
+
+    /// TagStateRouterTest.tagMultiLevelTest and tagLevelForceTest.
+    #[test]
+    fn multi_level_tags_fall_back_to_shorter_prefixes() {
+        let beta: &[&str] = &["192.168.5.1:20880"];
+        let team1: &[&str] = &["192.168.5.2:20880"];
+        let partner1: &[&str] = &["192.168.5.3:20880"];
+        let mut m = map(&[("beta", beta)]);
+        let get =
+            |m: &HashMap<String, Vec<String>>, t: &str| select_by_tag_level(m, t, false).cloned();
+        assert_eq!(
+            get(&m, "beta|team1|partner1"),
+            Some(vec![beta[0].to_string()])
+        );
+        m.insert("beta|team1".into(), vec![team1[0].into()]);
+        assert_eq!(
+            get(&m, "beta|team1|partner1"),
+            Some(vec![team1[0].to_string()])
+        );
+        m.insert("beta|team1|partner1".into(), vec![partner1[0].into()]);
+        assert_eq!(
+            get(&m, "beta|team1|partner1"),
+            Some(vec![partner1[0].to_string()])
+        );
+        assert_eq!(get(&m, "beta2"), None);
+        assert_eq!(get(&m, "beta|team2"), Some(vec![beta[0].to_string()]));
+        assert_eq!(
+            get(&m, "beta|team1|partner2"),
+            Some(vec![team1[0].to_string()])
+        );
+        assert_eq!(
+            select_by_tag_level(&m, "beta", true).cloned(),
+            Some(vec![beta[0].to_string()])
+        );
+        assert_eq!(
+            select_by_tag_level(&m, "beta|team2", true),
+            None,
+            "forced: exact lookup"
+        );
+    }
+
+    #[test]
+    fn string_matches_follow_dubbo() {
+        assert!(StringMatch::Exact("a".into()).is_match(Some("a")));
+        assert!(!StringMatch::Exact("a".into()).is_match(None));
+        assert!(StringMatch::Prefix("a".into()).is_match(Some("ab")));
+        assert!(StringMatch::Wildcard("*".into()).is_match(Some("x")));
+        assert!(!StringMatch::Wildcard("*".into()).is_match(None));
+        assert!(StringMatch::Empty.is_match(None) && StringMatch::Empty.is_match(Some("")));
+        assert!(
+            StringMatch::NoEmpty.is_match(Some("x")) && !StringMatch::NoEmpty.is_match(Some(""))
+        );
+        assert!(TagRule::parse(
+            "tags:\n  - name: a\n    match:\n      - key: k\n        value: {regex: x}\n"
+        )
+        .is_err());
+    }
+}
