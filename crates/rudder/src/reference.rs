@@ -7,6 +7,7 @@ use rudder_cluster::balancer::Balancer;
 use rudder_cluster::cluster::{ClusterInvoker, ClusterMode};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::weight::WeightSource;
+use rudder_cluster::router::{Explanation, RouterChain};
 use rudder_common::clock::Clock;
 #[cfg(feature = "zookeeper")]
 use rudder_common::discovery::{ProviderSink, ProviderUpdate, UpdateOutcome};
@@ -62,6 +63,7 @@ struct ReferenceInner {
     consumer: Arc<ConsumerInner>,
     consumer_url: DubboUrl,
     directory: Arc<Directory>,
+    routers: Arc<RouterChain>,
     invoker: ClusterInvoker<DubboCaller>,
     #[cfg(feature = "zookeeper")]
     _registrations: Vec<crate::registry::Registration>,
@@ -159,6 +161,19 @@ impl Reference {
     /// The providers this reference currently sees (merged with its consumer settings).
     pub fn directory(&self) -> &Arc<Directory> {
         &self.inner.directory
+    }
+
+    /// The routers between the directory and the load balancer (tag and condition rules).
+    pub fn routers(&self) -> &Arc<RouterChain> {
+        &self.inner.routers
+    }
+
+    /// Each provider's fate for `invocation` under the current rules: kept or not, and which rule
+    /// decided it (`rudder providers --explain` prints this).
+    pub fn explain(&self, invocation: &Invocation) -> Explanation {
+        self.inner
+            .routers
+            .explain(&self.inner.directory.snapshot(), invocation)
     }
 
     /// The balancer picking among them.
@@ -448,7 +463,10 @@ impl ReferenceBuilder {
             }
         }
         consumer.track(&directory);
+        // Always routed: static `dubbo.tag`s on providers apply with no rule at all, as in Dubbo.
+        let routers = Arc::new(RouterChain::new(self.consumer_url.clone()));
         let mut balancer = Balancer::builder(Arc::clone(&directory))
+            .routers(Arc::clone(&routers))
             .policies(consumer.policies.clone())
             .clock(self.clock.unwrap_or_else(|| Arc::clone(&consumer.clock)));
         if let Some(seed) = self.seed.or(consumer.seed) {
@@ -468,6 +486,7 @@ impl ReferenceBuilder {
                 consumer,
                 consumer_url: self.consumer_url,
                 directory,
+                routers,
                 invoker,
                 #[cfg(feature = "zookeeper")]
                 _registrations: registrations,

@@ -329,3 +329,33 @@ fn counting_waker(count: Arc<std::sync::atomic::AtomicUsize>) -> std::task::Wake
     }
     std::task::Waker::from(Arc::new(Count(count)))
 }
+
+#[tokio::test]
+async fn static_tags_route_as_in_dubbo_and_every_decision_is_explained() {
+    let gate = Arc::new(Semaphore::new(0));
+    let (gray, plain) = (
+        provider("gray", Arc::clone(&gate)).await,
+        provider("plain", gate).await,
+    );
+    let greeter = Consumer::builder()
+        .build()
+        .reference("com.acme.Greeter")
+        .provider(&url(&gray, "dubbo.tag=gray"))
+        .provider(&url(&plain, ""))
+        .build()
+        .await
+        .unwrap();
+    // Untagged calls never reach a tagged provider; tagged calls go to their tag.
+    for _ in 0..10 {
+        assert_eq!(
+            greeter.invoke("who", &[], vec![]).await.unwrap(),
+            Value::from("plain")
+        );
+        let mut tagged = Invocation::new("who", vec![], vec![]);
+        tagged.set_attachment("dubbo.tag", "gray");
+        let answer = greeter.invoke_raw(tagged).await.unwrap();
+        assert_eq!(answer.value(), Some(&Value::from("gray")));
+    }
+    let explanation = greeter.explain(&Invocation::new("who", vec![], vec![]));
+    assert_eq!(explanation.kept(), 1, "{explanation}");
+}
