@@ -105,7 +105,11 @@ pub struct Attempt {
 
 impl Attempt {
     /// A failed try of `provider`.
-    pub fn new(provider: impl Into<String>, kind: RpcErrorKind, message: impl Into<String>) -> Attempt {
+    pub fn new(
+        provider: impl Into<String>,
+        kind: RpcErrorKind,
+        message: impl Into<String>,
+    ) -> Attempt {
         Attempt {
             provider: provider.into(),
             kind,

@@ -20,7 +20,7 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 
 use super::timer::Closed;
-use super::{Caller, Core, Timer};
+use super::{BoxFuture, Caller, Core, Timer};
 use crate::provider::Provider;
 
 /// Failback's parameters for one call.
@@ -146,9 +146,12 @@ impl<C: Caller + 'static> Core<C> {
             );
             return;
         };
+        // The first wait starts now, not when the task is first polled.
+        let first = timer.sleep(Duration::from_millis(settings.period_millis));
         let task = retry(
             Arc::downgrade(self),
             Arc::clone(timer),
+            first,
             place,
             invocation.clone(),
             failed,
@@ -167,6 +170,7 @@ impl<C: Caller + 'static> Core<C> {
 async fn retry<C: Caller + 'static>(
     core: Weak<Core<C>>,
     timer: Arc<dyn Timer>,
+    first: BoxFuture<()>,
     mut place: Place,
     invocation: Invocation,
     mut last: Option<Arc<Provider>>,
@@ -175,8 +179,10 @@ async fn retry<C: Caller + 'static>(
     place.waker = Some(std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await);
     let queue = Arc::clone(&place.queue);
     let period = Duration::from_millis(settings.period_millis);
+    let mut first = Some(first);
     for retry in 1..=settings.retries {
-        if !queue.closed.sleep(timer.sleep(period)).await {
+        let wait = first.take().unwrap_or_else(|| timer.sleep(period));
+        if !queue.closed.sleep(wait).await {
             return;
         }
         let Some(core) = core.upgrade() else {
@@ -212,5 +218,8 @@ async fn retry<C: Caller + 'static>(
         tracing::warn!(%error, retry, "failback: retry failed");
     }
     queue.given_up.fetch_add(1, Ordering::Relaxed);
-    tracing::warn!(retries = settings.retries, "failback: giving up after all retries");
+    tracing::warn!(
+        retries = settings.retries,
+        "failback: giving up after all retries"
+    );
 }

@@ -27,7 +27,9 @@ impl<C: Caller + 'static> Core<C> {
             let picked = match self.pick(invocation, &excluded) {
                 Ok(a) => a,
                 // Every provider tried already: pick among all again (Dubbo's reselect fallback).
-                Err(e) if e.kind() == RpcErrorKind::NoProvider && excluded.len() > outside.len() => {
+                Err(e)
+                    if e.kind() == RpcErrorKind::NoProvider && excluded.len() > outside.len() =>
+                {
                     self.pick(invocation, outside)?
                 }
                 Err(e) => return Err(e),

@@ -94,7 +94,11 @@ impl<C: Caller + 'static> Core<C> {
             // Excluding those chosen, each pick is a new provider; a pick can fail only when a policy
             // refuses all the rest, and then the forks are those chosen so far.
             match self.pick(invocation, &chosen) {
-                Ok(picked) if !chosen.iter().any(|c| c.identity() == picked.provider.identity()) => {
+                Ok(picked)
+                    if !chosen
+                        .iter()
+                        .any(|c| c.identity() == picked.provider.identity()) =>
+                {
                     chosen.push(Arc::clone(&picked.provider));
                     selected.push(picked);
                 }

@@ -69,16 +69,19 @@ impl<C: Caller + 'static> Core<C> {
                 groups
                     .map(|group| {
                         tracing::trace!(group = group.name, "mergeable: calling group");
-                        Box::pin(async move {
-                            self.failover(invocation, retries, &group.outside).await
-                        }) as GroupCall<'_, C::Output>
+                        Box::pin(
+                            async move { self.failover(invocation, retries, &group.outside).await },
+                        ) as GroupCall<'_, C::Output>
                     })
                     .collect()
             }
         };
         let Some(merger) = merger else {
             // EachProvider without a merger: the one call made.
-            return join_all(calls).await.pop().unwrap_or_else(|| Err(no_provider(invocation)));
+            return join_all(calls)
+                .await
+                .pop()
+                .unwrap_or_else(|| Err(no_provider(invocation)));
         };
         let mut outputs = Vec::new();
         for result in join_all(calls).await {
@@ -86,7 +89,10 @@ impl<C: Caller + 'static> Core<C> {
                 Ok(out) => match self.caller.exception(&out) {
                     None => outputs.push(out),
                     Some(exception) => {
-                        tracing::warn!(exception, "mergeable: leaving a group's exception out of the merge");
+                        tracing::warn!(
+                            exception,
+                            "mergeable: leaving a group's exception out of the merge"
+                        );
                     }
                 },
                 Err(e) if e.kind() == RpcErrorKind::NoProvider => {}

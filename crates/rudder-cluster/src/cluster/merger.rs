@@ -117,7 +117,10 @@ fn concat(
             Value::List { type_name, items } => {
                 if i == 0 {
                     type_of = type_name;
-                } else if same_type && type_name.is_some() && type_of.is_some() && type_name != type_of
+                } else if same_type
+                    && type_name.is_some()
+                    && type_of.is_some()
+                    && type_name != type_of
                 {
                     return Err(error(format!(
                         "arrays of different element types cannot be merged: {} and {}",

@@ -41,8 +41,8 @@ mod broadcast;
 mod failback;
 mod failover;
 mod forking;
-pub mod merger;
 mod mergeable;
+pub mod merger;
 mod mode;
 mod timer;
 mod trace;
@@ -380,7 +380,8 @@ impl<C: Caller + 'static> Core<C> {
         // Declared before `active`, so dropped after it: waiters learn of the free slot only once it is
         // free, also when this future is dropped mid-call.
         let _ended = CallEnded(&self.caller);
-        let Some(active) = status.begin_with(picked.method_status.clone(), picked.max_active) else {
+        let Some(active) = status.begin_with(picked.method_status.clone(), picked.max_active)
+        else {
             return Err(RpcError::new(
                 RpcErrorKind::LimitExceeded,
                 format!(
@@ -396,8 +397,11 @@ impl<C: Caller + 'static> Core<C> {
         let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         // A business exception is an answer (`Ok` here), so it counts as a success, as in Dubbo.
         active.finish(elapsed, result.is_ok());
-        self.failing
-            .observe(&picked.provider, result.as_ref().err(), &**self.balancer.clock());
+        self.failing.observe(
+            &picked.provider,
+            result.as_ref().err(),
+            &**self.balancer.clock(),
+        );
         // Remember the provider only where stickiness is on: the lock stays off the common path.
         if result.is_ok() && picked.sticky {
             *self.sticky.lock().unwrap_or_else(PoisonError::into_inner) =

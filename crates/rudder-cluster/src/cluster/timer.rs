@@ -54,7 +54,8 @@ pub(crate) struct Closed {
 impl Closed {
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
-        let wakers = std::mem::take(&mut *self.wakers.lock().unwrap_or_else(PoisonError::into_inner));
+        let wakers =
+            std::mem::take(&mut *self.wakers.lock().unwrap_or_else(PoisonError::into_inner));
         for waker in wakers {
             waker.wake();
         }
