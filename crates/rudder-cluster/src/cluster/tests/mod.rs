@@ -13,6 +13,7 @@ mod broadcast;
 mod failback;
 mod forking;
 mod mergeable;
+mod merger;
 mod modes;
 mod spans;
 mod timer;
