@@ -7,8 +7,6 @@
 //! method's `timeout` (Dubbo reads the service-level one), and a call that passes its deadline fails with
 //! [`RpcErrorKind::Timeout`] listing what each fork did (Dubbo 3 returns `null`; 2.7.16+ waits forever).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +17,7 @@ use super::timer::first_ok;
 use super::{Caller, Core, Picked};
 use crate::provider::Provider;
 
-type Fork<'a, T> = Pin<Box<dyn Future<Output = Result<T, RpcError>> + Send + 'a>>;
+type Fork<'a, T> = super::timer::Branch<'a, Result<T, RpcError>>;
 
 impl<C: Caller + 'static> Core<C> {
     pub(super) async fn forking(

@@ -10,8 +10,6 @@
 //! for `*`), not in the `HashMap` order of the groups' service keys. `cluster=mergeable` on a
 //! single-group reference treats every provider as a group of its own, as Dubbo does there.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use rudder_common::error::{RpcError, RpcErrorKind};
@@ -21,7 +19,7 @@ use super::timer::join_all;
 use super::{no_provider, Caller, Core, Groups};
 use crate::provider::Provider;
 
-type GroupCall<'a, T> = Pin<Box<dyn Future<Output = Result<T, RpcError>> + Send + 'a>>;
+type GroupCall<'a, T> = super::timer::Branch<'a, Result<T, RpcError>>;
 
 /// One group: its name and the listed providers outside it (what its failover excludes).
 struct Group {

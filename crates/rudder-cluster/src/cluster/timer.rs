@@ -15,6 +15,9 @@ use std::time::Duration;
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
+/// A boxed, sendable future borrowing for `'a`: one of several polled together.
+pub(crate) type Branch<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
 /// Sleeps and runs background tasks.
 ///
 /// ```
@@ -84,8 +87,8 @@ impl Closed {
 
     fn register(&self, waker: &Waker) {
         let mut wakers = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
-        // Waiters are the invoker's pending failback tasks, at most `failbacktasks` of them; drop the
-        // wakers of tasks that have ended (they no longer wake anything useful) before growing.
+        // Waiters are the invoker's pending failback tasks, at most `failbacktasks` of them; each
+        // takes its waker off when it ends (`unregister`), so the list stays that short.
         if !wakers.iter().any(|w| w.will_wake(waker)) {
             wakers.push(waker.clone());
         }
@@ -106,7 +109,7 @@ impl Closed {
 /// Every future is polled on each wake-up: races are a handful of forks, so per-future wakers would cost
 /// more than they save.
 pub(crate) async fn first_ok<T, E>(
-    mut futures: Vec<Pin<Box<dyn Future<Output = Result<T, E>> + Send + '_>>>,
+    mut futures: Vec<Branch<'_, Result<T, E>>>,
     mut deadline: Option<BoxFuture<()>>,
     mut failed: impl FnMut(usize, E),
 ) -> Option<T> {
@@ -138,9 +141,7 @@ pub(crate) async fn first_ok<T, E>(
 }
 
 /// Polls `futures` together until all are done; their outputs in input order.
-pub(crate) async fn join_all<T>(
-    mut futures: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>,
-) -> Vec<T> {
+pub(crate) async fn join_all<T>(mut futures: Vec<Branch<'_, T>>) -> Vec<T> {
     let mut outputs: Vec<Option<T>> = futures.iter().map(|_| None).collect();
     std::future::poll_fn(|cx: &mut Context<'_>| {
         let mut pending = false;
