@@ -77,6 +77,45 @@ struct Details {
     kind: RpcErrorKind,
     message: String,
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    /// Empty unless a cluster mode tried several providers; an empty `Vec` does not allocate.
+    attempts: Vec<Attempt>,
+}
+
+/// One provider a cluster mode tried for a call, and how that try failed.
+///
+/// ```
+/// use rudder_common::error::{Attempt, RpcError, RpcErrorKind};
+/// let e = RpcError::new(RpcErrorKind::Network, "all failed").with_attempts(vec![
+///     Attempt::new("10.0.0.1:20880", RpcErrorKind::Network, "connection refused"),
+///     Attempt::new("10.0.0.2:20880", RpcErrorKind::Timeout, "no answer in 1000 ms"),
+/// ]);
+/// assert_eq!(e.attempts()[1].provider, "10.0.0.2:20880");
+/// assert_eq!(e.attempts()[1].kind, RpcErrorKind::Timeout);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Attempt {
+    /// The provider's `host:port`.
+    pub provider: String,
+    /// How the call to it failed.
+    pub kind: RpcErrorKind,
+    /// The failure's message.
+    pub message: String,
+}
+
+impl Attempt {
+    /// A failed try of `provider`.
+    pub fn new(
+        provider: impl Into<String>,
+        kind: RpcErrorKind,
+        message: impl Into<String>,
+    ) -> Attempt {
+        Attempt {
+            provider: provider.into(),
+            kind,
+            message: message.into(),
+        }
+    }
 }
 
 impl RpcError {
@@ -86,6 +125,7 @@ impl RpcError {
             kind,
             message: message.into(),
             source: None,
+            attempts: Vec::new(),
         }))
     }
 
@@ -96,6 +136,18 @@ impl RpcError {
     ) -> RpcError {
         self.0.source = Some(Box::new(source));
         self
+    }
+
+    /// The same error with the providers tried for the call and how each failed, in the order tried.
+    pub fn with_attempts(mut self, attempts: Vec<Attempt>) -> RpcError {
+        self.0.attempts = attempts;
+        self
+    }
+
+    /// The providers a cluster mode tried before giving up (failover, forking, broadcast, mergeable), in
+    /// the order tried; empty for an error of a single call.
+    pub fn attempts(&self) -> &[Attempt] {
+        &self.0.attempts
     }
 
     /// What kind of failure this is.

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Waker;
 
-use rudder_cluster::cluster::Caller;
+use rudder_cluster::cluster::{merger, BoxFuture, Caller, Timer};
 use rudder_cluster::provider::Provider;
 use rudder_common::error::RpcError;
 use rudder_common::invocation::Invocation;
@@ -69,5 +69,40 @@ impl Caller for DubboCaller {
 
     fn call_ended(&self) {
         self.waiters.wake_all();
+    }
+
+    fn exception(&self, output: &RpcResponse) -> Option<String> {
+        output.exception().map(|e| e.to_string())
+    }
+
+    /// Merges the groups' values with Dubbo's built-in mergers; the first response's attachments stay.
+    fn merge(&self, name: &str, outputs: Vec<RpcResponse>) -> Result<RpcResponse, RpcError> {
+        let mut attachments = None;
+        let mut values = Vec::with_capacity(outputs.len());
+        for output in outputs {
+            if attachments.is_none() {
+                attachments = Some(output.attachments().to_vec());
+            }
+            // Exceptions were left out by the cluster before merging.
+            values.push(output.into_result().unwrap_or(Value::Null));
+        }
+        let merged = merger::merge_values(name, values)?;
+        Ok(RpcResponse::from_value(merged).with_attachments(attachments.unwrap_or_default()))
+    }
+}
+
+/// The cluster's timer on the tokio runtime the reference was built on (failback retries, forking
+/// deadlines).
+#[derive(Debug)]
+pub(crate) struct TokioTimer(pub(crate) tokio::runtime::Handle);
+
+impl Timer for TokioTimer {
+    fn sleep(&self, delay: std::time::Duration) -> BoxFuture<()> {
+        Box::pin(tokio::time::sleep(delay))
+    }
+
+    fn spawn(&self, task: BoxFuture<()>) {
+        // Detached: the task ends by itself when the reference's invoker is dropped.
+        drop(self.0.spawn(task));
     }
 }

@@ -155,7 +155,7 @@ impl Reference {
         }
         let mode = ClusterMode::from_consumer(&inner.consumer_url, invocation.method_name())
             .unwrap_or_default();
-        inner.invoker.invoke_in_mode(&invocation, mode).await
+        inner.invoker.invoke_in_mode(&invocation, &mode).await
     }
 
     /// The providers this reference currently sees (merged with its consumer settings).
@@ -367,7 +367,8 @@ impl ReferenceBuilder {
         self.parameter("retries", &retries.to_string())
     }
 
-    /// Fault-tolerance mode (`cluster`): failover, failfast, failsafe or available.
+    /// Fault-tolerance mode (`cluster`): failover, failfast, failsafe, failback, forking, broadcast,
+    /// available or mergeable (a `group` of `*` or `a,b` selects mergeable by itself).
     pub fn cluster(self, mode: &str) -> Self {
         self.parameter("cluster", mode)
     }
@@ -479,8 +480,10 @@ impl ReferenceBuilder {
             protocol: consumer.protocol.clone(),
             waiters: Default::default(),
         };
+        let timer = Arc::new(crate::caller::TokioTimer(tokio::runtime::Handle::current()));
         let invoker =
-            ClusterInvoker::new(Arc::new(balancer.build()), caller, ClusterMode::default());
+            ClusterInvoker::new(Arc::new(balancer.build()), caller, ClusterMode::default())
+                .with_timer(timer);
         Ok(Reference {
             inner: Arc::new(ReferenceInner {
                 consumer,

@@ -1,14 +1,18 @@
-//! The cluster invoker: one call, a provider picked for it, and what to do when that provider fails.
+//! The cluster invoker: one call, the providers picked for it, and what to do when one fails.
 //!
-//! Dubbo calls this the fault-tolerance strategy (`cluster=` on the consumer). rudder has the ones a
-//! consumer needs most, with Dubbo's names and defaults:
+//! Dubbo calls this the fault-tolerance strategy (`cluster=` on the consumer). rudder has all of
+//! Dubbo's, with Dubbo's names, parameters and defaults ([`ClusterMode::from_consumer`]):
 //!
-//! | mode | on failure |
+//! | mode | what a call does |
 //! |---|---|
 //! | `failover` (default) | retry on another provider, `retries` times (default 2, so 3 attempts); never after a business exception |
-//! | `failfast` | report the error at once (use it for non-idempotent writes) |
-//! | `failsafe` | swallow the error and return an empty result |
-//! | `available` | no balancing: the first provider, in list order, not yet known to be failing |
+//! | `failfast` | one provider; its error at once (use it for non-idempotent writes) |
+//! | `failsafe` | one provider; an error becomes an empty result |
+//! | `failback` | one provider; an error becomes an empty result and the call is retried in the background |
+//! | `forking` | `forks` providers at once; the first answer wins, the others are cancelled |
+//! | `broadcast` | every provider, one after another; any failure fails the call |
+//! | `available` | no balancing: the first provider, in list order, not known to be failing |
+//! | `mergeable` | one call per provider group (`group=a,b` or `*`), results merged (`merger=`) |
 //!
 //! Every attempt re-reads the directory, so a retry sees providers that appeared meanwhile. Providers
 //! already tried are excluded from the next pick; when every provider has been tried, the pick is made
@@ -19,20 +23,47 @@
 //! the answer, whatever the mode: `leastactive` and `shortestresponse` read those counters, and the
 //! `actives` parameter limits calls in flight per provider and method.
 //!
+//! Each call is a `rudder.call` tracing span and each attempt a `rudder.attempt` span inside it, with
+//! OpenTelemetry's RPC field names (see [`trace`](self#tracing)). An error after several attempts lists
+//! them ([`RpcError::attempts`]).
+//!
+//! # Tracing
+//! `rudder.call`: `otel.name` (`<service>/<method>`), `otel.kind="client"`, `rpc.system="dubbo"`,
+//! `rpc.service`, `rpc.method`, `rudder.cluster` (the mode), and on close `otel.status_code` (`OK`/`ERROR`)
+//! and `error.type` (the error kind). `rudder.attempt`: `server.address`, `server.port`, `rudder.attempt`
+//! (1 for the first), and on close `rudder.outcome` (`ok`, an error kind, or `cancelled` for a forking
+//! loser), `rudder.elapsed_ms`, `otel.status_code`, `error.type`. Both are INFO spans.
+//!
 //! The call itself is a [`Caller`]: the rpc layer in production, a scripted fake in tests.
 
+mod available;
+mod broadcast;
+mod failback;
+mod failover;
+mod forking;
+mod mergeable;
+pub mod merger;
 mod mode;
+mod timer;
+mod trace;
 
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 use rudder_common::status::MethodStatus;
+use tracing::Instrument;
 
-pub use mode::{ClusterMode, UnsupportedClusterMode, DEFAULT_RETRIES, RETRIES};
+pub use available::RECHECK_MILLIS as AVAILABLE_RECHECK_MILLIS;
+pub use failback::FailbackStats;
+pub use mode::{
+    ClusterMode, Groups, UnsupportedClusterMode, BROADCAST_FAIL_PERCENT, DEFAULT_FAILBACK_RETRIES,
+    DEFAULT_RETRIES, FAILBACK_TASKS, FORKING_TIMEOUT, FORKS, RETRIES, RETRY_PERIOD,
+};
+pub use timer::{BoxFuture, Timer};
 
 use crate::balancer::Balancer;
 use crate::loadbalance::MethodView;
@@ -41,9 +72,9 @@ use crate::provider::Provider;
 /// Makes one call to one provider.
 pub trait Caller: Send + Sync {
     /// What a successful call returns.
-    type Output: Send;
+    type Output: Send + 'static;
 
-    /// The empty result `failsafe` returns instead of an error (Dubbo: a `null` value).
+    /// The empty result `failsafe` and `failback` return instead of an error (Dubbo: a `null` value).
     fn empty(&self) -> Self::Output;
 
     /// Calls `provider`.
@@ -56,6 +87,28 @@ pub trait Caller: Send + Sync {
     /// Called after each call has been counted as ended in the provider's statistics: a call slot
     /// under `actives` is free again. Back-pressure (a tower `poll_ready`) wakes its waiters here.
     fn call_ended(&self) {}
+
+    /// The business exception `output` carries, if the provider's method threw (a description). Such an
+    /// answer is a success everywhere except in `broadcast`, where it fails the provider, and `mergeable`,
+    /// which leaves it out of the merge (both as Dubbo). Default: outputs never carry one.
+    fn exception(&self, output: &Self::Output) -> Option<String> {
+        let _ = output;
+        None
+    }
+
+    /// Merges the outputs of several provider groups, in group order, with the named `merger`
+    /// (`mergeable`). [`merger::merge_values`] implements Dubbo's built-in mergers over
+    /// [`Value`](rudder_common::Value)s.
+    ///
+    /// # Errors
+    /// When the outputs cannot be merged that way. Default: always (this caller cannot merge).
+    fn merge(&self, merger: &str, outputs: Vec<Self::Output>) -> Result<Self::Output, RpcError> {
+        let _ = outputs;
+        Err(RpcError::new(
+            RpcErrorKind::Unknown,
+            format!("this caller cannot merge results (merger={merger})"),
+        ))
+    }
 }
 
 /// Picks providers through a [`Balancer`] and calls them through a [`Caller`], with a [`ClusterMode`].
@@ -99,127 +152,160 @@ pub trait Caller: Send + Sync {
 /// # }
 /// ```
 pub struct ClusterInvoker<C> {
+    core: Arc<Core<C>>,
+}
+
+/// What the invoker and its background failback retries share; the retries hold it weakly, so they
+/// end when the invoker is dropped.
+struct Core<C> {
     balancer: Arc<Balancer>,
     caller: C,
     mode: ClusterMode,
     sticky: Mutex<Option<Arc<Provider>>>,
+    failing: available::KnownFailing,
+    timer: OnceLock<Arc<dyn Timer>>,
+    failback: Arc<failback::Queue>,
 }
 
-impl<C: Caller> ClusterInvoker<C> {
+impl<C: Caller + 'static> ClusterInvoker<C> {
     /// An invoker picking through `balancer`, calling through `caller`.
+    ///
+    /// Without a [`Timer`] ([`ClusterInvoker::with_timer`]) `failback` cannot retry (its retries are
+    /// refused and counted) and `forking` is bounded only by each attempt's own timeout.
     pub fn new(balancer: Arc<Balancer>, caller: C, mode: ClusterMode) -> ClusterInvoker<C> {
         ClusterInvoker {
-            balancer,
-            caller,
-            mode,
-            sticky: Mutex::new(None),
+            core: Arc::new(Core {
+                balancer,
+                caller,
+                mode,
+                sticky: Mutex::new(None),
+                failing: available::KnownFailing::default(),
+                timer: OnceLock::new(),
+                failback: Arc::default(),
+            }),
         }
+    }
+
+    /// Sleeps and background work through `timer` (failback retries, the forking deadline). The first
+    /// timer given stays.
+    pub fn with_timer(self, timer: Arc<dyn Timer>) -> ClusterInvoker<C> {
+        let _ = self.core.timer.set(timer);
+        self
     }
 
     /// The balancer.
     pub fn balancer(&self) -> &Arc<Balancer> {
-        &self.balancer
+        &self.core.balancer
     }
 
     /// The caller.
     pub fn caller(&self) -> &C {
-        &self.caller
+        &self.core.caller
     }
 
     /// The fault-tolerance mode.
-    pub fn mode(&self) -> ClusterMode {
-        self.mode
+    pub fn mode(&self) -> &ClusterMode {
+        &self.core.mode
+    }
+
+    /// What failback's background retries have done so far.
+    pub fn failback_stats(&self) -> FailbackStats {
+        self.core.failback.stats()
     }
 
     /// Makes the call according to the mode.
     ///
     /// # Errors
-    /// The last provider's error (failover, failfast), [`RpcErrorKind::NoProvider`] when nothing is
-    /// listed. `failsafe` never fails.
+    /// The mode's error ([`ClusterInvoker::invoke_in_mode`]).
     pub async fn invoke(&self, invocation: &Invocation) -> Result<C::Output, RpcError> {
-        self.invoke_in_mode(invocation, self.mode).await
+        self.invoke_in_mode(invocation, &self.core.mode).await
     }
 
     /// Makes the call in `mode` instead of the invoker's own (per-method settings).
     ///
     /// # Errors
-    /// As [`ClusterInvoker::invoke`].
+    /// [`RpcErrorKind::NoProvider`] when nothing is listed; the last provider's error (failover,
+    /// failfast, forking, broadcast), with every attempt in [`RpcError::attempts`]; a
+    /// [`RpcErrorKind::Timeout`] when a forking call's deadline passes. `failsafe` and `failback` never
+    /// fail.
     pub async fn invoke_in_mode(
         &self,
         invocation: &Invocation,
-        mode: ClusterMode,
+        mode: &ClusterMode,
+    ) -> Result<C::Output, RpcError> {
+        let core = &self.core;
+        let span = trace::call_span(core, invocation.method_name(), mode.name());
+        let result = core
+            .dispatch(invocation, mode)
+            .instrument(span.clone())
+            .await;
+        trace::close_call(&span, &result);
+        result
+    }
+}
+
+impl<C: Caller + 'static> Core<C> {
+    async fn dispatch(
+        self: &Arc<Self>,
+        invocation: &Invocation,
+        mode: &ClusterMode,
     ) -> Result<C::Output, RpcError> {
         match mode {
-            ClusterMode::Failover { retries } => self.failover(invocation, retries).await,
+            ClusterMode::Failover { retries } => self.failover(invocation, *retries, &[]).await,
             ClusterMode::Failfast => {
-                let attempt = self.pick(invocation, &[])?;
-                self.call(&attempt, invocation).await
+                let picked = self.pick(invocation, &[])?;
+                self.call(&picked, invocation, 1).await
             }
             ClusterMode::Failsafe => {
-                let attempt = match self.pick(invocation, &[]) {
+                let picked = match self.pick(invocation, &[]) {
                     Ok(a) => a,
                     Err(error) => {
                         tracing::warn!(%error, "failsafe: ignoring failed pick");
                         return Ok(self.caller.empty());
                     }
                 };
-                match self.call(&attempt, invocation).await {
+                match self.call(&picked, invocation, 1).await {
                     Ok(out) => Ok(out),
                     Err(error) => {
-                        let provider = attempt.provider.address();
+                        let provider = picked.provider.address();
                         tracing::warn!(%error, provider, "failsafe: ignoring failed call");
                         Ok(self.caller.empty())
                     }
                 }
             }
-            ClusterMode::Available => {
-                let attempt = self.first_listed(invocation)?;
-                self.call(&attempt, invocation).await
+            ClusterMode::Available => self.available(invocation).await,
+            ClusterMode::Failback {
+                retries,
+                tasks,
+                period_millis,
+            } => {
+                let settings = failback::Settings {
+                    retries: *retries,
+                    tasks: *tasks,
+                    period_millis: *period_millis,
+                };
+                self.failback(invocation, settings).await
+            }
+            ClusterMode::Forking {
+                forks,
+                timeout_millis,
+            } => self.forking(invocation, *forks, *timeout_millis).await,
+            ClusterMode::Broadcast { fail_percent } => {
+                self.broadcast(invocation, *fail_percent).await
+            }
+            ClusterMode::Mergeable {
+                merger,
+                groups,
+                retries,
+            } => {
+                self.mergeable(invocation, merger.as_deref(), groups, *retries)
+                    .await
             }
         }
-    }
-
-    async fn failover(&self, invocation: &Invocation, retries: u32) -> Result<C::Output, RpcError> {
-        let attempts = retries as usize + 1;
-        // No allocation unless an attempt fails.
-        let mut tried: Vec<Arc<Provider>> = Vec::new();
-        let mut last_error = None;
-        for _ in 0..attempts {
-            let attempt = match self.pick(invocation, &tried) {
-                Ok(a) => a,
-                // Every provider tried already: pick among all again (Dubbo's reselect fallback).
-                Err(e) if e.kind() == RpcErrorKind::NoProvider && !tried.is_empty() => {
-                    self.pick(invocation, &[])?
-                }
-                Err(e) => return Err(e),
-            };
-            match self.call(&attempt, invocation).await {
-                Ok(out) => return Ok(out),
-                Err(error) if !error.kind().is_retryable() => return Err(error),
-                Err(error) => {
-                    let provider = attempt.provider.address();
-                    tracing::debug!(%error, provider, "failover: trying another provider");
-                    tried.push(attempt.provider);
-                    last_error = Some(error);
-                }
-            }
-        }
-        let last = last_error.expect("at least one attempt failed");
-        let addresses: Vec<&str> = tried.iter().map(|p| p.address()).collect();
-        Err(RpcError::new(
-            last.kind(),
-            format!(
-                "failed to invoke method {} after {attempts} attempts on providers [{}]; last error: {}",
-                invocation.method_name(),
-                addresses.join(", "),
-                last.message()
-            ),
-        )
-        .with_source(last))
     }
 
     /// Picks the provider for one attempt, with what the call needs of it, in one look at the snapshot.
-    fn pick(&self, invocation: &Invocation, tried: &[Arc<Provider>]) -> Result<Attempt, RpcError> {
+    fn pick(&self, invocation: &Invocation, tried: &[Arc<Provider>]) -> Result<Picked, RpcError> {
         let directory = self.balancer.directory();
         directory.with_current(|snapshot| {
             self.balancer
@@ -232,23 +318,21 @@ impl<C: Caller> ClusterInvoker<C> {
                         Some(index) => index,
                         None => self.balancer.select_index_in(view, invocation, tried)?,
                     };
-                    Ok(Attempt::new(view, index))
+                    Ok(Picked::new(view, index))
                 })
         })
     }
 
-    /// The first listed provider (`available` mode: no balancing).
-    fn first_listed(&self, invocation: &Invocation) -> Result<Attempt, RpcError> {
+    /// Every listed provider for the method, in list order, with what a call needs of each.
+    fn pick_all(&self, invocation: &Invocation) -> Result<Vec<Picked>, RpcError> {
         let directory = self.balancer.directory();
         directory.with_current(|snapshot| {
             self.balancer
                 .with_routed_view(snapshot, invocation, |view| {
                     if view.is_empty() {
-                        let message =
-                            format!("no provider available for {}", invocation.method_name());
-                        return Err(RpcError::new(RpcErrorKind::NoProvider, message));
+                        return Err(no_provider(invocation));
                     }
-                    Ok(Attempt::new(view, 0))
+                    Ok((0..view.len()).map(|i| Picked::new(view, i)).collect())
                 })
         })
     }
@@ -268,42 +352,81 @@ impl<C: Caller> ClusterInvoker<C> {
             .position(|p| p.identity() == current.identity())
     }
 
+    /// Makes attempt number `attempt` (1 for the first) of a call, in its own `rudder.attempt` span.
+    async fn call(
+        &self,
+        picked: &Picked,
+        invocation: &Invocation,
+        attempt: u32,
+    ) -> Result<C::Output, RpcError> {
+        let span = trace::attempt_span(&picked.provider, attempt);
+        // Records the outcome when the attempt ends, also when its future is dropped (a forking loser).
+        let mut closer = trace::AttemptCloser::new(&span);
+        let result = self
+            .call_counted(picked, invocation)
+            .instrument(span.clone())
+            .await;
+        closer.close(result.as_ref().err());
+        result
+    }
+
     /// Makes one call, counted in the provider's statistics from before the send to the answer: the
     /// counters `leastactive` and `shortestresponse` read, kept by every call (Dubbo keeps them only
     /// when the `actives` filter is configured).
-    async fn call(
+    async fn call_counted(
         &self,
-        attempt: &Attempt,
+        picked: &Picked,
         invocation: &Invocation,
     ) -> Result<C::Output, RpcError> {
-        let status = attempt.provider.status();
+        let status = picked.provider.status();
         // Declared before `active`, so dropped after it: waiters learn of the free slot only once it is
         // free, also when this future is dropped mid-call.
         let _ended = CallEnded(&self.caller);
-        let Some(active) = status.begin_with(attempt.method_status.clone(), attempt.max_active)
+        let Some(active) = status.begin_with(picked.method_status.clone(), picked.max_active)
         else {
             return Err(RpcError::new(
                 RpcErrorKind::LimitExceeded,
                 format!(
                     "{} on {} already has {} calls in flight (actives)",
                     invocation.method_name(),
-                    attempt.provider.address(),
-                    attempt.max_active
+                    picked.provider.address(),
+                    picked.max_active
                 ),
             ));
         };
         let started = Instant::now();
-        let result = self.caller.call(&attempt.provider, invocation).await;
+        let result = self.caller.call(&picked.provider, invocation).await;
         let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         // A business exception is an answer (`Ok` here), so it counts as a success, as in Dubbo.
         active.finish(elapsed, result.is_ok());
+        self.failing.observe(
+            &picked.provider,
+            result.as_ref().err(),
+            &**self.balancer.clock(),
+        );
         // Remember the provider only where stickiness is on: the lock stays off the common path.
-        if result.is_ok() && attempt.sticky {
+        if result.is_ok() && picked.sticky {
             *self.sticky.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some(Arc::clone(&attempt.provider));
+                Some(Arc::clone(&picked.provider));
         }
         result
     }
+
+    /// The service name for traces: the interface of the first listed provider.
+    fn service_name(&self) -> String {
+        let snapshot = self.balancer.directory().snapshot();
+        snapshot
+            .providers()
+            .first()
+            .map(|p| p.url().service_interface().to_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// The error for a method with no provider listed.
+fn no_provider(invocation: &Invocation) -> RpcError {
+    let message = format!("no provider available for {}", invocation.method_name());
+    RpcError::new(RpcErrorKind::NoProvider, message)
 }
 
 /// Tells the caller a call has ended when dropped.
@@ -316,16 +439,16 @@ impl<C: Caller> Drop for CallEnded<'_, C> {
 }
 
 /// One attempt's provider and what the call needs of it, read from the view it was picked in.
-struct Attempt {
+struct Picked {
     provider: Arc<Provider>,
     method_status: MethodStatus,
     max_active: i32,
     sticky: bool,
 }
 
-impl Attempt {
-    fn new(view: &MethodView, index: usize) -> Attempt {
-        Attempt {
+impl Picked {
+    fn new(view: &MethodView, index: usize) -> Picked {
+        Picked {
             provider: Arc::clone(&view.providers()[index]),
             method_status: view.method_status(index).clone(),
             max_active: view.max_active(index),
@@ -334,11 +457,18 @@ impl Attempt {
     }
 }
 
+impl<C> Drop for ClusterInvoker<C> {
+    fn drop(&mut self) {
+        // Pending failback retries wake up and end now instead of at their next period.
+        self.core.failback.close();
+    }
+}
+
 impl<C> fmt::Debug for ClusterInvoker<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClusterInvoker")
-            .field("mode", &self.mode)
-            .field("balancer", &self.balancer)
+            .field("mode", &self.core.mode)
+            .field("balancer", &self.core.balancer)
             .finish_non_exhaustive()
     }
 }

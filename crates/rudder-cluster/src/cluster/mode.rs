@@ -1,6 +1,7 @@
 //! Fault-tolerance modes and how they are read from consumer parameters.
 
 use std::fmt;
+use std::sync::Arc;
 
 use rudder_common::url::ranges::IntRange;
 use rudder_common::url::DubboUrl;
@@ -17,8 +18,89 @@ pub const RETRIES: IntRange = IntRange {
     max: 100,
 };
 
+/// Dubbo's default `retries` for failback (`DEFAULT_FAILBACK_TIMES`).
+pub const DEFAULT_FAILBACK_RETRIES: u32 = 3;
+
+/// `retries` as failback reads it (service level only, as Dubbo): a negative value means the default 3,
+/// more than 100 is 100.
+const FAILBACK_RETRIES: IntRange = IntRange {
+    key: "retries",
+    default: DEFAULT_FAILBACK_RETRIES as i64,
+    min: i32::MIN as i64,
+    max: 100,
+};
+
+/// `failbacktasks`: how many failed calls may wait for a retry at once (default 100; 0 or less is the
+/// default, as in Dubbo). At most 10,000: each waiting call keeps its arguments.
+pub const FAILBACK_TASKS: IntRange = IntRange {
+    key: "failbacktasks",
+    default: 100,
+    min: i32::MIN as i64,
+    max: 10_000,
+};
+
+/// `retry.period`, ms between failback retries: 100 ..= 3,600,000, default 5,000. Dubbo fixes it at 5 s;
+/// rudder reads the name Dubbo's failback *registry* uses for the same idea.
+pub const RETRY_PERIOD: IntRange = IntRange {
+    key: "retry.period",
+    default: 5_000,
+    min: 100,
+    max: 3_600_000,
+};
+
+/// `forks`: providers a forking call goes to at once (default 2); 0 or less means all of them.
+pub const FORKS: IntRange = IntRange {
+    key: "forks",
+    default: 2,
+    min: i32::MIN as i64,
+    max: 1_000,
+};
+
+/// `timeout`, ms: the deadline of a whole forking call (default 1000, as Dubbo's).
+pub const FORKING_TIMEOUT: IntRange = IntRange {
+    key: "timeout",
+    default: 1_000,
+    min: 1,
+    max: i32::MAX as i64,
+};
+
+/// `broadcast.fail.percent`: the share of failed providers, in percent, after which broadcast stops
+/// calling the rest (default 100); outside 0 ..= 100 it is 100, as in Dubbo.
+pub const BROADCAST_FAIL_PERCENT: IntRange = IntRange {
+    key: "broadcast.fail.percent",
+    default: 100,
+    min: i32::MIN as i64,
+    max: i32::MAX as i64,
+};
+
+/// Which provider groups a `mergeable` call spans.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Groups {
+    /// `group=*`: every group among the listed providers, in name order.
+    Any,
+    /// `group=a,b`: these groups, in this order (the comma list as configured).
+    Listed(Arc<str>),
+    /// `cluster=mergeable` on a single-group reference: as in Dubbo, every provider is its own "group".
+    EachProvider,
+}
+
+impl Groups {
+    /// The listed group names, in order, without blanks or repeats (empty for `Any`/`EachProvider`).
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        if let Groups::Listed(list) = self {
+            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+}
+
 /// What the cluster invoker does when a call fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClusterMode {
     /// Retry on other providers; `retries` extra attempts.
@@ -30,8 +112,38 @@ pub enum ClusterMode {
     Failfast,
     /// Return an empty result instead of failing.
     Failsafe,
-    /// Call the first listed provider, no balancing.
+    /// Call the first listed provider not known to be failing, no balancing.
     Available,
+    /// Return an empty result at once and retry in the background.
+    Failback {
+        /// Background retries after the first failure (0: none).
+        retries: u32,
+        /// Failed calls that may wait for a retry at once; more are refused and counted.
+        tasks: u32,
+        /// Time between retries, ms.
+        period_millis: u64,
+    },
+    /// Call several providers at once; the first answer wins.
+    Forking {
+        /// Providers per call; 0 means all.
+        forks: u32,
+        /// Deadline of the whole call, ms.
+        timeout_millis: u64,
+    },
+    /// Call every provider, one after another; any failure fails the call.
+    Broadcast {
+        /// Stop calling the rest once this percentage of all providers has failed (0 ..= 100).
+        fail_percent: u32,
+    },
+    /// Call one provider group, or every group and merge their results (`merger`).
+    Mergeable {
+        /// `merger` for the method: `None` calls the first group that has providers.
+        merger: Option<Arc<str>>,
+        /// The groups the reference spans.
+        groups: Groups,
+        /// Failover retries within each group.
+        retries: u32,
+    },
 }
 
 impl Default for ClusterMode {
@@ -44,36 +156,130 @@ impl Default for ClusterMode {
 
 /// The `cluster` name is not one rudder implements.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unsupported cluster mode {0:?}; supported: failover, failfast, failsafe, available")]
+#[error("unsupported cluster mode {0:?}; supported: failover, failfast, failsafe, failback, forking, broadcast, available, mergeable")]
 pub struct UnsupportedClusterMode(pub String);
 
 impl ClusterMode {
-    /// Reads `cluster` and (for failover) `<method>.retries`/`retries` from consumer parameters, as Dubbo 3
-    /// does: from the consumer's own configuration, never from provider URLs. Negative retries mean 0.
+    /// Reads `cluster` and the mode's parameters from consumer parameters, as Dubbo 3 does: from the
+    /// consumer's own configuration, never from provider URLs.
+    ///
+    /// * failover: `<method>.retries` / `retries` (default 2, negative 0);
+    /// * failback: `retries` (service level, default 3, negative 3), `failbacktasks` (default 100),
+    ///   `retry.period` (ms, default 5000);
+    /// * forking: `forks` (service level, default 2, 0 or less all), `<method>.timeout` / `timeout`
+    ///   (default 1000 ms);
+    /// * broadcast: `broadcast.fail.percent` (default 100);
+    /// * a `group` of `*` or a comma list selects mergeable whatever `cluster` says, as Dubbo's
+    ///   `RegistryProtocol` does; `<method>.merger` / `merger` says how results are merged.
     ///
     /// ```
-    /// use rudder_cluster::cluster::ClusterMode;
+    /// use rudder_cluster::cluster::{ClusterMode, Groups};
     /// use rudder_common::url::DubboUrl;
     /// let consumer = DubboUrl::parse("consumer://10.0.0.9/S?retries=4&save.retries=0").unwrap();
     /// assert_eq!(ClusterMode::from_consumer(&consumer, "get").unwrap(), ClusterMode::Failover { retries: 4 });
     /// assert_eq!(ClusterMode::from_consumer(&consumer, "save").unwrap(), ClusterMode::Failover { retries: 0 });
+    /// let forking = DubboUrl::parse("consumer://10.0.0.9/S?cluster=forking&forks=3&get.timeout=200").unwrap();
+    /// assert_eq!(
+    ///     ClusterMode::from_consumer(&forking, "get").unwrap(),
+    ///     ClusterMode::Forking { forks: 3, timeout_millis: 200 }
+    /// );
+    /// let groups = DubboUrl::parse("consumer://10.0.0.9/S?group=a,b&merger=list").unwrap();
+    /// assert!(matches!(
+    ///     ClusterMode::from_consumer(&groups, "get").unwrap(),
+    ///     ClusterMode::Mergeable { groups: Groups::Listed(_), .. }
+    /// ));
     /// ```
     ///
     /// # Errors
-    /// [`UnsupportedClusterMode`] for a name rudder does not implement (e.g. `forking`).
+    /// [`UnsupportedClusterMode`] for a name rudder does not implement (e.g. `zone-aware`).
     pub fn from_consumer(
         consumer: &DubboUrl,
         method: &str,
     ) -> Result<ClusterMode, UnsupportedClusterMode> {
-        match consumer.parameter("cluster").unwrap_or("failover") {
-            "" | "failover" => Ok(ClusterMode::Failover {
-                retries: RETRIES.method_value(consumer, method) as u32,
-            }),
-            "failfast" => Ok(ClusterMode::Failfast),
-            "failsafe" => Ok(ClusterMode::Failsafe),
-            "available" => Ok(ClusterMode::Available),
-            other => Err(UnsupportedClusterMode(other.to_owned())),
+        let group = consumer.parameter("group").unwrap_or("");
+        if group == "*" || group.contains(',') {
+            let groups = if group == "*" {
+                Groups::Any
+            } else {
+                Groups::Listed(group.into())
+            };
+            return Ok(mergeable(consumer, method, groups));
         }
+        let mode = match consumer.parameter("cluster").unwrap_or("failover") {
+            "" | "failover" => ClusterMode::Failover {
+                retries: RETRIES.method_value(consumer, method) as u32,
+            },
+            "failfast" => ClusterMode::Failfast,
+            "failsafe" => ClusterMode::Failsafe,
+            "available" => ClusterMode::Available,
+            "failback" => {
+                let retries = FAILBACK_RETRIES.value(consumer);
+                let tasks = FAILBACK_TASKS.value(consumer);
+                ClusterMode::Failback {
+                    retries: if retries < 0 {
+                        DEFAULT_FAILBACK_RETRIES
+                    } else {
+                        retries as u32
+                    },
+                    tasks: if tasks <= 0 {
+                        FAILBACK_TASKS.default as u32
+                    } else {
+                        tasks as u32
+                    },
+                    period_millis: RETRY_PERIOD.value(consumer) as u64,
+                }
+            }
+            "forking" => ClusterMode::Forking {
+                forks: FORKS.value(consumer).max(0) as u32,
+                timeout_millis: FORKING_TIMEOUT.method_value(consumer, method) as u64,
+            },
+            "broadcast" => {
+                let percent = BROADCAST_FAIL_PERCENT.value(consumer);
+                ClusterMode::Broadcast {
+                    fail_percent: if (0..=100).contains(&percent) {
+                        percent as u32
+                    } else {
+                        100
+                    },
+                }
+            }
+            "mergeable" => mergeable(consumer, method, Groups::EachProvider),
+            other => return Err(UnsupportedClusterMode(other.to_owned())),
+        };
+        Ok(mode)
+    }
+
+    /// The mode's Dubbo name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClusterMode::Failover { .. } => "failover",
+            ClusterMode::Failfast => "failfast",
+            ClusterMode::Failsafe => "failsafe",
+            ClusterMode::Available => "available",
+            ClusterMode::Failback { .. } => "failback",
+            ClusterMode::Forking { .. } => "forking",
+            ClusterMode::Broadcast { .. } => "broadcast",
+            ClusterMode::Mergeable { .. } => "mergeable",
+        }
+    }
+}
+
+/// `merger` values that mean "do not merge" (Dubbo's `ConfigUtils.isEmpty`).
+fn no_merger(value: &str) -> bool {
+    ["", "false", "0", "null", "n/a"]
+        .iter()
+        .any(|empty| value.trim().eq_ignore_ascii_case(empty))
+}
+
+fn mergeable(consumer: &DubboUrl, method: &str, groups: Groups) -> ClusterMode {
+    let merger = consumer
+        .method_parameter(method, "merger")
+        .filter(|m| !no_merger(m))
+        .map(|m| Arc::from(m.trim()));
+    ClusterMode::Mergeable {
+        merger,
+        groups,
+        retries: RETRIES.method_value(consumer, method) as u32,
     }
 }
 
@@ -81,9 +287,26 @@ impl fmt::Display for ClusterMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ClusterMode::Failover { retries } => write!(f, "failover (retries={retries})"),
-            ClusterMode::Failfast => f.write_str("failfast"),
-            ClusterMode::Failsafe => f.write_str("failsafe"),
-            ClusterMode::Available => f.write_str("available"),
+            ClusterMode::Failback {
+                retries,
+                tasks,
+                period_millis,
+            } => write!(
+                f,
+                "failback (retries={retries}, failbacktasks={tasks}, retry.period={period_millis})"
+            ),
+            ClusterMode::Forking {
+                forks,
+                timeout_millis,
+            } => write!(f, "forking (forks={forks}, timeout={timeout_millis})"),
+            ClusterMode::Broadcast { fail_percent } => {
+                write!(f, "broadcast (broadcast.fail.percent={fail_percent})")
+            }
+            ClusterMode::Mergeable { merger, .. } => match merger {
+                Some(merger) => write!(f, "mergeable (merger={merger})"),
+                None => f.write_str("mergeable (first group)"),
+            },
+            other => f.write_str(other.name()),
         }
     }
 }

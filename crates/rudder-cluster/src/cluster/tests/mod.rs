@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use rudder_common::error::{RpcError, RpcErrorKind};
@@ -8,11 +8,46 @@ use rudder_common::url::DubboUrl;
 use super::*;
 use crate::directory::Directory;
 
-/// Answers from a script: addresses listed in `failing` fail with that kind; others answer their address.
+mod available;
+mod broadcast;
+mod failback;
+mod forking;
+mod mergeable;
+mod merger;
+mod modes;
+mod spans;
+mod timer;
+
+/// Answers from a script: addresses in `failing` fail with that kind, those in `throwing` answer with a
+/// business exception (`exception@<address>`), those in `hanging` never answer; the others answer their
+/// address. The script can change between calls.
 #[derive(Default)]
 struct Scripted {
-    failing: HashMap<&'static str, RpcErrorKind>,
+    failing: Mutex<HashMap<String, RpcErrorKind>>,
+    throwing: Mutex<HashSet<String>>,
+    hanging: Mutex<HashSet<String>>,
     calls: Mutex<Vec<String>>,
+}
+
+impl Scripted {
+    fn calls(&self) -> Vec<String> {
+        self.calls.lock().unwrap().clone()
+    }
+    fn fail(&self, address: &str, kind: RpcErrorKind) {
+        self.failing
+            .lock()
+            .unwrap()
+            .insert(address.to_owned(), kind);
+    }
+    fn heal(&self, address: &str) {
+        self.failing.lock().unwrap().remove(address);
+    }
+    fn throw(&self, address: &str) {
+        self.throwing.lock().unwrap().insert(address.to_owned());
+    }
+    fn hang(&self, address: &str) {
+        self.hanging.lock().unwrap().insert(address.to_owned());
+    }
 }
 
 impl Caller for Scripted {
@@ -21,17 +56,27 @@ impl Caller for Scripted {
         String::new()
     }
     async fn call(&self, provider: &Arc<Provider>, _: &Invocation) -> Result<String, RpcError> {
-        self.calls
-            .lock()
-            .unwrap()
-            .push(provider.address().to_owned());
-        match self.failing.get(provider.address()) {
-            Some(&kind) => Err(RpcError::new(
-                kind,
-                format!("{} failed", provider.address()),
-            )),
-            None => Ok(provider.address().to_owned()),
+        let address = provider.address().to_owned();
+        self.calls.lock().unwrap().push(address.clone());
+        if self.hanging.lock().unwrap().contains(&address) {
+            std::future::pending::<()>().await;
         }
+        if self.throwing.lock().unwrap().contains(&address) {
+            return Ok(format!("exception@{address}"));
+        }
+        let failing = self.failing.lock().unwrap().get(&address).copied();
+        match failing {
+            Some(kind) => Err(RpcError::new(kind, format!("{address} failed"))),
+            None => Ok(address),
+        }
+    }
+    fn exception(&self, output: &String) -> Option<String> {
+        output.starts_with("exception@").then(|| output.clone())
+    }
+    /// Joins with `+`, in the order given, under the merger named `join`.
+    fn merge(&self, merger: &str, outputs: Vec<String>) -> Result<String, RpcError> {
+        assert_eq!(merger, "join");
+        Ok(outputs.join("+"))
     }
 }
 
@@ -45,18 +90,28 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
     }
 }
 
+/// Polls `f` once.
+fn poll_once<F: std::future::Future>(f: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    f.poll(&mut cx)
+}
+
+fn directory(urls: &[&str]) -> Arc<Directory> {
+    let directory = Arc::new(Directory::default());
+    directory.replace(urls.iter().map(|u| DubboUrl::parse(u).unwrap()));
+    directory
+}
+
 fn invoker(
     urls: &[&str],
     failing: &[(&'static str, RpcErrorKind)],
     mode: ClusterMode,
 ) -> ClusterInvoker<Scripted> {
-    let directory = Arc::new(Directory::default());
-    directory.replace(urls.iter().map(|u| DubboUrl::parse(u).unwrap()));
-    let balancer = Arc::new(Balancer::builder(directory).seed(3).build());
-    let caller = Scripted {
-        failing: failing.iter().copied().collect(),
-        calls: Mutex::default(),
-    };
+    let balancer = Arc::new(Balancer::builder(directory(urls)).seed(3).build());
+    let caller = Scripted::default();
+    for (address, kind) in failing {
+        caller.fail(address, *kind);
+    }
     ClusterInvoker::new(balancer, caller, mode)
 }
 
@@ -81,7 +136,7 @@ fn failover_tries_each_provider_once_before_repeating() {
     let err = block_on(inv.invoke(&call())).unwrap_err();
     assert_eq!(err.kind(), RpcErrorKind::Timeout);
     assert!(err.message().contains("after 6 attempts"), "{err}");
-    let calls = inv.caller().calls.lock().unwrap().clone();
+    let calls = inv.caller().calls();
     assert_eq!(calls.len(), 6);
     let mut first_three = calls[..3].to_vec();
     first_three.sort();
@@ -111,7 +166,7 @@ fn retries_zero_means_one_attempt_and_business_errors_are_not_retried() {
         block_on(inv.invoke(&call())).unwrap_err().kind(),
         RpcErrorKind::Timeout
     );
-    assert_eq!(inv.caller().calls.lock().unwrap().len(), 1);
+    assert_eq!(inv.caller().calls().len(), 1);
 
     let biz = invoker(
         &THREE,
@@ -122,7 +177,7 @@ fn retries_zero_means_one_attempt_and_business_errors_are_not_retried() {
         block_on(biz.invoke(&call())).unwrap_err().kind(),
         RpcErrorKind::Biz
     );
-    assert_eq!(biz.caller().calls.lock().unwrap().len(), 1);
+    assert_eq!(biz.caller().calls().len(), 1);
 }
 
 #[test]
@@ -136,7 +191,7 @@ fn failfast_and_failsafe() {
         block_on(fast.invoke(&call())).unwrap_err().kind(),
         RpcErrorKind::Network
     );
-    assert_eq!(fast.caller().calls.lock().unwrap().len(), 1);
+    assert_eq!(fast.caller().calls().len(), 1);
 
     let safe = invoker(
         &THREE,
@@ -197,7 +252,7 @@ fn mode_from_consumer_parameters() {
         ClusterMode::from_consumer(&u("consumer://h/S?cluster=failfast"), "m").unwrap(),
         ClusterMode::Failfast
     );
-    assert!(ClusterMode::from_consumer(&u("consumer://h/S?cluster=forking"), "m").is_err());
+    assert!(ClusterMode::from_consumer(&u("consumer://h/S?cluster=zone-aware"), "m").is_err());
 }
 
 #[test]
@@ -239,10 +294,7 @@ fn every_attempt_is_counted_and_actives_limits_calls_in_flight() {
     let in_flight = provider.status().begin("m", 0).unwrap();
     let err = block_on(limited.invoke(&call())).unwrap_err();
     assert_eq!(err.kind(), RpcErrorKind::LimitExceeded);
-    assert!(
-        limited.caller().calls.lock().unwrap().is_empty(),
-        "nothing was sent"
-    );
+    assert!(limited.caller().calls().is_empty(), "nothing was sent");
     in_flight.finish(1, true);
     assert_eq!(block_on(limited.invoke(&call())).unwrap(), "10.0.0.1:1");
 }
