@@ -14,7 +14,7 @@ pub const GENERIC_ASYNC_METHOD: &str = "$invokeAsync";
 ///
 /// ```
 /// use rudder_common::invocation::Invocation;
-/// use crate::value::Value;
+/// use rudder_common::value::Value;
 ///
 /// let call = Invocation::new("sayHello", vec!["java.lang.String".into()], vec![Value::from("world")]);
 /// assert_eq!(call.method_name(), "sayHello");

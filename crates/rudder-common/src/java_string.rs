@@ -19,7 +19,7 @@ use crate::value::Value;
 ///
 /// ```
 /// use rudder_common::java_string::write_java_string;
-/// use crate::value::Value;
+/// use rudder_common::value::Value;
 /// let mut s = String::new();
 /// for v in [Value::Int(7), Value::Double(1e10), Value::Null, Value::Bool(true), Value::Double(0.5)] {
 ///     write_java_string(&mut s, &v).unwrap();

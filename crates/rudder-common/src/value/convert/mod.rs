@@ -50,7 +50,7 @@ impl serde::de::Error for SerdeError {
 /// impl JavaClass for User { const CLASS: &'static str = "org.apache.dubbo.demo.User"; }
 ///
 /// let v = to_java_object(&User { name: "alice".into(), age: 42 })?;
-/// assert!(matches!(&v, Value::Object { class, .. } if class == "org.apache.dubbo.demo.User"));
+/// assert!(matches!(&v, Value::Object { class, .. } if &**class == "org.apache.dubbo.demo.User"));
 /// # Ok::<(), rudder_common::value::SerdeError>(())
 /// ```
 pub trait JavaClass {
