@@ -11,7 +11,8 @@ pub const MAX_BODY: usize = 1 << 20;
 
 /// The input itself, and the body its recipe builds, if it is one.
 pub fn bodies(data: &[u8]) -> impl Iterator<Item = std::borrow::Cow<'_, [u8]>> {
-    std::iter::once(std::borrow::Cow::Borrowed(data)).chain(expand(data).map(std::borrow::Cow::Owned))
+    std::iter::once(std::borrow::Cow::Borrowed(data))
+        .chain(expand(data).map(std::borrow::Cow::Owned))
 }
 
 fn expand(data: &[u8]) -> Option<Vec<u8>> {
