@@ -8,6 +8,7 @@
 //! * [`directory`] turns the registry's provider list into an immutable, atomically swapped snapshot.
 //! * [`loadbalance`] holds Dubbo's five policies and the name registry that selects one per method.
 //! * [`balancer`] joins them: for each call it reads the current snapshot, resolves the policy and picks.
+//! * [`zone_aware`] chooses one registry per call when a reference has several (Dubbo's zone-aware cluster).
 
 pub mod balancer;
 pub mod cluster;
@@ -15,3 +16,4 @@ pub mod directory;
 pub mod loadbalance;
 pub mod provider;
 pub mod rng;
+pub mod zone_aware;
