@@ -7,9 +7,9 @@ use rudder_cluster::balancer::Balancer;
 use rudder_cluster::cluster::{ClusterInvoker, ClusterMode};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::weight::WeightSource;
+use rudder_cluster::rng::RngSource;
+use rudder_cluster::zone_aware::{RegistryChoice, RegistryMember, ZoneAwareInvoker};
 use rudder_common::clock::Clock;
-#[cfg(feature = "zookeeper")]
-use rudder_common::discovery::{ProviderSink, ProviderUpdate, UpdateOutcome};
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::merge::ConsumerParams;
@@ -30,6 +30,10 @@ use crate::error::{BuildError, CallError};
 ///
 /// For a single service, [`Reference::builder`] makes a reference with a consumer of its own; with more
 /// than one, build them from one [`Consumer`] so they share sessions, connections and statistics.
+///
+/// With several registries ([`ReferenceBuilder::registry`] repeated) the reference keeps one directory,
+/// balancer and cluster invoker per registry and picks the registry first, by Dubbo 3.3's zone-aware
+/// rules ([`rudder_cluster::zone_aware`]).
 ///
 /// ```
 /// use rudder::{Reference, Value};
@@ -61,8 +65,8 @@ pub struct Reference {
 struct ReferenceInner {
     consumer: Arc<ConsumerInner>,
     consumer_url: DubboUrl,
-    directory: Arc<Directory>,
-    invoker: ClusterInvoker<DubboCaller>,
+    /// One cluster invoker per registry; a single one for provider URLs, a directory or one registry.
+    invoker: ZoneAwareInvoker<DubboCaller>,
     #[cfg(feature = "zookeeper")]
     _registrations: Vec<crate::registry::Registration>,
 }
@@ -71,7 +75,13 @@ impl Drop for ReferenceInner {
     fn drop(&mut self) {
         // This reference's providers may be nobody's now: their statistics and connections can go.
         // (Its registry subscriptions are dropped right after, which stops their tasks.)
-        self.consumer.prune(Some(&self.directory));
+        let directories: Vec<&Directory> = self
+            .invoker
+            .members()
+            .iter()
+            .map(|m| &**m.invoker.balancer().directory())
+            .collect();
+        self.consumer.prune(&directories);
     }
 }
 
@@ -109,6 +119,15 @@ impl Reference {
     ) -> Result<Value, CallError> {
         self.invoke_value(invocation(method, parameter_types, arguments).into_generic())
             .await
+    }
+
+    /// As [`Reference::invoke`], for an invocation built by the caller: with attachments (such as
+    /// `registry_zone`, see [`rudder_cluster::zone_aware`]), or generic ([`Invocation::into_generic`]).
+    ///
+    /// # Errors
+    /// As [`Reference::invoke`].
+    pub async fn invoke_invocation(&self, invocation: Invocation) -> Result<Value, CallError> {
+        self.invoke_value(invocation).await
     }
 
     /// The call's value, or the provider's exception.
@@ -156,14 +175,24 @@ impl Reference {
         inner.invoker.invoke_in_mode(&invocation, mode).await
     }
 
-    /// The providers this reference currently sees (merged with its consumer settings).
+    /// The providers this reference currently sees (merged with its consumer settings); with several
+    /// registries, those of the first ([`Reference::directories`] has them all).
     pub fn directory(&self) -> &Arc<Directory> {
-        &self.inner.directory
+        self.inner.invoker.first().balancer().directory()
     }
 
-    /// The balancer picking among them.
+    /// The directory of each registry, in the order the registries were given (one without registries).
+    pub fn directories(&self) -> impl ExactSizeIterator<Item = &Arc<Directory>> + '_ {
+        self.inner
+            .invoker
+            .members()
+            .iter()
+            .map(|m| m.invoker.balancer().directory())
+    }
+
+    /// The balancer picking among the providers of [`Reference::directory`].
     pub fn balancer(&self) -> &Arc<Balancer> {
-        self.inner.invoker.balancer()
+        self.inner.invoker.first().balancer()
     }
 
     /// The consumer-side configuration, as a Dubbo consumer URL.
@@ -171,8 +200,9 @@ impl Reference {
         &self.inner.consumer_url
     }
 
+    /// The first registry's cluster invoker; every registry's caller shares its waiters.
     pub(crate) fn invoker(&self) -> &ClusterInvoker<DubboCaller> {
-        &self.inner.invoker
+        self.inner.invoker.first()
     }
 
     /// Whether the consumer this reference belongs to has been shut down.
@@ -185,7 +215,8 @@ impl fmt::Debug for Reference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reference")
             .field("consumer", &self.inner.consumer_url)
-            .field("directory", &self.inner.directory)
+            .field("registries", &self.inner.invoker)
+            .field("directory", self.directory())
             .finish()
     }
 }
@@ -207,27 +238,6 @@ pub trait ErasedArgument: Send + Sync {
 impl<T: Serialize + Send + Sync> ErasedArgument for T {
     fn to_value(&self) -> Result<Value, rudder_common::value::SerdeError> {
         to_value(self)
-    }
-}
-
-#[cfg(feature = "zookeeper")]
-/// The directory of one reference as its registries see it: every update goes to the directory, and a
-/// provider that left may free statistics and connections.
-struct PruningSink {
-    directory: Arc<Directory>,
-    consumer: std::sync::Weak<ConsumerInner>,
-}
-
-#[cfg(feature = "zookeeper")]
-impl ProviderSink for PruningSink {
-    fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
-        let outcome = self.directory.update(update);
-        if outcome.removed > 0 {
-            if let Some(consumer) = self.consumer.upgrade() {
-                consumer.prune(None);
-            }
-        }
-        outcome
     }
 }
 
@@ -297,6 +307,24 @@ impl ReferenceBuilder {
 
     /// Finds providers in this registry (`zookeeper://host:port[?backup=...]`). Cannot be combined with
     /// provider URLs or a directory. References of one consumer share one session per registry address.
+    ///
+    /// Repeatable, for one registry per data centre: each registry gets its own directory and cluster
+    /// invoker, and each call picks one registry by Dubbo 3.3's zone-aware rules, read from the registry
+    /// URL's `preferred`, `zone` and `weight` parameters and the call's `registry_zone` and
+    /// `registry_zone_force` attachments (see [`rudder_cluster::zone_aware`]). Those parameters are not
+    /// part of the session's identity. `registry.failover=true` on the reference (off by default, as in
+    /// Dubbo) retries a retryable failure in the next registry the rules choose.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), rudder::BuildError> {
+    /// let orders = rudder::Reference::builder("com.acme.Orders")
+    ///     .registry("zookeeper://zk.hz.example:2181?zone=hz&preferred=true")
+    ///     .registry("zookeeper://zk.sh.example:2181?zone=sh&weight=300")
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(orders.directories().len(), 2);
+    /// # Ok(()) }
+    /// ```
     #[cfg(feature = "zookeeper")]
     pub fn registry(mut self, url: &str) -> Self {
         let url = url.to_owned();
@@ -305,7 +333,7 @@ impl ReferenceBuilder {
                 *source = Source::Registries(vec![url]);
                 true
             }
-            Source::Registries(urls) if urls.is_empty() => {
+            Source::Registries(urls) => {
                 urls.push(url);
                 true
             }
@@ -394,6 +422,7 @@ impl ReferenceBuilder {
             return Err(BuildError::ConflictingSources(kind));
         }
         ClusterMode::from_consumer(&self.consumer_url, "")?;
+        registry_failover(&self.consumer_url)?;
         for (key, value) in self.consumer_url.parameters() {
             if key == "loadbalance" || key.ends_with(".loadbalance") {
                 self.consumer.inner.policies.get(value)?;
@@ -413,58 +442,63 @@ impl ReferenceBuilder {
             return Err(BuildError::ShutDown);
         }
         let params = ConsumerParams::new(&self.consumer_url);
-        let directory = match &self.source {
-            Source::Directory(directory) => Arc::clone(directory),
-            _ => Arc::new(Directory::sorted(Arc::clone(&consumer.statuses))),
-        };
         #[cfg(feature = "zookeeper")]
         let mut registrations = Vec::new();
-        match self.source {
+        // One directory per registry; a single one for the other sources.
+        let sources: Vec<(RegistryChoice, Arc<Directory>)> = match self.source {
             Source::None => return Err(BuildError::NoSource),
-            Source::Directory(_) => {}
+            Source::Directory(directory) => vec![(RegistryChoice::new("directory"), directory)],
             Source::Providers(urls) => {
                 let urls = urls
                     .iter()
                     .map(|u| DubboUrl::parse_any(u).map(|u| params.merge(&u)))
                     .collect::<Result<Vec<_>, _>>()?;
+                let directory = Arc::new(Directory::sorted(Arc::clone(&consumer.statuses)));
                 directory.replace(urls);
+                vec![(RegistryChoice::new("provider URLs"), directory)]
             }
             #[cfg(feature = "zookeeper")]
             Source::Registries(urls) => {
-                for url in &urls {
-                    let sink = PruningSink {
-                        directory: Arc::clone(&directory),
-                        consumer: Arc::downgrade(&consumer),
-                    };
-                    let registration = consumer
-                        .registries
-                        .subscribe(url, &self.consumer_url, sink)
-                        .await?;
-                    registrations.push(registration);
-                }
+                let (sources, subscribed) =
+                    crate::registry::subscribe_all(&consumer, &urls, &self.consumer_url).await?;
+                registrations = subscribed;
+                sources
             }
-        }
-        consumer.track(&directory);
-        let mut balancer = Balancer::builder(Arc::clone(&directory))
-            .policies(consumer.policies.clone())
-            .clock(self.clock.unwrap_or_else(|| Arc::clone(&consumer.clock)));
-        if let Some(seed) = self.seed.or(consumer.seed) {
-            balancer = balancer.seed(seed);
-        }
-        if let Some(source) = self.weight_source {
-            balancer = balancer.weight_source(source);
-        }
+        };
+        let clock = self.clock.unwrap_or_else(|| Arc::clone(&consumer.clock));
+        let seed = self.seed.or(consumer.seed);
+        // Every registry's caller shares one set of waiters, so back-pressure hears of every call's end.
         let caller = DubboCaller {
             protocol: consumer.protocol.clone(),
             waiters: Default::default(),
         };
-        let invoker =
-            ClusterInvoker::new(Arc::new(balancer.build()), caller, ClusterMode::default());
+        let mut members = Vec::with_capacity(sources.len());
+        for (index, (choice, directory)) in sources.into_iter().enumerate() {
+            consumer.track(&directory);
+            let mut balancer = Balancer::builder(directory)
+                .policies(consumer.policies.clone())
+                .clock(Arc::clone(&clock));
+            if let Some(seed) = seed {
+                // The first registry keeps the seed itself: one registry picks as it always did.
+                balancer = balancer.seed(seed.wrapping_add(index as u64));
+            }
+            if let Some(source) = &self.weight_source {
+                balancer = balancer.weight_source(Arc::clone(source));
+            }
+            let balancer = Arc::new(balancer.build());
+            let invoker = ClusterInvoker::new(balancer, caller.clone(), ClusterMode::default());
+            members.push(RegistryMember { choice, invoker });
+        }
+        let rng = seed.map_or(RngSource::ThreadLocal, |seed| {
+            RngSource::seeded(seed ^ REGISTRY_PICK_SEED)
+        });
+        let invoker = ZoneAwareInvoker::new(members, rng)
+            .ok_or(BuildError::NoSource)?
+            .with_failover(registry_failover(&self.consumer_url)?);
         Ok(Reference {
             inner: Arc::new(ReferenceInner {
                 consumer,
                 consumer_url: self.consumer_url,
-                directory,
                 invoker,
                 #[cfg(feature = "zookeeper")]
                 _registrations: registrations,
@@ -478,6 +512,24 @@ impl fmt::Debug for ReferenceBuilder {
         f.debug_struct("ReferenceBuilder")
             .field("consumer", &self.consumer_url)
             .finish_non_exhaustive()
+    }
+}
+
+/// The reference parameter that turns on failover across registries (rudder's; Dubbo has none).
+pub(crate) const REGISTRY_FAILOVER: &str = "registry.failover";
+
+/// Mixed into a seed for the registry pick, so that it does not draw the same numbers as the balancers.
+const REGISTRY_PICK_SEED: u64 = 0x7a6f_6e65_2d61_7761;
+
+/// Whether `registry.failover` is on (off when absent).
+fn registry_failover(consumer_url: &DubboUrl) -> Result<bool, BuildError> {
+    match consumer_url.parameter(REGISTRY_FAILOVER).map(str::trim) {
+        None | Some("") => Ok(false),
+        Some(value) if value.eq_ignore_ascii_case("true") => Ok(true),
+        Some(value) if value.eq_ignore_ascii_case("false") => Ok(false),
+        Some(value) => Err(BuildError::BadParameter(format!(
+            "{REGISTRY_FAILOVER}={value:?} is not true or false"
+        ))),
     }
 }
 
