@@ -7,8 +7,9 @@ use rudder_cluster::balancer::Balancer;
 use rudder_cluster::cluster::{ClusterInvoker, ClusterMode};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::weight::WeightSource;
-use rudder_cluster::rng::RngSource;
-use rudder_cluster::zone_aware::{RegistryChoice, RegistryMember, ZoneAwareInvoker};
+use rudder_cluster::zone_aware::{
+    registry_pick_rng, RegistryChoice, RegistryMember, ZoneAwareInvoker,
+};
 use rudder_common::clock::Clock;
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
@@ -489,10 +490,7 @@ impl ReferenceBuilder {
             let invoker = ClusterInvoker::new(balancer, caller.clone(), ClusterMode::default());
             members.push(RegistryMember { choice, invoker });
         }
-        let rng = seed.map_or(RngSource::ThreadLocal, |seed| {
-            RngSource::seeded(seed ^ REGISTRY_PICK_SEED)
-        });
-        let invoker = ZoneAwareInvoker::new(members, rng)
+        let invoker = ZoneAwareInvoker::new(members, registry_pick_rng(seed))
             .ok_or(BuildError::NoSource)?
             .with_failover(registry_failover(&self.consumer_url)?);
         Ok(Reference {
@@ -517,9 +515,6 @@ impl fmt::Debug for ReferenceBuilder {
 
 /// The reference parameter that turns on failover across registries (rudder's; Dubbo has none).
 pub(crate) const REGISTRY_FAILOVER: &str = "registry.failover";
-
-/// Mixed into a seed for the registry pick, so that it does not draw the same numbers as the balancers.
-const REGISTRY_PICK_SEED: u64 = 0x7a6f_6e65_2d61_7761;
 
 /// Whether `registry.failover` is on (off when absent).
 fn registry_failover(consumer_url: &DubboUrl) -> Result<bool, BuildError> {

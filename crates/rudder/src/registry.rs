@@ -37,9 +37,18 @@ pub(crate) struct Registration {
     _subscription: Subscription,
 }
 
-/// One registry of a reference: the URL its session is opened with, and how it is chosen among several.
-#[derive(Debug)]
-pub(crate) struct RegistryTarget {
+/// One registry URL as a reference reads it: the URL its session is opened with, and how the registry
+/// is chosen among several (`preferred`, `zone`, `weight`, stripped from the session URL).
+///
+/// ```
+/// let target = rudder::RegistryTarget::parse("zookeeper://10.0.0.1:2181?zone=hz&weight=300")?;
+/// assert_eq!(target.session_url(), "zookeeper://10.0.0.1:2181");
+/// assert_eq!(target.choice().zone_name(), Some("hz"));
+/// assert_eq!(target.choice().label(), "zookeeper://10.0.0.1:2181/dubbo");
+/// # Ok::<(), rudder::BuildError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct RegistryTarget {
     /// The registry URL without the choice parameters.
     pub(crate) session_url: String,
     /// `preferred`, `zone` and `weight`, labelled with the address (no password).
@@ -50,7 +59,11 @@ pub(crate) struct RegistryTarget {
 
 impl RegistryTarget {
     /// Reads a registry URL as [`ReferenceBuilder::registry`](crate::ReferenceBuilder::registry) takes it.
-    pub(crate) fn parse(url: &str) -> Result<RegistryTarget, BuildError> {
+    ///
+    /// # Errors
+    /// [`BuildError::Registry`] for a URL that names no ZooKeeper, [`BuildError::BadParameter`] for a
+    /// `preferred` or `weight` of the wrong form.
+    pub fn parse(url: &str) -> Result<RegistryTarget, BuildError> {
         let url = url.trim();
         let (head, query) = split_query(url);
         let mut kept: Vec<&str> = Vec::new();
@@ -77,6 +90,16 @@ impl RegistryTarget {
             session_url,
             choice,
         })
+    }
+
+    /// The registry URL without the choice parameters: what opens the ZooKeeper session.
+    pub fn session_url(&self) -> &str {
+        &self.session_url
+    }
+
+    /// How this registry is chosen among several, labelled with its address (never its password).
+    pub fn choice(&self) -> &RegistryChoice {
+        &self.choice
     }
 }
 

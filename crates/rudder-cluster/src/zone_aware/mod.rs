@@ -308,6 +308,18 @@ fn labels(registries: &[RegistryChoice]) -> String {
     labels.join(", ")
 }
 
+/// Mixed into a seed for the registry pick, so that it does not draw the numbers the balancers draw.
+const REGISTRY_PICK_SEED: u64 = 0x7a6f_6e65_2d61_7761;
+
+/// The randomness of the registry pick: reproducible from the reference's `seed` when it has one
+/// (decorrelated from the balancers seeded with it), per-thread otherwise. `rudder simulate --seed`
+/// uses it too, so a simulation picks the registries a seeded reference would.
+pub fn registry_pick_rng(seed: Option<u64>) -> RngSource {
+    seed.map_or(RngSource::ThreadLocal, |seed| {
+        RngSource::seeded(seed ^ REGISTRY_PICK_SEED)
+    })
+}
+
 /// One registry behind a [`ZoneAwareInvoker`]: its choice parameters and its own cluster invoker.
 #[derive(Debug)]
 pub struct RegistryMember<C> {
