@@ -366,7 +366,7 @@ pub struct RegistryMember<C> {
 /// # let waker = std::task::Waker::noop();
 /// # let mut cx = std::task::Context::from_waker(&waker);
 /// # let mut answer = std::pin::pin!(invoker.invoke_in_mode(&call, ClusterMode::default()));
-/// # let answer = loop { if let std::task::Poll::Ready(v) = answer.as_mut().poll(&mut cx) { break v; } };
+/// # let answer = loop { if let std::task::Poll::Ready(v) = std::future::Future::poll(answer.as_mut(), &mut cx) { break v; } };
 /// assert_eq!(answer?, "10.0.2.1:20880");
 /// # Ok::<(), RpcError>(())
 /// ```
