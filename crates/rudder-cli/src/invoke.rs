@@ -12,14 +12,17 @@ use crate::{bounds, java_types, json};
 /// Arguments of `rudder invoke`.
 #[derive(Debug, Args)]
 pub(crate) struct InvokeArgs {
-    /// Find providers in this registry (zookeeper://HOST:PORT).
+    /// Find providers in this registry (zookeeper://HOST:PORT). Repeatable, one per data centre: each
+    /// call then picks a registry by `preferred`, `zone` and `weight` on the registry URL and the
+    /// `registry_zone` / `registry_zone_force` attachments (`--param registry.failover=true` retries a
+    /// failed call in the next registry).
     #[arg(
         long,
         value_name = "URL",
         required_unless_present = "url",
         conflicts_with = "url"
     )]
-    registry: Option<String>,
+    registry: Vec<String>,
     /// Call this provider directly (dubbo://HOST:PORT/INTERFACE?...).
     #[arg(long, value_name = "URL")]
     url: Option<String>,
@@ -41,6 +44,10 @@ pub(crate) struct InvokeArgs {
     /// Arguments as a JSON array.
     #[arg(long, value_name = "JSON_ARRAY", default_value = "[]")]
     args: String,
+    /// An attachment sent with every call, KEY=VALUE (repeatable, at most 256): `registry_zone=hz`
+    /// routes the call to the registry of that zone.
+    #[arg(long = "attachment", value_name = "KEY=VALUE", value_parser = attachment)]
+    attachments: Vec<(String, String)>,
     /// How many times to call (1 to 1000000000); each result is printed as it arrives.
     #[arg(long, default_value_t = 1, value_parser = bounds::count(bounds::MAX_CALLS))]
     calls: usize,
@@ -94,18 +101,22 @@ async fn run_async(args: InvokeArgs, out: &mut dyn Write) -> Result<()> {
         })
         .collect::<Result<Vec<Value>>>()?;
 
+    if args.attachments.len() > MAX_ATTACHMENTS {
+        bail!(
+            "at most {MAX_ATTACHMENTS} --attachment values, got {}",
+            args.attachments.len()
+        );
+    }
     let reference = build_reference(&args).await?;
-    let type_refs: Vec<&str> = types.iter().map(String::as_str).collect();
+    let mut call = rudder::Invocation::new(args.method.clone(), types.clone(), values);
+    for (key, value) in &args.attachments {
+        call.set_attachment(key, value);
+    }
+    if args.generic {
+        call = call.into_generic();
+    }
     for _ in 0..args.calls {
-        let result = if args.generic {
-            reference
-                .invoke_generic(&args.method, &type_refs, values.clone())
-                .await
-        } else {
-            reference
-                .invoke(&args.method, &type_refs, values.clone())
-                .await
-        };
+        let result = reference.invoke_invocation(call.clone()).await;
         match result {
             Ok(value) => writeln!(out, "{}", json::from_value(&value))?,
             Err(CallError::Exception(e)) => {
@@ -126,6 +137,21 @@ async fn run_async(args: InvokeArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// More attachments than this on one command line is a mistake.
+pub(crate) const MAX_ATTACHMENTS: usize = 256;
+
+/// Reads `--attachment KEY=VALUE` (also used by `simulate`).
+pub(crate) fn attachment(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(format!(
+            "expected KEY=VALUE (a non-empty key), got {text:?}"
+        )),
+    }
+}
+
 async fn build_reference(args: &InvokeArgs) -> Result<Reference> {
     let interface = match (&args.interface, &args.url) {
         (Some(i), _) => i.clone(),
@@ -138,7 +164,7 @@ async fn build_reference(args: &InvokeArgs) -> Result<Reference> {
     if let Some(url) = &args.url {
         builder = builder.provider(url);
     }
-    if let Some(registry) = &args.registry {
+    for registry in &args.registry {
         builder = builder.registry(registry);
     }
     if let Some(v) = &args.version {

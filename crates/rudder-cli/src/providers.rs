@@ -4,13 +4,19 @@
 //! The listing does not register a consumer node (it inspects, it does not consume). With `--watch` a new
 //! listing, headed by a `#` line, follows every change until Ctrl-C. The same one-shot listing feeds
 //! `rudder simulate --registry`.
+//!
+//! `--registry` is repeatable (one registry per data centre): each registry's listing is then headed by
+//! `# registry <address> [zone=..] [preferred] weight=..`, and only all of them being empty is an error.
+//! The registry URL's `preferred`, `zone` and `weight` describe how a reference chooses among registries
+//! and are not sent to ZooKeeper.
 
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
+use rudder::RegistryTarget;
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, SystemClock};
@@ -52,9 +58,10 @@ impl RegistryQuery {
 /// Arguments of `rudder providers`.
 #[derive(Debug, Args)]
 pub(crate) struct ProvidersArgs {
-    /// The registry, e.g. `zookeeper://127.0.0.1:2181` (`?backup=h:p,h:p`, `&group=`, `&chroot=`).
-    #[arg(long, value_name = "URL")]
-    registry: String,
+    /// The registry, e.g. `zookeeper://127.0.0.1:2181` (`?backup=h:p,h:p`, `&group=`, `&chroot=`;
+    /// `&zone=`, `&weight=`, `&preferred=` for several). Repeatable: one listing per registry.
+    #[arg(long, value_name = "URL", required = true)]
+    registry: Vec<String>,
     /// The service interface.
     #[arg(long, value_name = "NAME")]
     interface: String,
@@ -84,16 +91,23 @@ pub(crate) struct ProvidersArgs {
 
 pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
     let merge = args.consumer.merge(&args.interface)?;
+    // No method-scoped key has an empty method name, so "" reads the service-level values.
+    let method = args.method.clone().unwrap_or_default();
+    let targets = registry_targets(&args.registry)?;
+    if targets.len() > 1 {
+        if args.watch {
+            bail!("--watch follows one registry: give --registry once");
+        }
+        return list_several(&args, &targets, merge, &method, out);
+    }
     let query = RegistryQuery {
-        registry: args.registry,
+        registry: targets[0].session_url().to_owned(),
         interface: args.interface,
         version: args.version,
         group: args.group,
         connect_timeout: Duration::from_secs(args.connect_timeout),
         merge,
     };
-    // No method-scoped key has an empty method name, so "" reads the service-level values.
-    let method = args.method.unwrap_or_default();
     runtime()?.block_on(async {
         let registry = connect(&query).await?;
         let directory = Arc::new(Directory::sorted(Default::default()));
@@ -127,8 +141,70 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
     })
 }
 
-/// The usable providers of `query`, configurators applied, in registry order (one-shot).
+/// Reads every `--registry` URL (choice parameters split off), refusing the same registry twice.
+pub(crate) fn registry_targets(urls: &[String]) -> Result<Vec<RegistryTarget>> {
+    let mut targets: Vec<RegistryTarget> = Vec::with_capacity(urls.len());
+    for (i, url) in urls.iter().enumerate() {
+        let target =
+            RegistryTarget::parse(url).with_context(|| format!("--registry #{}", i + 1))?;
+        if targets
+            .iter()
+            .any(|t| t.choice().label() == target.choice().label())
+        {
+            bail!(
+                "--registry #{}: {} is given twice",
+                i + 1,
+                target.choice().label()
+            );
+        }
+        targets.push(target);
+    }
+    Ok(targets)
+}
+
+/// One listing per registry, each headed by the registry; an error only when all are empty.
+fn list_several(
+    args: &ProvidersArgs,
+    targets: &[RegistryTarget],
+    merge: ConsumerParams,
+    method: &str,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut total = 0;
+    let mut query = RegistryQuery {
+        registry: String::new(),
+        interface: args.interface.clone(),
+        version: args.version.clone(),
+        group: args.group.clone(),
+        connect_timeout: Duration::from_secs(args.connect_timeout),
+        merge,
+    };
+    for target in targets {
+        query.registry = target.session_url().to_owned();
+        let urls = list_providers_in(&query)?;
+        let directory = Directory::sorted(Default::default());
+        directory.replace(urls);
+        writeln!(out, "# registry {}", target.choice())?;
+        total += print_listing(&directory, method, out)?;
+    }
+    if total == 0 {
+        return Err(no_provider(&query).into());
+    }
+    Ok(())
+}
+
+/// The usable providers of `query`, configurators applied, in registry order (one-shot); an error when
+/// there is none.
 pub(crate) fn list_providers(query: &RegistryQuery) -> Result<Vec<DubboUrl>> {
+    let urls = list_providers_in(query)?;
+    if urls.is_empty() {
+        return Err(no_provider(query).into());
+    }
+    Ok(urls)
+}
+
+/// As [`list_providers`], an empty list being an answer.
+pub(crate) fn list_providers_in(query: &RegistryQuery) -> Result<Vec<DubboUrl>> {
     runtime()?.block_on(async {
         let registry = connect(query).await?;
         let directory = Arc::new(Directory::sorted(Default::default()));
@@ -144,9 +220,6 @@ pub(crate) fn list_providers(query: &RegistryQuery) -> Result<Vec<DubboUrl>> {
             .collect();
         subscription.close().await;
         registry.close().await;
-        if urls.is_empty() {
-            return Err(no_provider(query).into());
-        }
         Ok(urls)
     })
 }

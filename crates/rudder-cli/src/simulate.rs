@@ -1,5 +1,10 @@
 //! `rudder simulate`: what would the consumer pick? The real balancer over a given provider list, with a
 //! fixed clock and seed, printing one chosen address per call, the weights, or a per-provider summary.
+//!
+//! With `--registry` repeated, each call first picks the registry by the zone-aware rules a reference
+//! with those registries applies (`preferred`, the call's `registry_zone` / `registry_zone_force`
+//! attachments from `--attachment`, registry `weight`; see `rudder_cluster::zone_aware`), then the
+//! provider in it; `--summary` adds one `registry <address> <calls>` line per registry.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -9,7 +14,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use rudder_cluster::balancer::Balancer;
 use rudder_cluster::directory::Directory;
-use rudder_cluster::loadbalance::Pick;
+use rudder_cluster::loadbalance::{MethodView, Pick};
+use rudder_cluster::zone_aware::{choose_registry, registry_pick_rng, RegistryChoice, ZoneRequest};
 use rudder_common::clock::{Clock, ManualClock, SystemClock};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
@@ -30,8 +36,9 @@ pub(crate) struct SimulateArgs {
     #[arg(long, value_name = "FILE")]
     providers_file: Option<PathBuf>,
     /// Read the providers from this registry instead (`zookeeper://host:port`); needs --interface.
+    /// Repeatable: one registry per data centre (`?zone=hz&weight=300&preferred=true`).
     #[arg(long, value_name = "URL", conflicts_with_all = ["providers", "providers_file"], requires = "interface")]
-    registry: Option<String>,
+    registry: Vec<String>,
     /// The service interface to look up in --registry.
     #[arg(long, value_name = "NAME", requires = "registry")]
     interface: Option<String>,
@@ -44,6 +51,9 @@ pub(crate) struct SimulateArgs {
     /// The method being called.
     #[arg(long, default_value = "sayHello")]
     method: String,
+    /// An attachment of every call, KEY=VALUE (repeatable): `registry_zone=hz` routes to that zone.
+    #[arg(long = "attachment", value_name = "KEY=VALUE", value_parser = crate::invoke::attachment)]
+    attachments: Vec<(String, String)>,
     #[command(flatten)]
     consumer: ConsumerArgs,
     /// Fix the clock at this instant (epoch ms, 0 to 253402300799999, i.e. up to year 9999); default: now.
@@ -72,75 +82,162 @@ pub(crate) struct SimulateArgs {
 pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let interface = args.interface.clone().unwrap_or_default();
     let merge = args.consumer.merge(&interface)?;
-    let urls = provider_urls(&args, &merge)?;
-    if urls.is_empty() {
-        bail!("no providers: give --provider URL, --providers-file FILE or --registry URL --interface NAME");
-    }
-    let directory = Arc::new(Directory::default());
-    let update = directory.replace(urls);
-    if update.rejected > 0 {
+    if args.attachments.len() > crate::invoke::MAX_ATTACHMENTS {
         bail!(
-            "{} provider URL(s) have unreadable parameters (see the warnings above)",
-            update.rejected
+            "at most {} --attachment values, got {}",
+            crate::invoke::MAX_ATTACHMENTS,
+            args.attachments.len()
         );
     }
+    let groups = provider_groups(&args, &merge)?;
     let clock: Arc<dyn Clock> = match args.now {
         Some(now) => Arc::new(ManualClock::new(now)),
         None => Arc::new(SystemClock),
     };
-    let mut builder = Balancer::builder(Arc::clone(&directory)).clock(Arc::clone(&clock));
-    if let Some(seed) = args.seed {
-        builder = builder.seed(seed);
+    // One directory and balancer per registry, seeded as a reference with these registries seeds them.
+    let mut registries = Vec::with_capacity(groups.len());
+    for (index, (choice, urls)) in groups.into_iter().enumerate() {
+        let directory = Arc::new(Directory::default());
+        let update = directory.replace(urls);
+        if update.rejected > 0 {
+            bail!(
+                "{} provider URL(s) have unreadable parameters (see the warnings above)",
+                update.rejected
+            );
+        }
+        let mut builder = Balancer::builder(Arc::clone(&directory)).clock(Arc::clone(&clock));
+        if let Some(seed) = args.seed {
+            builder = builder.seed(seed.wrapping_add(index as u64));
+        }
+        let view = directory.snapshot().view(&args.method);
+        registries.push(Simulated {
+            choice,
+            balancer: builder.build(),
+            view,
+        });
     }
-    let balancer = builder.build();
-    let snapshot = directory.snapshot();
-    let view = snapshot.view(&args.method);
+    if registries.iter().all(|r| r.view.is_empty()) {
+        bail!("no providers: give --provider URL, --providers-file FILE or --registry URL --interface NAME");
+    }
+    let several = registries.len() > 1;
 
     if args.weights {
         let pick = Pick::at(clock.now_millis());
-        for (i, provider) in view.providers().iter().enumerate() {
-            writeln!(out, "{} {}", provider.address(), view.weight(i, &pick))?;
+        for registry in &registries {
+            if several {
+                writeln!(out, "# registry {}", registry.choice)?;
+            }
+            for (i, provider) in registry.view.providers().iter().enumerate() {
+                writeln!(
+                    out,
+                    "{} {}",
+                    provider.address(),
+                    registry.view.weight(i, &pick)
+                )?;
+            }
         }
         return Ok(());
     }
 
-    let calls = call_arguments(&args)?;
-    let mut counts = vec![0usize; view.len()];
-    for arguments in calls {
+    // Calls per provider, per registry.
+    let mut counts: Vec<Vec<usize>> = registries.iter().map(|r| vec![0; r.view.len()]).collect();
+    let choices: Vec<RegistryChoice> = registries.iter().map(|r| r.choice.clone()).collect();
+    let has_providers = |i: usize| !registries[i].view.is_empty();
+    let registry_rng = registry_pick_rng(args.seed);
+    for arguments in call_arguments(&args)? {
         let types = vec!["java.lang.Object".to_owned(); arguments.len()];
-        let invocation = Invocation::new(args.method.clone(), types, arguments);
-        let chosen = balancer.select_in(&view, &invocation, &[])?;
+        let mut invocation = Invocation::new(args.method.clone(), types, arguments);
+        for (key, value) in &args.attachments {
+            invocation.set_attachment(key, value);
+        }
+        // One registry has no zone-aware layer, as in Dubbo.
+        let index = if several {
+            registry_rng.with(|rng| {
+                choose_registry(&choices, &has_providers, &ZoneRequest::of(&invocation), rng)
+            })?
+        } else {
+            0
+        };
+        let registry = &registries[index];
+        let chosen = registry
+            .balancer
+            .select_in(&registry.view, &invocation, &[])?;
         if args.summary {
-            let index = view
+            let position = registry
+                .view
                 .providers()
                 .iter()
                 .position(|p| Arc::ptr_eq(p, &chosen))
                 .unwrap_or(0);
-            counts[index] += 1;
+            counts[index][position] += 1;
         } else {
             writeln!(out, "{}", chosen.address())?;
         }
     }
     if args.summary {
-        for (provider, count) in view.providers().iter().zip(counts) {
-            writeln!(out, "{} {count}", provider.address())?;
+        for (registry, counts) in registries.iter().zip(&counts) {
+            for (provider, count) in registry.view.providers().iter().zip(counts) {
+                writeln!(out, "{} {count}", provider.address())?;
+            }
+        }
+        if several {
+            for (registry, counts) in registries.iter().zip(&counts) {
+                let total: usize = counts.iter().sum();
+                writeln!(out, "registry {} {total}", registry.choice.label())?;
+            }
         }
     }
     Ok(())
 }
 
-/// The provider URLs, each merged with the consumer parameters.
+/// One registry (or the given provider list) being simulated.
+struct Simulated {
+    choice: RegistryChoice,
+    balancer: Balancer,
+    view: Arc<MethodView>,
+}
+
+/// The providers of each registry (one group without registries), merged with the consumer parameters.
+fn provider_groups(
+    args: &SimulateArgs,
+    merge: &ConsumerParams,
+) -> Result<Vec<(RegistryChoice, Vec<DubboUrl>)>> {
+    let Some(interface) = args
+        .interface
+        .as_ref()
+        .filter(|_| !args.registry.is_empty())
+    else {
+        return Ok(vec![(
+            RegistryChoice::new("provider URLs"),
+            provider_urls(args, merge)?,
+        )]);
+    };
+    let targets = crate::providers::registry_targets(&args.registry)?;
+    let several = targets.len() > 1;
+    targets
+        .into_iter()
+        .map(|target| {
+            let query = crate::providers::RegistryQuery {
+                registry: target.session_url().to_owned(),
+                interface: interface.clone(),
+                version: args.version.clone(),
+                group: args.group.clone(),
+                connect_timeout: std::time::Duration::from_secs(10),
+                merge: merge.clone(),
+            };
+            // With several registries an empty one is skipped, as a reference skips it.
+            let urls = if several {
+                crate::providers::list_providers_in(&query)?
+            } else {
+                crate::providers::list_providers(&query)?
+            };
+            Ok((target.choice().clone(), urls))
+        })
+        .collect()
+}
+
+/// The given provider URLs, each merged with the consumer parameters.
 fn provider_urls(args: &SimulateArgs, merge: &ConsumerParams) -> Result<Vec<DubboUrl>> {
-    if let (Some(registry), Some(interface)) = (&args.registry, &args.interface) {
-        return crate::providers::list_providers(&crate::providers::RegistryQuery {
-            registry: registry.clone(),
-            interface: interface.clone(),
-            version: args.version.clone(),
-            group: args.group.clone(),
-            connect_timeout: std::time::Duration::from_secs(10),
-            merge: merge.clone(),
-        });
-    }
     let mut texts: Vec<(String, String)> = args
         .providers
         .iter()

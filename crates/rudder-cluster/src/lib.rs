@@ -9,6 +9,7 @@
 //! * [`loadbalance`] holds Dubbo's five policies and the name registry that selects one per method.
 //! * [`router`] keeps the providers a call may go to (tag and condition rules), between the two.
 //! * [`balancer`] joins them: for each call it reads the current snapshot, resolves the policy and picks.
+//! * [`zone_aware`] chooses one registry per call when a reference has several (Dubbo's zone-aware cluster).
 
 pub mod balancer;
 pub mod cluster;
@@ -17,3 +18,4 @@ pub mod loadbalance;
 pub mod provider;
 pub mod rng;
 pub mod router;
+pub mod zone_aware;

@@ -4,7 +4,7 @@
 //! application:
 //!
 //! * registry sessions: one ZooKeeper session per distinct registry address, shared by every reference
-//!   subscribed through it;
+//!   subscribed through it (a reference with several registries uses one session of each);
 //! * connections: one set per provider address (see [`DubboProtocol`]), shared by every reference that
 //!   calls that address;
 //! * call statistics ([`StatusRegistry`]), per provider and per provider and method: `leastactive` on
@@ -164,15 +164,15 @@ impl ConsumerInner {
     ///
     /// Work is proportional to the providers of all references; it runs when a directory loses providers
     /// and when a reference goes away, never on a call.
-    /// `gone` is a directory to leave out: that of a reference being dropped.
-    pub(crate) fn prune(&self, gone: Option<&Directory>) {
+    /// `gone` are directories to leave out: those of a reference being dropped (one per registry).
+    pub(crate) fn prune(&self, gone: &[&Directory]) {
         let live: Vec<Arc<Directory>> = {
             let mut directories = self
                 .directories
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             directories.retain(|d| {
-                d.strong_count() > 0 && !gone.is_some_and(|g| std::ptr::eq(d.as_ptr(), g))
+                d.strong_count() > 0 && !gone.iter().any(|g| std::ptr::eq(d.as_ptr(), *g))
             });
             directories.iter().filter_map(Weak::upgrade).collect()
         };

@@ -31,14 +31,17 @@ pub enum BuildError {
     /// The `cluster` mode is not one rudder implements.
     #[error(transparent)]
     Cluster(#[from] rudder_cluster::cluster::UnsupportedClusterMode),
+    /// A setting has a value of the wrong form (named, with what it should be).
+    #[error("bad parameter: {0}")]
+    BadParameter(String),
     /// The registry could not be reached or subscribed to.
     #[error("registry: {0}")]
     Registry(String),
     /// Neither providers nor a registry were given.
     #[error("no providers and no registry: give provider URLs or a registry URL")]
     NoSource,
-    /// Providers were given in two ways (provider URLs, a registry, a directory): say which one.
-    #[error("{0} cannot be combined with the provider source already given (provider URLs, one registry, or a directory)")]
+    /// Providers were given in two ways (provider URLs, registries, a directory): say which one.
+    #[error("{0} cannot be combined with the provider source already given (provider URLs, registries, or a directory)")]
     ConflictingSources(&'static str),
     /// The consumer was shut down.
     #[error("the consumer is shut down")]

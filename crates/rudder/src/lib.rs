@@ -34,6 +34,8 @@ mod service;
 pub use consumer::{Consumer, ConsumerBuilder};
 pub use error::{BuildError, CallError};
 pub use reference::{ErasedArgument, Reference, ReferenceBuilder};
+#[cfg(feature = "zookeeper")]
+pub use registry::RegistryTarget;
 pub use rudder_common::error::{RpcError, RpcErrorKind};
 pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;

@@ -7,10 +7,11 @@ use rudder_cluster::balancer::Balancer;
 use rudder_cluster::cluster::{ClusterInvoker, ClusterMode};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::weight::WeightSource;
-use rudder_cluster::router::{Explanation, RouterChain};
+use rudder_cluster::router::{Explanation, RouterChain, RuleError, RuleKey};
+use rudder_cluster::zone_aware::{
+    registry_pick_rng, RegistryChoice, RegistryMember, ZoneAwareInvoker,
+};
 use rudder_common::clock::Clock;
-#[cfg(feature = "zookeeper")]
-use rudder_common::discovery::{ProviderSink, ProviderUpdate, UpdateOutcome};
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::merge::ConsumerParams;
@@ -31,6 +32,10 @@ use crate::error::{BuildError, CallError};
 ///
 /// For a single service, [`Reference::builder`] makes a reference with a consumer of its own; with more
 /// than one, build them from one [`Consumer`] so they share sessions, connections and statistics.
+///
+/// With several registries ([`ReferenceBuilder::registry`] repeated) the reference keeps one directory,
+/// balancer and cluster invoker per registry and picks the registry first, by Dubbo 3.3's zone-aware
+/// rules ([`rudder_cluster::zone_aware`]).
 ///
 /// ```
 /// use rudder::{Reference, Value};
@@ -62,9 +67,11 @@ pub struct Reference {
 struct ReferenceInner {
     consumer: Arc<ConsumerInner>,
     consumer_url: DubboUrl,
-    directory: Arc<Directory>,
-    routers: Arc<RouterChain>,
-    invoker: ClusterInvoker<DubboCaller>,
+    /// One cluster invoker per registry; a single one for provider URLs, a directory or one registry.
+    invoker: ZoneAwareInvoker<DubboCaller>,
+    /// The routers of each registry's cluster, in the same order (one chain per directory, so each
+    /// caches routes for its own snapshots); rules are set on all of them.
+    routers: Vec<Arc<RouterChain>>,
     #[cfg(feature = "zookeeper")]
     _registrations: Vec<crate::registry::Registration>,
 }
@@ -73,7 +80,13 @@ impl Drop for ReferenceInner {
     fn drop(&mut self) {
         // This reference's providers may be nobody's now: their statistics and connections can go.
         // (Its registry subscriptions are dropped right after, which stops their tasks.)
-        self.consumer.prune(Some(&self.directory));
+        let directories: Vec<&Directory> = self
+            .invoker
+            .members()
+            .iter()
+            .map(|m| &**m.invoker.balancer().directory())
+            .collect();
+        self.consumer.prune(&directories);
     }
 }
 
@@ -111,6 +124,15 @@ impl Reference {
     ) -> Result<Value, CallError> {
         self.invoke_value(invocation(method, parameter_types, arguments).into_generic())
             .await
+    }
+
+    /// As [`Reference::invoke`], for an invocation built by the caller: with attachments (such as
+    /// `registry_zone`, see [`rudder_cluster::zone_aware`]), or generic ([`Invocation::into_generic`]).
+    ///
+    /// # Errors
+    /// As [`Reference::invoke`].
+    pub async fn invoke_invocation(&self, invocation: Invocation) -> Result<Value, CallError> {
+        self.invoke_value(invocation).await
     }
 
     /// The call's value, or the provider's exception.
@@ -158,27 +180,47 @@ impl Reference {
         inner.invoker.invoke_in_mode(&invocation, &mode).await
     }
 
-    /// The providers this reference currently sees (merged with its consumer settings).
+    /// The providers this reference currently sees (merged with its consumer settings); with several
+    /// registries, those of the first ([`Reference::directories`] has them all).
     pub fn directory(&self) -> &Arc<Directory> {
-        &self.inner.directory
+        self.inner.invoker.first().balancer().directory()
     }
 
-    /// The routers between the directory and the load balancer (tag and condition rules).
-    pub fn routers(&self) -> &Arc<RouterChain> {
+    /// The routers between each directory and its load balancer (tag and condition rules), one
+    /// chain per registry in registry order; [`Reference::set_rule`] sets a rule on all of them.
+    pub fn routers(&self) -> &[Arc<RouterChain>] {
         &self.inner.routers
     }
 
-    /// Each provider's fate for `invocation` under the current rules: kept or not, and which rule
-    /// decided it (`rudder providers --explain` prints this).
-    pub fn explain(&self, invocation: &Invocation) -> Explanation {
-        self.inner
-            .routers
-            .explain(&self.inner.directory.snapshot(), invocation)
+    /// Sets (`Some(yaml)`) or deletes (`None`) a routing rule on every registry's chain.
+    ///
+    /// # Errors
+    /// [`RuleError`] when the rule does not parse; the last good rule stays.
+    pub fn set_rule(&self, key: RuleKey, text: Option<&str>) -> Result<(), RuleError> {
+        for chain in &self.inner.routers {
+            chain.set_rule(key.clone(), text)?;
+        }
+        Ok(())
     }
 
-    /// The balancer picking among them.
+    /// Each provider's fate for `invocation` under the current rules, over the first registry's
+    /// providers: kept or not, and which rule decided it (`rudder providers --explain` prints this).
+    pub fn explain(&self, invocation: &Invocation) -> Explanation {
+        self.inner.routers[0].explain(&self.directory().snapshot(), invocation)
+    }
+
+    /// The directory of each registry, in the order the registries were given (one without registries).
+    pub fn directories(&self) -> impl ExactSizeIterator<Item = &Arc<Directory>> + '_ {
+        self.inner
+            .invoker
+            .members()
+            .iter()
+            .map(|m| m.invoker.balancer().directory())
+    }
+
+    /// The balancer picking among the providers of [`Reference::directory`].
     pub fn balancer(&self) -> &Arc<Balancer> {
-        self.inner.invoker.balancer()
+        self.inner.invoker.first().balancer()
     }
 
     /// The consumer-side configuration, as a Dubbo consumer URL.
@@ -186,8 +228,9 @@ impl Reference {
         &self.inner.consumer_url
     }
 
+    /// The first registry's cluster invoker; every registry's caller shares its waiters.
     pub(crate) fn invoker(&self) -> &ClusterInvoker<DubboCaller> {
-        &self.inner.invoker
+        self.inner.invoker.first()
     }
 
     /// Whether the consumer this reference belongs to has been shut down.
@@ -200,7 +243,8 @@ impl fmt::Debug for Reference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reference")
             .field("consumer", &self.inner.consumer_url)
-            .field("directory", &self.inner.directory)
+            .field("registries", &self.inner.invoker)
+            .field("directory", self.directory())
             .finish()
     }
 }
@@ -222,27 +266,6 @@ pub trait ErasedArgument: Send + Sync {
 impl<T: Serialize + Send + Sync> ErasedArgument for T {
     fn to_value(&self) -> Result<Value, rudder_common::value::SerdeError> {
         to_value(self)
-    }
-}
-
-#[cfg(feature = "zookeeper")]
-/// The directory of one reference as its registries see it: every update goes to the directory, and a
-/// provider that left may free statistics and connections.
-struct PruningSink {
-    directory: Arc<Directory>,
-    consumer: std::sync::Weak<ConsumerInner>,
-}
-
-#[cfg(feature = "zookeeper")]
-impl ProviderSink for PruningSink {
-    fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
-        let outcome = self.directory.update(update);
-        if outcome.removed > 0 {
-            if let Some(consumer) = self.consumer.upgrade() {
-                consumer.prune(None);
-            }
-        }
-        outcome
     }
 }
 
@@ -312,6 +335,24 @@ impl ReferenceBuilder {
 
     /// Finds providers in this registry (`zookeeper://host:port[?backup=...]`). Cannot be combined with
     /// provider URLs or a directory. References of one consumer share one session per registry address.
+    ///
+    /// Repeatable, for one registry per data centre: each registry gets its own directory and cluster
+    /// invoker, and each call picks one registry by Dubbo 3.3's zone-aware rules, read from the registry
+    /// URL's `preferred`, `zone` and `weight` parameters and the call's `registry_zone` and
+    /// `registry_zone_force` attachments (see [`rudder_cluster::zone_aware`]). Those parameters are not
+    /// part of the session's identity. `registry.failover=true` on the reference (off by default, as in
+    /// Dubbo) retries a retryable failure in the next registry the rules choose.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), rudder::BuildError> {
+    /// let orders = rudder::Reference::builder("com.acme.Orders")
+    ///     .registry("zookeeper://zk.hz.example:2181?zone=hz&preferred=true")
+    ///     .registry("zookeeper://zk.sh.example:2181?zone=sh&weight=300")
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(orders.directories().len(), 2);
+    /// # Ok(()) }
+    /// ```
     #[cfg(feature = "zookeeper")]
     pub fn registry(mut self, url: &str) -> Self {
         let url = url.to_owned();
@@ -320,7 +361,7 @@ impl ReferenceBuilder {
                 *source = Source::Registries(vec![url]);
                 true
             }
-            Source::Registries(urls) if urls.is_empty() => {
+            Source::Registries(urls) => {
                 urls.push(url);
                 true
             }
@@ -410,6 +451,7 @@ impl ReferenceBuilder {
             return Err(BuildError::ConflictingSources(kind));
         }
         ClusterMode::from_consumer(&self.consumer_url, "")?;
+        registry_failover(&self.consumer_url)?;
         for (key, value) in self.consumer_url.parameters() {
             if key == "loadbalance" || key.ends_with(".loadbalance") {
                 self.consumer.inner.policies.get(value)?;
@@ -429,66 +471,70 @@ impl ReferenceBuilder {
             return Err(BuildError::ShutDown);
         }
         let params = ConsumerParams::new(&self.consumer_url);
-        let directory = match &self.source {
-            Source::Directory(directory) => Arc::clone(directory),
-            // Given URLs keep their order (the first one's `loadbalance` is the method's, as in
-            // Dubbo); registry listings have none, so they are sorted (see `Directory::sorted`).
-            Source::Providers(_) => Arc::new(Directory::new(Arc::clone(&consumer.statuses))),
-            _ => Arc::new(Directory::sorted(Arc::clone(&consumer.statuses))),
-        };
         #[cfg(feature = "zookeeper")]
         let mut registrations = Vec::new();
-        match self.source {
+        // One directory per registry; a single one for the other sources.
+        let sources: Vec<(RegistryChoice, Arc<Directory>)> = match self.source {
             Source::None => return Err(BuildError::NoSource),
-            Source::Directory(_) => {}
+            Source::Directory(directory) => vec![(RegistryChoice::new("directory"), directory)],
             Source::Providers(urls) => {
                 let urls = urls
                     .iter()
                     .map(|u| DubboUrl::parse_any(u).map(|u| params.merge(&u)))
                     .collect::<Result<Vec<_>, _>>()?;
+                // Given URLs keep their order (the first one's `loadbalance` is the method's, as in
+                // Dubbo); registry listings have none, so they are sorted (`Directory::sorted`).
+                let directory = Arc::new(Directory::new(Arc::clone(&consumer.statuses)));
                 directory.replace(urls);
+                vec![(RegistryChoice::new("provider URLs"), directory)]
             }
             #[cfg(feature = "zookeeper")]
             Source::Registries(urls) => {
-                for url in &urls {
-                    let sink = PruningSink {
-                        directory: Arc::clone(&directory),
-                        consumer: Arc::downgrade(&consumer),
-                    };
-                    let registration = consumer
-                        .registries
-                        .subscribe(url, &self.consumer_url, sink)
-                        .await?;
-                    registrations.push(registration);
-                }
+                let (sources, subscribed) =
+                    crate::registry::subscribe_all(&consumer, &urls, &self.consumer_url).await?;
+                registrations = subscribed;
+                sources
             }
-        }
-        consumer.track(&directory);
-        // Always routed: static `dubbo.tag`s on providers apply with no rule at all, as in Dubbo.
-        let routers = Arc::new(RouterChain::new(self.consumer_url.clone()));
-        let mut balancer = Balancer::builder(Arc::clone(&directory))
-            .routers(Arc::clone(&routers))
-            .policies(consumer.policies.clone())
-            .clock(self.clock.unwrap_or_else(|| Arc::clone(&consumer.clock)));
-        if let Some(seed) = self.seed.or(consumer.seed) {
-            balancer = balancer.seed(seed);
-        }
-        if let Some(source) = self.weight_source {
-            balancer = balancer.weight_source(source);
-        }
+        };
+        let clock = self.clock.unwrap_or_else(|| Arc::clone(&consumer.clock));
+        let seed = self.seed.or(consumer.seed);
+        // Every registry's caller shares one set of waiters, so back-pressure hears of every call's end.
         let caller = DubboCaller {
             protocol: consumer.protocol.clone(),
             waiters: Default::default(),
         };
-        let timer = Arc::new(crate::caller::TokioTimer(tokio::runtime::Handle::current()));
-        let invoker =
-            ClusterInvoker::new(Arc::new(balancer.build()), caller, ClusterMode::default())
-                .with_timer(timer);
+        let timer: Arc<dyn rudder_cluster::cluster::Timer> =
+            Arc::new(crate::caller::TokioTimer(tokio::runtime::Handle::current()));
+        let mut routers = Vec::with_capacity(sources.len());
+        let mut members = Vec::with_capacity(sources.len());
+        for (index, (choice, directory)) in sources.into_iter().enumerate() {
+            consumer.track(&directory);
+            // Always routed: static `dubbo.tag`s on providers apply with no rule at all, as in Dubbo.
+            let chain = Arc::new(RouterChain::new(self.consumer_url.clone()));
+            routers.push(Arc::clone(&chain));
+            let mut balancer = Balancer::builder(directory)
+                .routers(chain)
+                .policies(consumer.policies.clone())
+                .clock(Arc::clone(&clock));
+            if let Some(seed) = seed {
+                // The first registry keeps the seed itself: one registry picks as it always did.
+                balancer = balancer.seed(seed.wrapping_add(index as u64));
+            }
+            if let Some(source) = &self.weight_source {
+                balancer = balancer.weight_source(Arc::clone(source));
+            }
+            let balancer = Arc::new(balancer.build());
+            let invoker = ClusterInvoker::new(balancer, caller.clone(), ClusterMode::default())
+                .with_timer(Arc::clone(&timer));
+            members.push(RegistryMember { choice, invoker });
+        }
+        let invoker = ZoneAwareInvoker::new(members, registry_pick_rng(seed))
+            .ok_or(BuildError::NoSource)?
+            .with_failover(registry_failover(&self.consumer_url)?);
         Ok(Reference {
             inner: Arc::new(ReferenceInner {
                 consumer,
                 consumer_url: self.consumer_url,
-                directory,
                 routers,
                 invoker,
                 #[cfg(feature = "zookeeper")]
@@ -503,6 +549,21 @@ impl fmt::Debug for ReferenceBuilder {
         f.debug_struct("ReferenceBuilder")
             .field("consumer", &self.consumer_url)
             .finish_non_exhaustive()
+    }
+}
+
+/// The reference parameter that turns on failover across registries (rudder's; Dubbo has none).
+pub(crate) const REGISTRY_FAILOVER: &str = "registry.failover";
+
+/// Whether `registry.failover` is on (off when absent).
+fn registry_failover(consumer_url: &DubboUrl) -> Result<bool, BuildError> {
+    match consumer_url.parameter(REGISTRY_FAILOVER).map(str::trim) {
+        None | Some("") => Ok(false),
+        Some(value) if value.eq_ignore_ascii_case("true") => Ok(true),
+        Some(value) if value.eq_ignore_ascii_case("false") => Ok(false),
+        Some(value) => Err(BuildError::BadParameter(format!(
+            "{REGISTRY_FAILOVER}={value:?} is not true or false"
+        ))),
     }
 }
 

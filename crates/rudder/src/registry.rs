@@ -1,16 +1,25 @@
 //! Registry wiring (feature `zookeeper`): one session per registry address, shared by a consumer's
 //! references; one subscription per reference and registry.
+//!
+//! A registry URL may also say how a reference with several registries chooses among them
+//! (`zookeeper://h:p?zone=hz&weight=300&preferred=true`, see [`rudder_cluster::zone_aware`]). Those
+//! parameters are read here and stripped before the URL opens a session, so they never make two
+//! sessions of one ensemble.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Weak};
 
-use rudder_common::discovery::ProviderSink;
+use rudder_cluster::directory::Directory;
+use rudder_cluster::zone_aware::{RegistryChoice, REGISTRY_CHOICE_KEYS};
+use rudder_common::discovery::{ProviderSink, ProviderUpdate, UpdateOutcome};
 use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 use rudder_registry::{
     ConsumerSpec, RegistryAddress, RegistryOptions, Subscription, ZookeeperRegistry,
 };
 
+use crate::consumer::ConsumerInner;
 use crate::error::BuildError;
 
 /// The registry sessions of one consumer, by address.
@@ -26,6 +35,87 @@ pub(crate) struct Registries {
 #[derive(Debug)]
 pub(crate) struct Registration {
     _subscription: Subscription,
+}
+
+/// One registry URL as a reference reads it: the URL its session is opened with, and how the registry
+/// is chosen among several (`preferred`, `zone`, `weight`, stripped from the session URL).
+///
+/// ```
+/// let target = rudder::RegistryTarget::parse("zookeeper://10.0.0.1:2181?zone=hz&weight=300")?;
+/// assert_eq!(target.session_url(), "zookeeper://10.0.0.1:2181");
+/// assert_eq!(target.choice().zone_name(), Some("hz"));
+/// assert_eq!(target.choice().label(), "zookeeper://10.0.0.1:2181/dubbo");
+/// # Ok::<(), rudder::BuildError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct RegistryTarget {
+    /// The registry URL without the choice parameters.
+    pub(crate) session_url: String,
+    /// `preferred`, `zone` and `weight`, labelled with the address (no password).
+    pub(crate) choice: RegistryChoice,
+    /// The session this registry uses: two targets with one key are the same registry.
+    pub(crate) session_key: String,
+}
+
+impl RegistryTarget {
+    /// Reads a registry URL as [`ReferenceBuilder::registry`](crate::ReferenceBuilder::registry) takes it.
+    ///
+    /// # Errors
+    /// [`BuildError::Registry`] for a URL that names no ZooKeeper, [`BuildError::BadParameter`] for a
+    /// `preferred` or `weight` of the wrong form.
+    pub fn parse(url: &str) -> Result<RegistryTarget, BuildError> {
+        let url = url.trim();
+        let (head, query) = split_query(url);
+        let mut kept: Vec<&str> = Vec::new();
+        let mut choice_parameters: Vec<(&str, &str)> = Vec::new();
+        for part in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = part.split_once('=').unwrap_or((part, ""));
+            if REGISTRY_CHOICE_KEYS.contains(&key.trim()) {
+                choice_parameters.push((key.trim(), value));
+            } else {
+                kept.push(part);
+            }
+        }
+        let session_url = if kept.is_empty() {
+            head.to_owned()
+        } else {
+            format!("{head}?{}", kept.join("&"))
+        };
+        let address = RegistryAddress::parse(&session_url)
+            .map_err(|e| BuildError::Registry(e.to_string()))?;
+        let choice = RegistryChoice::from_parameters(&address.to_string(), choice_parameters)
+            .map_err(|e| BuildError::BadParameter(e.to_string()))?;
+        Ok(RegistryTarget {
+            session_key: session_key(&address, &session_url),
+            session_url,
+            choice,
+        })
+    }
+
+    /// The registry URL without the choice parameters: what opens the ZooKeeper session.
+    pub fn session_url(&self) -> &str {
+        &self.session_url
+    }
+
+    /// How this registry is chosen among several, labelled with its address (never its password).
+    pub fn choice(&self) -> &RegistryChoice {
+        &self.choice
+    }
+}
+
+/// `(everything before the query, the query)`. The query starts at the first `?` after the credentials,
+/// which run to the last `@` before the query's first `=` (the rule of [`RegistryAddress::parse`], so a
+/// password holding `?` is not taken for a query).
+fn split_query(url: &str) -> (&str, &str) {
+    let first_key_end = url
+        .find('?')
+        .and_then(|q| url[q..].find('=').map(|e| q + e))
+        .unwrap_or(url.len());
+    let host_start = url[..first_key_end].rfind('@').map_or(0, |at| at + 1);
+    match url[host_start..].find('?') {
+        Some(q) => (&url[..host_start + q], &url[host_start + q + 1..]),
+        None => (url, ""),
+    }
 }
 
 /// What identifies one session: the servers, the root and the credentials (two references naming the
@@ -77,8 +167,8 @@ impl Registries {
         }
     }
 
-    /// Subscribes `sink` to the providers `consumer` asks for in the registry at `url`, and waits for the
-    /// first listing.
+    /// Subscribes `sink` to the providers `consumer` asks for in the registry at `url` (a
+    /// [`RegistryTarget::session_url`]), and waits for the first listing.
     pub(crate) async fn subscribe(
         &self,
         url: &str,
@@ -110,10 +200,123 @@ impl Registries {
     }
 }
 
+/// Subscribes a reference to each of its registries, each into a directory of its own, after checking
+/// every URL (nothing is opened when one is wrong). Waits for each registry's first listing; a failure
+/// drops the subscriptions already made.
+pub(crate) async fn subscribe_all(
+    consumer: &Arc<ConsumerInner>,
+    urls: &[String],
+    consumer_url: &DubboUrl,
+) -> Result<(Vec<(RegistryChoice, Arc<Directory>)>, Vec<Registration>), BuildError> {
+    let targets = urls
+        .iter()
+        .map(|url| RegistryTarget::parse(url))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, target) in targets.iter().enumerate() {
+        if targets[..i]
+            .iter()
+            .any(|t| t.session_key == target.session_key)
+        {
+            return Err(BuildError::Registry(format!(
+                "{} is given twice (one subscription per registry)",
+                target.choice.label()
+            )));
+        }
+    }
+    let mut sources = Vec::with_capacity(targets.len());
+    let mut registrations = Vec::with_capacity(targets.len());
+    for target in targets {
+        let directory = Arc::new(Directory::sorted(Arc::clone(&consumer.statuses)));
+        let sink = PruningSink {
+            directory: Arc::clone(&directory),
+            consumer: Arc::downgrade(consumer),
+        };
+        let registration = consumer
+            .registries
+            .subscribe(&target.session_url, consumer_url, sink)
+            .await?;
+        registrations.push(registration);
+        sources.push((target.choice, directory));
+    }
+    Ok((sources, registrations))
+}
+
+/// One registry's directory of one reference: every update goes to the directory, and a provider that
+/// left may free statistics and connections.
+struct PruningSink {
+    directory: Arc<Directory>,
+    consumer: Weak<ConsumerInner>,
+}
+
+impl ProviderSink for PruningSink {
+    fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
+        let outcome = self.directory.update(update);
+        if outcome.removed > 0 {
+            if let Some(consumer) = self.consumer.upgrade() {
+                consumer.prune(&[]);
+            }
+        }
+        outcome
+    }
+}
+
 impl fmt::Debug for Registries {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registries")
             .field("open", &self.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choice_parameters_are_read_and_kept_out_of_the_session_url() {
+        let target = RegistryTarget::parse(
+            "zookeeper://10.0.0.1:2181?zone=hz&backup=10.0.0.2:2181&weight=300&preferred=true",
+        )
+        .unwrap();
+        assert_eq!(
+            target.session_url,
+            "zookeeper://10.0.0.1:2181?backup=10.0.0.2:2181"
+        );
+        assert_eq!(
+            target.choice,
+            RegistryChoice::new("zookeeper://10.0.0.1:2181,10.0.0.2:2181/dubbo")
+                .zone("hz")
+                .weight(300)
+                .preferred(true)
+        );
+        let plain =
+            RegistryTarget::parse("zookeeper://10.0.0.2:2181?backup=10.0.0.1:2181").unwrap();
+        assert_eq!(
+            plain.session_key, target.session_key,
+            "one ensemble, one session"
+        );
+        assert_eq!(
+            RegistryTarget::parse("zookeeper://10.0.0.1:2181?zone=sh")
+                .unwrap()
+                .session_url,
+            "zookeeper://10.0.0.1:2181"
+        );
+    }
+
+    #[test]
+    fn a_password_with_a_question_mark_is_not_a_query() {
+        let target = RegistryTarget::parse("zookeeper://app:a?b@10.0.0.1:2181?zone=hz").unwrap();
+        assert_eq!(target.session_url, "zookeeper://app:a?b@10.0.0.1:2181");
+        assert_eq!(target.choice.zone_name(), Some("hz"));
+        assert!(
+            !target.choice.label().contains("a?b"),
+            "no password in the label"
+        );
+    }
+
+    #[test]
+    fn bad_choice_parameters_are_refused_by_name() {
+        let error = RegistryTarget::parse("zookeeper://10.0.0.1:2181?weight=heavy").unwrap_err();
+        assert!(error.to_string().contains("weight=\"heavy\""), "{error}");
     }
 }

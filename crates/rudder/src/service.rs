@@ -61,15 +61,22 @@ impl Reference {
 }
 
 impl MethodService {
-    /// Whether some provider of the method can take one more call now.
+    /// Whether some provider of the method can take one more call now (in any registry: the call may
+    /// go to either), or none is listed (the call then fails at once).
     fn has_capacity(&self) -> bool {
-        let snapshot = self.reference.directory().snapshot();
-        let view = snapshot.view(&self.method);
-        view.is_empty()
-            || (0..view.len()).any(|i| {
+        let mut listed = false;
+        for directory in self.reference.directories() {
+            let snapshot = directory.snapshot();
+            let view = snapshot.view(&self.method);
+            listed |= !view.is_empty();
+            if (0..view.len()).any(|i| {
                 let limit = view.max_active(i);
                 limit <= 0 || view.method_status(i).active() < limit
-            })
+            }) {
+                return true;
+            }
+        }
+        !listed
     }
 }
 
