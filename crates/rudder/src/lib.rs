@@ -26,6 +26,8 @@
 mod caller;
 mod consumer;
 mod error;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod reference;
 #[cfg(feature = "zookeeper")]
 mod registry;

@@ -454,10 +454,7 @@ impl ReferenceBuilder {
         if let Some(source) = self.weight_source {
             balancer = balancer.weight_source(source);
         }
-        let caller = DubboCaller {
-            protocol: consumer.protocol.clone(),
-            waiters: Default::default(),
-        };
+        let caller = DubboCaller::new(&consumer);
         let invoker =
             ClusterInvoker::new(Arc::new(balancer.build()), caller, ClusterMode::default());
         Ok(Reference {
