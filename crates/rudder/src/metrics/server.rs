@@ -19,6 +19,9 @@ pub(crate) const MAX_REQUEST_BYTES: usize = 8 * 1024;
 pub(crate) const MAX_CONNECTIONS: usize = 16;
 /// How long a client may take to send its request and read the answer.
 pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(10);
+/// What is read and dropped after refusing an oversized request, and for how long at most.
+const MAX_DRAIN_BYTES: usize = 64 * 1024;
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
 /// The OpenMetrics text format, which Prometheus negotiates and reads.
 pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
@@ -118,6 +121,7 @@ async fn respond(mut stream: TcpStream, metrics: &Metrics) -> io::Result<()> {
     let head = tokio::time::timeout(IO_TIMEOUT, read_head(&mut stream))
         .await
         .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "request not received in time"))??;
+    let too_large = matches!(head, Head::TooLarge);
     let answer = match head {
         Head::TooLarge => answer(
             "431 Request Header Fields Too Large",
@@ -138,7 +142,26 @@ async fn respond(mut stream: TcpStream, metrics: &Metrics) -> io::Result<()> {
         stream.shutdown().await
     })
     .await
-    .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "answer not taken in time"))?
+    .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "answer not taken in time"))??;
+    if too_large {
+        // Closing with unread input resets the connection, and the client may lose the answer:
+        // read a bounded amount of what it still sends first.
+        let _ = tokio::time::timeout(DRAIN_TIMEOUT, drain(&mut stream)).await;
+    }
+    Ok(())
+}
+
+/// Reads and discards at most [`MAX_DRAIN_BYTES`], until the client closes its side.
+async fn drain(stream: &mut TcpStream) -> io::Result<()> {
+    let mut chunk = [0u8; 4096];
+    let mut drained = 0;
+    while drained < MAX_DRAIN_BYTES {
+        match stream.read(&mut chunk).await? {
+            0 => break,
+            read => drained += read,
+        }
+    }
+    Ok(())
 }
 
 enum Head {
