@@ -5,7 +5,8 @@
 //! them at scrape time. The histogram and the pick counters are the only things added per call.
 //!
 //! The call path never locks: the series live in an immutable map behind an [`ArcSwap`], so finding a
-//! call's series is one atomic load and two hash lookups. A series is created (the map copied with it
+//! call's series is one atomic load and two hash lookups: one of the provider's statistics by address
+//! (stable for as long as the series holds them), one of the method name. A series is created (the map copied with it
 //! added, under a mutex) on the first call of a method on a provider, and the map is filtered when the
 //! consumer prunes a provider's statistics, so series come and go with the providers.
 
@@ -33,9 +34,23 @@ pub(crate) const MAX_STRATEGIES: usize = 64;
 /// The strategy label past [`MAX_STRATEGIES`].
 pub(crate) const OTHER_STRATEGY: &str = "other";
 
-/// Series by provider identity, then by method.
-type SeriesMap = HashMap<Arc<str>, Arc<MethodMap>>;
-type MethodMap = HashMap<Arc<str>, Arc<MethodSeries>>;
+/// Series by the address of the provider's statistics (see [`key`]), then by method.
+type SeriesMap = HashMap<usize, Arc<ProviderSeries>, FastHash>;
+type MethodMap = HashMap<Arc<str>, Arc<MethodSeries>, FastHash>;
+
+/// The series of one provider.
+#[derive(Clone)]
+struct ProviderSeries {
+    identity: Arc<str>,
+    methods: MethodMap,
+}
+
+/// A provider's key in the map: where its statistics live. The series hold those statistics, so the
+/// address cannot be reused by another provider while the key is in the map; hashing a word instead
+/// of the identity string is what keeps the lookup cheap.
+fn key(provider: &Provider) -> usize {
+    Arc::as_ptr(provider.status()) as usize
+}
 
 /// One provider and method.
 pub(crate) struct MethodSeries {
@@ -101,9 +116,13 @@ impl Recorder {
         let series = self
             .find(provider, method)
             .or_else(|| self.add(provider, method));
-        if let Some(series) = &series {
-            series.picks.fetch_add(1, Relaxed);
-        }
+        match &series {
+            Some(series) => series.picks.fetch_add(1, Relaxed),
+            // Past the method cap (a caller inventing names): counted, on the slow path.
+            None => self
+                .picks_of(strategy_of(provider, method))
+                .fetch_add(1, Relaxed),
+        };
         CallTimer {
             series,
             ticker: &*self.ticker,
@@ -115,7 +134,7 @@ impl Recorder {
     #[inline]
     fn find(&self, provider: &Arc<Provider>, method: &str) -> Option<Arc<MethodSeries>> {
         let map = self.series.load();
-        let series = map.get(provider.identity())?.get(method)?;
+        let series = map.get(&key(provider))?.methods.get(method)?;
         let current = Arc::ptr_eq(&series.provider_status, provider.status())
             && std::ptr::eq(series.provider.as_ptr(), Arc::as_ptr(provider));
         current.then(|| Arc::clone(series))
@@ -130,7 +149,7 @@ impl Recorder {
             return Some(series);
         }
         let map = self.series.load_full();
-        let methods = map.get(provider.identity());
+        let methods = map.get(&key(provider)).map(|p| &p.methods);
         let previous = methods.and_then(|m| m.get(method));
         if previous.is_none() && methods.is_some_and(|m| m.len() >= MAX_METHODS_PER_PROVIDER) {
             return None;
@@ -146,10 +165,17 @@ impl Recorder {
             histogram,
             picks: self.picks_of(strategy_of(provider, method)),
         });
-        let mut methods: MethodMap = methods.map(|m| (**m).clone()).unwrap_or_default();
+        let mut methods: MethodMap = methods.cloned().unwrap_or_default();
         methods.insert(method.into(), Arc::clone(&series));
         let mut map: SeriesMap = (*map).clone();
-        map.insert(provider.identity().into(), Arc::new(methods));
+        // A provider pruned and back while a call on its old statistics still starts: one identity,
+        // two statistics. Only the newest has series, so no label set is exposed twice.
+        map.retain(|_, p| &*p.identity != provider.identity());
+        let identity = provider.identity().into();
+        map.insert(
+            key(provider),
+            Arc::new(ProviderSeries { identity, methods }),
+        );
         self.series.store(Arc::new(map));
         Some(series)
     }
@@ -172,13 +198,13 @@ impl Recorder {
     pub(crate) fn retain(&self, keep: impl Fn(&str) -> bool) -> usize {
         let _serialised = self.updates.lock().unwrap_or_else(PoisonError::into_inner);
         let map = self.series.load_full();
-        if map.keys().all(|identity| keep(identity)) {
+        if map.values().all(|p| keep(&p.identity)) {
             return 0;
         }
         let kept: SeriesMap = map
             .iter()
-            .filter(|(identity, _)| keep(identity))
-            .map(|(identity, methods)| (Arc::clone(identity), Arc::clone(methods)))
+            .filter(|(_, p)| keep(&p.identity))
+            .map(|(key, p)| (*key, Arc::clone(p)))
             .collect();
         let gone = map.len() - kept.len();
         self.series.store(Arc::new(kept));
@@ -189,10 +215,14 @@ impl Recorder {
     pub(crate) fn series(&self) -> Vec<(Arc<str>, Arc<str>, Arc<MethodSeries>)> {
         let map = self.series.load_full();
         let mut all: Vec<_> = map
-            .iter()
-            .flat_map(|(identity, methods)| {
-                methods.iter().map(move |(method, series)| {
-                    (Arc::clone(identity), Arc::clone(method), Arc::clone(series))
+            .values()
+            .flat_map(|p| {
+                p.methods.iter().map(move |(method, series)| {
+                    (
+                        Arc::clone(&p.identity),
+                        Arc::clone(method),
+                        Arc::clone(series),
+                    )
                 })
             })
             .collect();
@@ -219,6 +249,54 @@ impl fmt::Debug for Recorder {
     }
 }
 
+/// FxHash's word mix (rotate, xor, multiply): a few cycles per word where SipHash takes tens of
+/// nanoseconds. Keys are addresses and method names the application itself calls, not input an
+/// attacker picks, so flooding resistance is not needed here.
+#[derive(Debug, Clone, Copy, Default)]
+struct FastHash;
+
+impl std::hash::BuildHasher for FastHash {
+    type Hasher = FastHasher;
+    fn build_hasher(&self) -> FastHasher {
+        FastHasher(0)
+    }
+}
+
+#[derive(Debug)]
+struct FastHasher(u64);
+
+impl FastHasher {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    #[inline]
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl std::hash::Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.mix(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.mix(u64::from_le_bytes(tail));
+    }
+
+    #[inline]
+    fn write_usize(&mut self, word: usize) {
+        self.mix(word as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// The strategy the provider's URL names for `method`, as the balancer reads it (`<method>.loadbalance`,
 /// then `loadbalance`, default `random`).
 fn strategy_of<'a>(provider: &'a Provider, method: &str) -> &'a str {
@@ -228,3 +306,6 @@ fn strategy_of<'a>(provider: &'a Provider, method: &str) -> &'a str {
         .filter(|name| !name.is_empty())
         .unwrap_or(DEFAULT_LOADBALANCE)
 }
+
+#[cfg(test)]
+mod tests;
