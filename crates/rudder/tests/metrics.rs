@@ -204,6 +204,7 @@ async fn scraped_metrics_count_every_call_with_exact_durations_and_forget_pruned
     );
     assert_eq!(get("rudder_picks_total{strategy=\"random\"}".into()), 1.0);
     assert_eq!(get("rudder_connections_open".into()), 2.0);
+    #[cfg(feature = "zookeeper")]
     assert_eq!(get("rudder_registry_sessions_open".into()), 0.0);
 
     // A call held at the provider shows as in flight while it runs, and not after.
