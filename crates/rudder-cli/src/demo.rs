@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,7 @@ use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, SystemClock};
 use rudder_registry::{RegistryOptions, ZookeeperRegistry};
 
-use crate::bounds;
+use crate::{bounds, metrics_endpoint};
 
 /// Arguments of `rudder demo`.
 #[derive(Debug, Args)]
@@ -35,6 +36,10 @@ pub(crate) struct DemoArgs {
     /// (zookeeper://HOST:PORT), instead of handing their addresses to the consumer directly.
     #[arg(long, value_name = "URL")]
     registry: Option<String>,
+    /// Serve Prometheus metrics of the demo's calls at http://ADDR/metrics while it runs (e.g.
+    /// 127.0.0.1:9464; port 0 picks one; the address is printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
 }
 
 const SERVICE: &str = "org.rudder.demo.Greeter";
@@ -128,8 +133,13 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
             redacted(registry)
         )?;
     }
+    // One consumer for every strategy, so one metrics endpoint shows them all. Each strategy's
+    // reference is gone before the next is built, so each starts from fresh statistics.
+    let consumer = metrics_endpoint::consumer("rudder-demo", args.metrics_addr);
+    let _metrics = metrics_endpoint::serve(&consumer, args.metrics_addr).await?;
     for (name, note) in STRATEGIES {
-        let mut builder = Reference::builder(SERVICE)
+        let mut builder = consumer
+            .reference(SERVICE)
             .loadbalance(name)
             .timeout_millis(2000)
             .application("rudder-demo");
@@ -206,10 +216,11 @@ async fn drive(
     let addresses: Arc<[String]> = addresses.into();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut workers = Vec::with_capacity(concurrency.max(1));
     for _ in 0..concurrency.max(1) {
         let (reference, tx, next) = (Arc::clone(reference), tx.clone(), Arc::clone(&next));
         let addresses = Arc::clone(&addresses);
-        tokio::spawn(async move {
+        workers.push(tokio::spawn(async move {
             loop {
                 let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if n >= calls {
@@ -219,7 +230,7 @@ async fn drive(
                     break;
                 }
             }
-        });
+        }));
     }
     drop(tx);
     let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -232,6 +243,10 @@ async fn drive(
     }
     if progress {
         eprint!("\r{:40}\r", "");
+    }
+    // Every worker's handle on the reference is dropped once it has ended.
+    for worker in workers {
+        let _ = worker.await;
     }
     samples
 }

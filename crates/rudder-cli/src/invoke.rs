@@ -1,13 +1,14 @@
 //! `rudder invoke`: call a Dubbo method from the command line and print each result as a JSON line.
 
 use std::io::Write;
+use std::net::SocketAddr;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rudder::{CallError, Reference, Value};
+use rudder::{CallError, Consumer, Reference, Value};
 
 use crate::params::ConsumerArgs;
-use crate::{bounds, java_types, json};
+use crate::{bounds, java_types, json, metrics_endpoint};
 
 /// Arguments of `rudder invoke`.
 #[derive(Debug, Args)]
@@ -59,6 +60,10 @@ pub(crate) struct InvokeArgs {
     /// Per-call timeout in milliseconds (1 to 2147483647, Dubbo's int range).
     #[arg(long, value_name = "MS", value_parser = bounds::positive(bounds::MAX_TIMEOUT_MS))]
     timeout: Option<u64>,
+    /// Serve Prometheus metrics of the calls at http://ADDR/metrics while they run (e.g. 127.0.0.1:9464;
+    /// port 0 picks one; the address is printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
 }
 
 pub(crate) fn run(args: InvokeArgs, out: &mut dyn Write) -> Result<()> {
@@ -107,7 +112,9 @@ async fn run_async(args: InvokeArgs, out: &mut dyn Write) -> Result<()> {
             args.attachments.len()
         );
     }
-    let reference = build_reference(&args).await?;
+    let consumer = metrics_endpoint::consumer("rudder-cli", args.metrics_addr);
+    let _metrics = metrics_endpoint::serve(&consumer, args.metrics_addr).await?;
+    let reference = build_reference(&consumer, &args).await?;
     let mut call = rudder::Invocation::new(args.method.clone(), types.clone(), values);
     for (key, value) in &args.attachments {
         call.set_attachment(key, value);
@@ -152,7 +159,7 @@ pub(crate) fn attachment(text: &str) -> Result<(String, String), String> {
     }
 }
 
-async fn build_reference(args: &InvokeArgs) -> Result<Reference> {
+async fn build_reference(consumer: &Consumer, args: &InvokeArgs) -> Result<Reference> {
     let interface = match (&args.interface, &args.url) {
         (Some(i), _) => i.clone(),
         (None, Some(url)) => rudder::DubboUrl::parse_any(url)?
@@ -160,7 +167,7 @@ async fn build_reference(args: &InvokeArgs) -> Result<Reference> {
             .to_owned(),
         (None, None) => bail!("--interface is required with --registry"),
     };
-    let mut builder = Reference::builder(&interface).application("rudder-cli");
+    let mut builder = consumer.reference(&interface);
     if let Some(url) = &args.url {
         builder = builder.provider(url);
     }

@@ -7,6 +7,7 @@ mod demo;
 mod invoke;
 mod java_types;
 mod json;
+mod metrics_endpoint;
 mod params;
 mod providers;
 mod simulate;

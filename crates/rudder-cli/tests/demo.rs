@@ -45,8 +45,9 @@ fn demo_runs_every_strategy_over_the_wire_without_errors() {
             "round robin share must equal weight share: {row:?}"
         );
     }
-    assert_eq!(
-        rr[3][1], "40",
-        "the warming provider is at 1/5 of weight 200"
+    // Rows are in address order, and the ports are the system's choice: find the warming one by weight.
+    assert!(
+        rr.iter().any(|row| row[1] == "40"),
+        "the warming provider is at 1/5 of weight 200: {rr:?}"
     );
 }

@@ -17,6 +17,21 @@ pub(crate) struct DubboCaller {
     pub(crate) protocol: DubboProtocol,
     /// Tasks waiting for a call slot (tower `poll_ready` under `actives`).
     pub(crate) waiters: Arc<Waiters>,
+    /// Times calls and counts picks, when the consumer keeps metrics.
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: Option<Arc<crate::metrics::recorder::Recorder>>,
+}
+
+impl DubboCaller {
+    /// The caller of a reference built from `consumer`: its connections, its metrics.
+    pub(crate) fn new(consumer: &crate::consumer::ConsumerInner) -> DubboCaller {
+        DubboCaller {
+            protocol: consumer.protocol.clone(),
+            waiters: Default::default(),
+            #[cfg(feature = "metrics")]
+            metrics: consumer.metrics.clone(),
+        }
+    }
 }
 
 /// Wakers of tasks waiting for a call to end.
@@ -64,6 +79,11 @@ impl Caller for DubboCaller {
         provider: &Arc<Provider>,
         invocation: &Invocation,
     ) -> Result<RpcResponse, RpcError> {
+        #[cfg(feature = "metrics")]
+        let _timed = self
+            .metrics
+            .as_ref()
+            .map(|m| m.start(provider, invocation.method_name()));
         self.protocol.invoke(provider.url(), invocation).await
     }
 

@@ -79,6 +79,9 @@ pub(crate) struct ConsumerInner {
     pub(crate) seed: Option<u64>,
     #[cfg(feature = "zookeeper")]
     pub(crate) registries: crate::registry::Registries,
+    /// Call durations and picks, when metrics are on.
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: Option<Arc<crate::metrics::recorder::Recorder>>,
     /// The directories of live references, to tell which providers are still in use.
     directories: Mutex<Vec<Weak<Directory>>>,
     shut_down: AtomicBool,
@@ -92,6 +95,8 @@ impl Consumer {
             policies: LoadBalanceRegistry::with_builtins(),
             clock: Arc::new(SystemClock),
             seed: None,
+            #[cfg(feature = "metrics")]
+            metrics: None,
         }
     }
 
@@ -130,6 +135,16 @@ impl Consumer {
     #[cfg(feature = "zookeeper")]
     pub fn registry_sessions(&self) -> usize {
         self.inner.registries.len()
+    }
+
+    /// This consumer's metrics, if [`ConsumerBuilder::metrics`] turned them on (feature `metrics`).
+    #[cfg(feature = "metrics")]
+    pub fn metrics(&self) -> Option<crate::metrics::Metrics> {
+        let recorder = self.inner.metrics.as_ref()?;
+        Some(crate::metrics::Metrics::new(
+            Arc::clone(recorder),
+            Arc::downgrade(&self.inner),
+        ))
     }
 
     /// Whether [`Consumer::shutdown`] has been called.
@@ -187,6 +202,10 @@ impl ConsumerInner {
             .retain_addresses(|address| addresses.contains(address));
         self.statuses
             .retain(|identity| identities.contains(identity));
+        #[cfg(feature = "metrics")]
+        if let Some(metrics) = &self.metrics {
+            metrics.retain(|identity| identities.contains(identity));
+        }
     }
 
     /// Whether the consumer has been shut down.
@@ -212,6 +231,8 @@ pub struct ConsumerBuilder {
     policies: LoadBalanceRegistry,
     clock: Arc<dyn Clock>,
     seed: Option<u64>,
+    #[cfg(feature = "metrics")]
+    metrics: Option<crate::metrics::MetricsConfig>,
 }
 
 impl ConsumerBuilder {
@@ -240,6 +261,14 @@ impl ConsumerBuilder {
         self
     }
 
+    /// Keeps Prometheus metrics of every call (feature `metrics`); read them through
+    /// [`Consumer::metrics`]. See [`crate::metrics`] for the metric names.
+    #[cfg(feature = "metrics")]
+    pub fn metrics(mut self, config: crate::metrics::MetricsConfig) -> Self {
+        self.metrics = Some(config);
+        self
+    }
+
     /// Builds the consumer. Nothing is opened until a reference needs it.
     pub fn build(self) -> Consumer {
         Consumer {
@@ -252,6 +281,11 @@ impl ConsumerBuilder {
                 seed: self.seed,
                 #[cfg(feature = "zookeeper")]
                 registries: crate::registry::Registries::default(),
+                #[cfg(feature = "metrics")]
+                metrics: self
+                    .metrics
+                    .as_ref()
+                    .map(crate::metrics::MetricsConfig::recorder),
                 directories: Mutex::new(Vec::new()),
                 shut_down: AtomicBool::new(false),
             }),

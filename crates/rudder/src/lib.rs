@@ -16,6 +16,9 @@
 //! * **load balancing** ([`cluster::loadbalance`]) picks a provider with Dubbo's algorithms and arithmetic;
 //! * **rpc** ([`rpc`]) makes the dubbo:// call; every call is counted in the provider's statistics.
 //!
+//! With the cargo feature `metrics` (off by default), a consumer keeps Prometheus metrics of its calls,
+//! picks, connections and registry subscriptions, and serves them at `GET /metrics` (see `metrics`).
+//!
 //! A reference is also a [`tower::Service`](tower_service::Service) through [`Reference::service`], so
 //! tower's timeout, concurrency-limit and retry layers compose with it.
 //!
@@ -26,6 +29,8 @@
 mod caller;
 mod consumer;
 mod error;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod reference;
 #[cfg(feature = "zookeeper")]
 mod registry;

@@ -499,10 +499,7 @@ impl ReferenceBuilder {
         let clock = self.clock.unwrap_or_else(|| Arc::clone(&consumer.clock));
         let seed = self.seed.or(consumer.seed);
         // Every registry's caller shares one set of waiters, so back-pressure hears of every call's end.
-        let caller = DubboCaller {
-            protocol: consumer.protocol.clone(),
-            waiters: Default::default(),
-        };
+        let caller = DubboCaller::new(&consumer);
         let timer: Arc<dyn rudder_cluster::cluster::Timer> =
             Arc::new(crate::caller::TokioTimer(tokio::runtime::Handle::current()));
         let mut routers = Vec::with_capacity(sources.len());

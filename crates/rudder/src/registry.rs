@@ -28,6 +28,20 @@ pub(crate) struct Registries {
     open: tokio::sync::Mutex<HashMap<String, ZookeeperRegistry>>,
     /// How many are open, readable without the async lock.
     count: std::sync::atomic::AtomicUsize,
+    /// The status channels of live subscriptions, for the metrics.
+    #[cfg(feature = "metrics")]
+    watched: std::sync::Mutex<Vec<Watched>>,
+    #[cfg(feature = "metrics")]
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+/// One subscription's labels and status channel; its sender closes when the subscription ends.
+#[cfg(feature = "metrics")]
+struct Watched {
+    id: u64,
+    registry: String,
+    service: String,
+    status: tokio::sync::watch::Receiver<rudder_registry::SubscriptionStatus>,
 }
 
 /// Keeps a registry subscription alive for as long as the reference lives; dropping it unsubscribes and
@@ -194,6 +208,8 @@ impl Registries {
             .subscribe(spec, sink)
             .await
             .map_err(|e| BuildError::Registry(e.to_string()))?;
+        #[cfg(feature = "metrics")]
+        self.watch(url, consumer.service_interface(), subscription.status());
         Ok(Registration {
             _subscription: subscription,
         })
@@ -257,6 +273,65 @@ impl ProviderSink for PruningSink {
             }
         }
         outcome
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl Registries {
+    fn watch(
+        &self,
+        url: &str,
+        service: &str,
+        status: tokio::sync::watch::Receiver<rudder_registry::SubscriptionStatus>,
+    ) {
+        // The servers only: the URL may carry credentials.
+        let registry = RegistryAddress::parse(url)
+            .map(|a| a.hosts().join(","))
+            .unwrap_or_default();
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut watched = self
+            .watched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Forget ended subscriptions here too, so the list stays bounded without scrapes.
+        watched.retain(|w| w.status.has_changed().is_ok());
+        watched.push(Watched {
+            id,
+            registry,
+            service: service.to_owned(),
+            status,
+        });
+    }
+
+    /// The status of every live subscription, in subscription order.
+    pub(crate) fn samples(&self) -> Vec<crate::metrics::SubscriptionSample> {
+        let mut watched = self
+            .watched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        watched.retain(|w| w.status.has_changed().is_ok());
+        watched
+            .iter()
+            .map(|w| {
+                let status = w.status.borrow();
+                crate::metrics::SubscriptionSample {
+                    id: w.id,
+                    registry: w.registry.clone(),
+                    service: w.service.clone(),
+                    generation: status.generation,
+                    listings: status.listings,
+                    providers: status.providers as u64,
+                    configurators: status.configurators as u64,
+                    malformed: status.malformed,
+                    rejected: status.rejected,
+                    connected: status.connected,
+                    sessions: status.sessions,
+                    registered: status.registered,
+                }
+            })
+            .collect()
     }
 }
 

@@ -1,0 +1,37 @@
+//! `--metrics-addr`: the Prometheus endpoint of `rudder invoke` and `rudder demo`, for as long as the
+//! command runs.
+
+use std::net::SocketAddr;
+
+use anyhow::{Context, Result};
+use rudder::metrics::{MetricsConfig, MetricsServer};
+use rudder::Consumer;
+
+/// The consumer a command calls through: with metrics when an endpoint is asked for.
+pub(crate) fn consumer(application: &str, metrics_addr: Option<SocketAddr>) -> Consumer {
+    let builder = Consumer::builder().application(application);
+    match metrics_addr {
+        Some(_) => builder.metrics(MetricsConfig::default()).build(),
+        None => builder.build(),
+    }
+}
+
+/// Serves `consumer`'s metrics at `http://ADDR/metrics` and says where on stderr (the port is chosen
+/// when ADDR's is 0). The endpoint closes when the returned server is dropped.
+pub(crate) async fn serve(
+    consumer: &Consumer,
+    metrics_addr: Option<SocketAddr>,
+) -> Result<Option<MetricsServer>> {
+    let Some(addr) = metrics_addr else {
+        return Ok(None);
+    };
+    let metrics = consumer
+        .metrics()
+        .context("the consumer was built without metrics")?;
+    let server = metrics
+        .serve(addr)
+        .await
+        .with_context(|| format!("binding --metrics-addr {addr}"))?;
+    eprintln!("metrics: http://{}/metrics", server.local_addr());
+    Ok(Some(server))
+}

@@ -1,0 +1,142 @@
+//! The prometheus-client [`Collector`]: reads rudder's own counters at scrape time and encodes them.
+
+use std::fmt;
+use std::sync::{Arc, Weak};
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Unit;
+
+use rudder_common::status::RpcStatus;
+
+use super::recorder::Recorder;
+use crate::consumer::ConsumerInner;
+
+/// The collector registered in the [`Metrics`](super::Metrics) registry.
+pub(crate) struct RudderCollector {
+    pub(crate) recorder: Arc<Recorder>,
+    /// Weak: a metrics handle must not keep a dropped consumer's sessions and connections open.
+    pub(crate) consumer: Weak<ConsumerInner>,
+}
+
+impl fmt::Debug for RudderCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RudderCollector")
+            .field("recorder", &self.recorder)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Collector for RudderCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
+        encode_calls(&self.recorder, &mut encoder)?;
+        encode_picks(&self.recorder, &mut encoder)?;
+        let Some(consumer) = self.consumer.upgrade() else {
+            return Ok(());
+        };
+        let open = consumer.protocol.open_connections();
+        gauge(
+            &mut encoder,
+            "rudder_connections_open",
+            "dubbo:// sockets open.",
+            open,
+        )?;
+        let tasks = consumer.protocol.live_tasks();
+        let help = "Connection tasks (connect, driver, writer) alive.";
+        gauge(&mut encoder, "rudder_connection_tasks", help, tasks)?;
+        #[cfg(feature = "zookeeper")]
+        {
+            let sessions = consumer.registries.len();
+            let help = "ZooKeeper sessions open (one per registry address in use).";
+            gauge(
+                &mut encoder,
+                "rudder_registry_sessions_open",
+                help,
+                sessions,
+            )?;
+            super::subscriptions::encode(&consumer.registries.samples(), &mut encoder)?;
+        }
+        Ok(())
+    }
+}
+
+fn gauge(encoder: &mut DescriptorEncoder<'_>, name: &str, help: &str, value: usize) -> fmt::Result {
+    let gauge = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+    gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)
+}
+
+/// Calls, failures and calls in flight from the statistics; durations from the histograms.
+fn encode_calls(recorder: &Recorder, encoder: &mut DescriptorEncoder<'_>) -> fmt::Result {
+    let series = recorder.series();
+    type Read = fn(&RpcStatus) -> i64;
+    let counts: [(&str, &str, MetricType, Read); 3] = [
+        (
+            "rudder_calls",
+            "Calls completed, per provider and method (failed ones included).",
+            MetricType::Counter,
+            |s| s.total(),
+        ),
+        (
+            "rudder_call_failures",
+            "Calls that failed (network, timeout, provider error status), per provider and method.",
+            MetricType::Counter,
+            |s| s.failed(),
+        ),
+        (
+            "rudder_calls_in_flight",
+            "Calls sent and not yet answered, per provider and method.",
+            MetricType::Gauge,
+            |s| i64::from(s.active()),
+        ),
+    ];
+    for (name, help, kind, read) in counts {
+        let mut family = encoder.encode_descriptor(name, help, None, kind)?;
+        for (provider, method, s) in &series {
+            let labels = [("provider", &**provider), ("method", &**method)];
+            let value = read(&s.status);
+            let mut metric = family.encode_family(&labels)?;
+            match kind {
+                MetricType::Counter => metric.encode_counter::<NoLabelSet, _, u64>(
+                    &u64::try_from(value).unwrap_or(0),
+                    None,
+                )?,
+                _ => metric.encode_gauge(&value)?,
+            }
+        }
+    }
+    let help = "Call durations, from send to answer, per provider and method.";
+    let mut family = encoder.encode_descriptor(
+        "rudder_call_duration",
+        help,
+        Some(&Unit::Seconds),
+        MetricType::Histogram,
+    )?;
+    for (provider, method, s) in &series {
+        let labels = [("provider", &**provider), ("method", &**method)];
+        let snapshot = s.histogram.snapshot();
+        family
+            .encode_family(&labels)?
+            .encode_histogram::<NoLabelSet>(
+                snapshot.sum_seconds,
+                snapshot.count,
+                &snapshot.buckets,
+                None,
+            )?;
+    }
+    Ok(())
+}
+
+fn encode_picks(recorder: &Recorder, encoder: &mut DescriptorEncoder<'_>) -> fmt::Result {
+    let help = "Providers picked (every attempt, retries included), by the load-balance strategy \
+                the provider's URL names for the method.";
+    let mut family = encoder.encode_descriptor("rudder_picks", help, None, MetricType::Counter)?;
+    for (strategy, count) in recorder.picks() {
+        let labels = [("strategy", &*strategy)];
+        family
+            .encode_family(&labels)?
+            .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+    }
+    Ok(())
+}
