@@ -365,7 +365,8 @@ pub struct RegistryMember<C> {
 /// call.set_attachment("registry_zone", "sh");
 /// # let waker = std::task::Waker::noop();
 /// # let mut cx = std::task::Context::from_waker(&waker);
-/// # let mut answer = std::pin::pin!(invoker.invoke_in_mode(&call, &ClusterMode::default()));
+/// # let mode = ClusterMode::default();
+/// # let mut answer = std::pin::pin!(invoker.invoke_in_mode(&call, &mode));
 /// # let answer = loop { if let std::task::Poll::Ready(v) = std::future::Future::poll(answer.as_mut(), &mut cx) { break v; } };
 /// assert_eq!(answer?, "10.0.2.1:20880");
 /// # Ok::<(), RpcError>(())
