@@ -40,6 +40,7 @@ pub mod catalog;
 pub mod configurator;
 pub mod junk;
 pub mod matching;
+pub mod rule_parser;
 
 mod address;
 mod consumer;
