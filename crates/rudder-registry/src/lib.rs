@@ -42,6 +42,8 @@ pub mod junk;
 pub mod matching;
 pub mod rule_parser;
 
+pub mod config_center;
+
 mod address;
 mod consumer;
 mod error;

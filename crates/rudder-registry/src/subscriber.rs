@@ -425,7 +425,7 @@ async fn poll_armed(slot: &mut Option<WatchFuture>) -> WatchedEvent {
     }
 }
 
-async fn sleep_opt(delay: Option<std::time::Duration>) {
+pub(crate) async fn sleep_opt(delay: Option<std::time::Duration>) {
     match delay {
         Some(delay) => tokio::time::sleep(delay).await,
         None => std::future::pending().await,
