@@ -20,12 +20,14 @@
 //!   [`RuleSink`](rudder_common::discovery::RuleSink) without reading them.
 
 mod dynamic;
+mod inbox;
 mod watcher;
 
 pub use dynamic::{RuleOutcome, RuleSource};
 pub use watcher::RuleWatch;
 
 pub(crate) use dynamic::DynamicRules;
+pub(crate) use inbox::RuleInbox;
 pub(crate) use watcher::RuleWatcher;
 
 /// The group every governance rule is written under (Dubbo's `GovernanceRuleRepository.DEFAULT_GROUP`).
