@@ -175,7 +175,9 @@ impl Configurators {
         sources
             .into_iter()
             .flat_map(|set| set.rules.iter())
-            .fold(provider, |url, rule| rule.configure(url, consumer, &mut written))
+            .fold(provider, |url, rule| {
+                rule.configure(url, consumer, &mut written)
+            })
     }
 }
 
@@ -185,7 +187,11 @@ fn override_view(url: &DubboUrl, consumer: &ConsumerSide, written: &[String]) ->
     let mut view = DubboUrl::new(url.protocol(), url.host(), url.port(), url.path())
         .with_parameter("application", &consumer.application)
         .with_parameter("side", "consumer");
-    for key in ["group", "version"].iter().copied().chain(written.iter().map(String::as_str)) {
+    for key in ["group", "version"]
+        .iter()
+        .copied()
+        .chain(written.iter().map(String::as_str))
+    {
         if let Some(value) = url.parameter(key) {
             view = view.with_parameter(key, value);
         }
@@ -194,7 +200,12 @@ fn override_view(url: &DubboUrl, consumer: &ConsumerSide, written: &[String]) ->
 }
 
 impl Rule {
-    fn configure(&self, url: DubboUrl, consumer: &ConsumerSide, written: &mut Vec<String>) -> DubboUrl {
+    fn configure(
+        &self,
+        url: DubboUrl,
+        consumer: &ConsumerSide,
+        written: &mut Vec<String>,
+    ) -> DubboUrl {
         let rule = &self.url;
         if !java_boolean(rule.parameter("enabled"), true) || rule.host().is_empty() {
             return url;

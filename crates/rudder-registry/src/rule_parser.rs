@@ -136,7 +136,11 @@ pub fn parse_configurators(text: &str) -> Result<Vec<OverrideRule>, RuleError> {
                 .collect();
         }
         Value::Mapping(map) => map,
-        _ => return Err(RuleError::Shape("the top level is not a mapping".to_owned())),
+        _ => {
+            return Err(RuleError::Shape(
+                "the top level is not a mapping".to_owned(),
+            ))
+        }
     };
     let config = Config::read(map)?;
     let mut urls = Vec::new();
@@ -187,13 +191,20 @@ impl Config {
                 .iter()
                 .map(|item| match item {
                     Value::Mapping(item) => Item::read(item),
-                    _ => Err(RuleError::Shape("a configs entry is not a mapping".to_owned())),
+                    _ => Err(RuleError::Shape(
+                        "a configs entry is not a mapping".to_owned(),
+                    )),
                 })
                 .collect::<Result<Vec<_>, _>>()?,
-            _ => return Err(RuleError::Shape("configs is missing or not a list".to_owned())),
+            _ => {
+                return Err(RuleError::Shape(
+                    "configs is missing or not a list".to_owned(),
+                ))
+            }
         };
         Ok(Config {
-            config_version: string_field(map, "configVersion")?.unwrap_or_else(|| "null".to_owned()),
+            config_version: string_field(map, "configVersion")?
+                .unwrap_or_else(|| "null".to_owned()),
             scope: string_field(map, "scope")?,
             key: string_field(map, "key")?,
             enabled: java_parse_boolean(map.get("enabled")).unwrap_or(true),
@@ -209,8 +220,9 @@ impl Item {
                 params
                     .iter()
                     .map(|(k, v)| {
-                        let key = scalar_string(k)
-                            .ok_or_else(|| RuleError::Shape("a parameter key is not a scalar".to_owned()))?;
+                        let key = scalar_string(k).ok_or_else(|| {
+                            RuleError::Shape("a parameter key is not a scalar".to_owned())
+                        })?;
                         if v.is_null() {
                             return Err(RuleError::Shape(format!("parameter {key} has no value")));
                         }
@@ -306,7 +318,11 @@ impl Item {
 }
 
 /// `serviceItemToUrls`.
-fn service_item_urls(item: &Item, config: &Config, out: &mut Vec<OverrideRule>) -> Result<(), RuleError> {
+fn service_item_urls(
+    item: &Item,
+    config: &Config,
+    out: &mut Vec<OverrideRule>,
+) -> Result<(), RuleError> {
     for address in item.addresses() {
         let mut s = format!("override://{address}/");
         s.push_str(&append_service(config.key.as_deref())?);
@@ -328,7 +344,11 @@ fn service_item_urls(item: &Item, config: &Config, out: &mut Vec<OverrideRule>) 
 }
 
 /// `appItemToUrls`.
-fn app_item_urls(item: &Item, config: &Config, out: &mut Vec<OverrideRule>) -> Result<(), RuleError> {
+fn app_item_urls(
+    item: &Item,
+    config: &Config,
+    out: &mut Vec<OverrideRule>,
+) -> Result<(), RuleError> {
     let services = match &item.services {
         Some(list) if !list.is_empty() => list.clone(),
         _ => vec!["*".to_owned()],

@@ -92,7 +92,10 @@ mod tests {
     #[test]
     fn delete_undoes_and_bad_or_empty_texts_keep_the_last_good_rules() {
         let mut rules = DynamicRules::default();
-        assert_eq!(rules.update(RuleSource::Service, Some(&rule(200))), RuleOutcome::Changed);
+        assert_eq!(
+            rules.update(RuleSource::Service, Some(&rule(200))),
+            RuleOutcome::Changed
+        );
         assert_eq!(weight(&rules).as_deref(), Some("200"));
         assert!(matches!(
             rules.update(RuleSource::Service, Some("configs: [oops")),
@@ -104,8 +107,14 @@ mod tests {
             RuleOutcome::Unchanged
         );
         assert_eq!(weight(&rules).as_deref(), Some("200"));
-        assert_eq!(rules.update(RuleSource::Service, Some(&rule(200))), RuleOutcome::Unchanged);
-        assert_eq!(rules.update(RuleSource::Service, None), RuleOutcome::Changed);
+        assert_eq!(
+            rules.update(RuleSource::Service, Some(&rule(200))),
+            RuleOutcome::Unchanged
+        );
+        assert_eq!(
+            rules.update(RuleSource::Service, None),
+            RuleOutcome::Changed
+        );
         assert_eq!(weight(&rules).as_deref(), Some("100"));
     }
 

@@ -170,8 +170,8 @@ impl RuleWatcher {
                 }
                 continue;
             }
-            let retry_after = (dirty && failures > 0)
-                .then(|| self.sessions.options().retry_delay(failures - 1));
+            let retry_after =
+                (dirty && failures > 0).then(|| self.sessions.options().retry_delay(failures - 1));
             let wake = tokio::select! {
                 _ = &mut stop => Wake::Stop,
                 () = self.sessions.closed() => Wake::Stop,
@@ -194,15 +194,13 @@ impl RuleWatcher {
                 Wake::State(s) if s.is_terminated() => session_over = true,
                 Wake::State(SessionState::SyncConnected) => self.mark_all_dirty(),
                 Wake::State(_) => {}
-                Wake::Retry => {
-                    match self.refresh(&client).await {
-                        Ok(()) => failures = 0,
-                        Err(error) => {
-                            failures = failures.saturating_add(1);
-                            tracing::warn!(%error, "config center read failed again; keeping the last rules");
-                        }
+                Wake::Retry => match self.refresh(&client).await {
+                    Ok(()) => failures = 0,
+                    Err(error) => {
+                        failures = failures.saturating_add(1);
+                        tracing::warn!(%error, "config center read failed again; keeping the last rules");
                     }
-                }
+                },
             }
             if session_over {
                 let renewed = tokio::select! {

@@ -55,7 +55,9 @@ impl ConditionMatch {
             provider_address: field("providerAddress")
                 .map(AddressMatch::from_yaml)
                 .transpose()?,
-            service: field("service").map(ListStringMatch::from_yaml).transpose()?,
+            service: field("service")
+                .map(ListStringMatch::from_yaml)
+                .transpose()?,
             app: field("app").map(ListStringMatch::from_yaml).transpose()?,
             param,
         })
@@ -63,7 +65,11 @@ impl ConditionMatch {
 
     /// Whether `target` meets every condition present.
     pub fn is_match(&self, target: MatchTarget<'_>) -> bool {
-        if self.address.as_ref().is_some_and(|m| !m.is_match(Some(target.host))) {
+        if self
+            .address
+            .as_ref()
+            .is_some_and(|m| !m.is_match(Some(target.host)))
+        {
             return false;
         }
         let address = target.url.address();
@@ -81,13 +87,20 @@ impl ConditionMatch {
         {
             return false;
         }
-        if self.app.as_ref().is_some_and(|m| !m.is_match(target.application)) {
+        if self
+            .app
+            .as_ref()
+            .is_some_and(|m| !m.is_match(target.application))
+        {
             return false;
         }
-        self.param.iter().flatten().all(|p| match (&p.key, &p.value) {
-            (Some(key), Some(value)) => value.is_match(target.url.parameter(key)),
-            _ => false,
-        })
+        self.param
+            .iter()
+            .flatten()
+            .all(|p| match (&p.key, &p.value) {
+                (Some(key), Some(value)) => value.is_match(target.url.parameter(key)),
+                _ => false,
+            })
     }
 }
 
@@ -104,7 +117,9 @@ pub(crate) struct StringMatch {
 
 impl StringMatch {
     fn from_yaml(value: &Value) -> Result<StringMatch, String> {
-        let map = value.as_mapping().ok_or("a string match is not a mapping")?;
+        let map = value
+            .as_mapping()
+            .ok_or("a string match is not a mapping")?;
         let field = |name: &str| -> Result<Option<String>, String> {
             match map.get(name) {
                 None | Some(Value::Null) => Ok(None),
@@ -214,7 +229,9 @@ pub(crate) struct AddressMatch {
 
 impl AddressMatch {
     fn from_yaml(value: &Value) -> Result<AddressMatch, String> {
-        let map = value.as_mapping().ok_or("an address match is not a mapping")?;
+        let map = value
+            .as_mapping()
+            .ok_or("an address match is not a mapping")?;
         let field = |name: &str| match map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => scalar_string(v)
@@ -325,15 +342,18 @@ mod tests {
 
     #[test]
     fn address_match_tries_cird_then_wildcard_then_exact() {
-        let cidr = AddressMatch::from_yaml(&yaml_serde::from_str("{cird: 10.0.0.0/24}").unwrap()).unwrap();
+        let cidr =
+            AddressMatch::from_yaml(&yaml_serde::from_str("{cird: 10.0.0.0/24}").unwrap()).unwrap();
         assert!(cidr.is_match(Some("10.0.0.9")));
         assert!(!cidr.is_match(Some("10.0.1.9")));
         // Dubbo's quirk: "host:port" cannot be resolved, so only string equality is left.
         let exact_port =
-            AddressMatch::from_yaml(&yaml_serde::from_str("{cird: '10.0.0.1:20880'}").unwrap()).unwrap();
+            AddressMatch::from_yaml(&yaml_serde::from_str("{cird: '10.0.0.1:20880'}").unwrap())
+                .unwrap();
         assert!(exact_port.is_match(Some("10.0.0.1:20880")));
         assert!(!cidr.is_match(Some("10.0.0.9:20880")));
-        let any = AddressMatch::from_yaml(&yaml_serde::from_str("{wildcard: '0.0.0.0'}").unwrap()).unwrap();
+        let any = AddressMatch::from_yaml(&yaml_serde::from_str("{wildcard: '0.0.0.0'}").unwrap())
+            .unwrap();
         assert!(any.is_match(Some("1.2.3.4")));
         assert!(!any.is_match(None));
     }
@@ -341,7 +361,10 @@ mod tests {
     #[test]
     fn unknown_fields_are_ignored_and_bad_shapes_rejected() {
         let ignored: Value = yaml_serde::from_str("{application: {oneof: [{exact: a}]}}").unwrap();
-        assert_eq!(ConditionMatch::from_yaml(&ignored).unwrap(), ConditionMatch::default());
+        assert_eq!(
+            ConditionMatch::from_yaml(&ignored).unwrap(),
+            ConditionMatch::default()
+        );
         let bad: Value = yaml_serde::from_str("{param: notalist}").unwrap();
         assert!(ConditionMatch::from_yaml(&bad).is_err());
     }

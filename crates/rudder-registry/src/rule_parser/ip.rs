@@ -172,7 +172,10 @@ mod tests {
     #[test]
     fn a_pattern_with_a_port_never_matches_a_bare_address() {
         // The two-argument form tests port 0, so `ip:port` patterns fail on a bare IP...
-        assert_eq!(match_ip_expression("10.0.0.1:20880", "10.0.0.1"), IpMatch::No);
+        assert_eq!(
+            match_ip_expression("10.0.0.1:20880", "10.0.0.1"),
+            IpMatch::No
+        );
         // ...and a `host:port` address cannot be resolved (Dubbo's quirk, spec-2 §6 #21).
         assert_eq!(
             match_ip_expression("10.0.0.*", "10.0.0.1:20880"),

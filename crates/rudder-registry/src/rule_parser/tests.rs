@@ -267,7 +267,10 @@ fn parse_configurators_app_no_service_test() {
 fn parse_consumer_specific_providers_test() {
     let urls = parse(CONSUMER_SPECIFIC_PROVIDERS);
     assert_eq!(urls.len(), 1);
-    assert_eq!(urls[0].parameter("providerAddresses"), Some("127.0.0.1:20880"));
+    assert_eq!(
+        urls[0].parameter("providerAddresses"),
+        Some("127.0.0.1:20880")
+    );
     assert_eq!(urls[0].parameter("weight"), Some("222"));
 }
 
@@ -368,7 +371,10 @@ fn spec_examples_build_the_urls_dubbo_builds() {
 fn dubbo_quirks_are_kept() {
     // No configVersion: the literal "null".
     let unversioned = "key: S\nconfigs:\n- side: consumer\n  parameters: {timeout: 1}\n";
-    assert_eq!(parse(unversioned)[0].parameter("configVersion"), Some("null"));
+    assert_eq!(
+        parse(unversioned)[0].parameter("configVersion"),
+        Some("null")
+    );
     // A typed item without `enabled` is `enabled=null`, which switches the rule off.
     let typed = "configVersion: v2.7\nkey: S\nconfigs:\n- type: weight\n  side: consumer\n  parameters: {weight: 1}\n";
     assert_eq!(parse(typed)[0].parameter("enabled"), Some("null"));
@@ -388,10 +394,19 @@ fn dubbo_quirks_are_kept() {
 
 #[test]
 fn bad_texts_are_errors() {
-    assert!(matches!(parse_configurators("a: [unclosed"), Err(RuleError::Yaml(_))));
+    assert!(matches!(
+        parse_configurators("a: [unclosed"),
+        Err(RuleError::Yaml(_))
+    ));
     assert!(matches!(parse_configurators(""), Err(RuleError::Shape(_))));
-    assert!(matches!(parse_configurators("[]"), Err(RuleError::Shape(_))));
-    assert!(matches!(parse_configurators("key: S\n"), Err(RuleError::Shape(_))));
+    assert!(matches!(
+        parse_configurators("[]"),
+        Err(RuleError::Shape(_))
+    ));
+    assert!(matches!(
+        parse_configurators("key: S\n"),
+        Err(RuleError::Shape(_))
+    ));
     assert_eq!(
         parse_configurators("configs:\n- parameters: {a: 1}\n"),
         Err(RuleError::NoService)
