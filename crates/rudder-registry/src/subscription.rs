@@ -14,7 +14,8 @@ use tokio::task::JoinHandle;
 pub struct SubscriptionStatus {
     /// Increases by one each time the directory's provider list changed.
     pub generation: u64,
-    /// Increases by one after every complete listing of providers and configurators, changed or not.
+    /// Increases by one after every complete listing of providers and configurators, changed or not,
+    /// and after every config-center rule change that changed the rules in effect.
     pub listings: u64,
     /// Providers in the directory after the last update.
     pub providers: usize,
