@@ -1,4 +1,5 @@
-//! What a registry tells the layers above it: a service's provider list, whole or as changes.
+//! What a registry tells the layers above it: a service's provider list, whole or as changes, and the
+//! raw text of governance rules ([`RuleSink`]).
 //!
 //! A registry does not know who keeps the providers. It hands each update to a [`ProviderSink`], a
 //! one-method trait that a directory implements, and so do a fan-out to several directories, a test's
@@ -127,5 +128,121 @@ impl fmt::Debug for FanOut {
         f.debug_struct("FanOut")
             .field("sinks", &self.sinks.len())
             .finish()
+    }
+}
+
+/// The name of one governance rule in a config center: Dubbo's rule key, such as
+/// `demo-provider.tag-router`, `com.acme.Greeter:1.0.0:blue.condition-router` or
+/// `shop.configurators` (the node `/dubbo/config/dubbo/<key>` on ZooKeeper by default).
+///
+/// The constructors build the keys Dubbo 3.3 listens on; [`RuleKey::new`] takes any other.
+///
+/// ```
+/// use rudder_common::discovery::RuleKey;
+///
+/// assert_eq!(RuleKey::tag_router("demo-provider").as_str(), "demo-provider.tag-router");
+/// let service = RuleKey::service_condition_router("com.acme.Greeter", None, Some("blue"));
+/// assert_eq!(service.as_str(), "com.acme.Greeter::blue.condition-router");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RuleKey(String);
+
+impl RuleKey {
+    /// A key as written (no check; a key holding `/` or `?` names no ZooKeeper node Dubbo would read).
+    pub fn new(key: impl Into<String>) -> RuleKey {
+        RuleKey(key.into())
+    }
+
+    /// `<interface>:<version>:<group>` followed by `suffix`, missing parts left empty
+    /// (Dubbo's `URL.getColonSeparatedKey` + suffix).
+    pub fn service(
+        interface: &str,
+        version: Option<&str>,
+        group: Option<&str>,
+        suffix: &str,
+    ) -> RuleKey {
+        let version = version.unwrap_or("");
+        let group = group.unwrap_or("");
+        RuleKey(format!("{interface}:{version}:{group}{suffix}"))
+    }
+
+    /// `<application>.tag-router`: the tag rule of a provider application.
+    pub fn tag_router(application: &str) -> RuleKey {
+        RuleKey(format!("{application}.tag-router"))
+    }
+
+    /// `<application>.condition-router`: the condition rule of an application.
+    pub fn app_condition_router(application: &str) -> RuleKey {
+        RuleKey(format!("{application}.condition-router"))
+    }
+
+    /// `<interface>:<version>:<group>.condition-router`: the condition rule of a service.
+    pub fn service_condition_router(
+        interface: &str,
+        version: Option<&str>,
+        group: Option<&str>,
+    ) -> RuleKey {
+        RuleKey::service(interface, version, group, ".condition-router")
+    }
+
+    /// `<application>.configurators`: the dynamic configuration of an application.
+    pub fn app_configurators(application: &str) -> RuleKey {
+        RuleKey(format!("{application}.configurators"))
+    }
+
+    /// `<interface>:<version>:<group>.configurators`: the dynamic configuration of a service.
+    pub fn service_configurators(
+        interface: &str,
+        version: Option<&str>,
+        group: Option<&str>,
+    ) -> RuleKey {
+        RuleKey::service(interface, version, group, ".configurators")
+    }
+
+    /// The key as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for RuleKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Receives the raw text of governance rules (router rules, configurators) from a config center.
+///
+/// A config center calls [`RuleSink::rule`] once per key when it starts watching (with the current text,
+/// `None` when the rule does not exist), then once per change it sees: `Some(text)` when the rule is
+/// created or changed, `None` when it is deleted. A write that leaves the text as it was is not reported.
+/// Calls for one watch come from one task, in order; an implementation should return quickly and parse
+/// elsewhere or quickly (a parse error is the sink's to report: the config center does not read rules).
+///
+/// ```
+/// use std::sync::Mutex;
+/// use rudder_common::discovery::{RuleKey, RuleSink};
+///
+/// #[derive(Default)]
+/// struct Latest(Mutex<Option<String>>);
+///
+/// impl RuleSink for Latest {
+///     fn rule(&self, _key: &RuleKey, text: Option<&str>) {
+///         *self.0.lock().unwrap() = text.map(str::to_owned);
+///     }
+/// }
+///
+/// let sink = Latest::default();
+/// sink.rule(&RuleKey::tag_router("demo-provider"), Some("tags: []"));
+/// assert_eq!(sink.0.lock().unwrap().as_deref(), Some("tags: []"));
+/// ```
+pub trait RuleSink: Send + Sync + 'static {
+    /// The rule named `key` is now `text` (`None`: there is no such rule).
+    fn rule(&self, key: &RuleKey, text: Option<&str>);
+}
+
+impl<S: RuleSink + ?Sized> RuleSink for Arc<S> {
+    fn rule(&self, key: &RuleKey, text: Option<&str>) {
+        (**self).rule(key, text)
     }
 }

@@ -4,7 +4,8 @@
 //! listing; the catalog decodes and parses only names it has not seen before (a re-list of 10,000 providers
 //! with one change parses one URL), keeps those that match the consumer, and produces the provider list for
 //! the directory: each provider with the consumer's parameters merged in ([`ConsumerSpec::parameters`]),
-//! then the configurators applied on top. A child that cannot be decoded or parsed is skipped with a
+//! then the configurators applied on top: the legacy `/configurators` rules, then the config center's
+//! application rule, then its service rule ([`Catalog::set_dynamic_rule`]), so the service rule wins. A child that cannot be decoded or parsed is skipped with a
 //! warning and counted once (see [`crate::junk`]), and never disturbs the others; nothing logged of it
 //! shows credentials.
 //!
@@ -46,6 +47,7 @@ use rudder_common::discovery::Change;
 use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 
+use crate::config_center::{DynamicRules, RuleOutcome, RuleSource};
 use crate::configurator::{Configurators, ConsumerSide};
 use crate::consumer::ConsumerSpec;
 use crate::junk::JunkLog;
@@ -94,6 +96,8 @@ pub struct Catalog {
     /// when its first name comes and its last one goes.
     usable: HashMap<String, u32>,
     configurators: Configurators,
+    /// The config center's application and service rules.
+    dynamic: DynamicRules,
     malformed: JunkLog,
     /// Well-formed configurator URLs that are not rules (`route://` under configurators, ...).
     odd_rules: JunkLog,
@@ -107,6 +111,7 @@ impl std::fmt::Debug for Catalog {
             .field("children", &self.providers.len())
             .field("providers", &self.usable.len())
             .field("configurators", &self.configurators.len())
+            .field("dynamic_rules", &self.dynamic.len())
             .field("malformed", &self.malformed.count())
             .finish_non_exhaustive()
     }
@@ -128,6 +133,7 @@ impl Catalog {
             providers: Vec::new(),
             usable: HashMap::new(),
             configurators: Configurators::default(),
+            dynamic: DynamicRules::default(),
             malformed: JunkLog::default(),
             odd_rules: JunkLog::default(),
         }
@@ -142,6 +148,39 @@ impl Catalog {
     /// The configurator rules in effect.
     pub fn configurators(&self) -> &Configurators {
         &self.configurators
+    }
+
+    /// Rules in effect from the config center (application and service rules).
+    pub fn dynamic_rules(&self) -> usize {
+        self.dynamic.len()
+    }
+
+    /// Takes the current text of a config-center rule (`None`: the node is gone) and says what it did:
+    /// a deleted rule is undone; a text that cannot be read keeps the last good rules
+    /// ([`RuleOutcome::Rejected`]), as does one that yields no rule.
+    ///
+    /// ```
+    /// use rudder_common::url::DubboUrl;
+    /// use rudder_registry::catalog::Catalog;
+    /// use rudder_registry::config_center::{RuleOutcome, RuleSource};
+    /// use rudder_registry::configurator::ConsumerSide;
+    /// use rudder_registry::ConsumerSpec;
+    ///
+    /// let side = ConsumerSide { host: "10.0.0.9".into(), application: "shop".into() };
+    /// let mut catalog = Catalog::new(&ConsumerSpec::new("S"), side);
+    /// catalog.set_providers(vec![DubboUrl::parse("dubbo://10.0.0.1:20880/S?weight=100")?.to_node_name()]);
+    /// let rule = "configVersion: v2.7\nscope: service\nkey: S\nconfigs:\n\
+    ///             - side: consumer\n  parameters:\n    weight: 300\n";
+    /// assert_eq!(catalog.set_dynamic_rule(RuleSource::Service, Some(rule)), RuleOutcome::Changed);
+    /// assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("300"));
+    /// assert!(matches!(catalog.set_dynamic_rule(RuleSource::Service, Some("{")), RuleOutcome::Rejected(_)));
+    /// assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("300"));
+    /// catalog.set_dynamic_rule(RuleSource::Service, None);
+    /// assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("100"));
+    /// # Ok::<(), rudder_common::url::UrlError>(())
+    /// ```
+    pub fn set_dynamic_rule(&mut self, source: RuleSource, text: Option<&str>) -> RuleOutcome {
+        self.dynamic.update(source, text)
     }
 
     /// Replaces the provider child list (an empty list means no provider), and returns what changed
@@ -229,7 +268,9 @@ impl Catalog {
     /// disables it.
     pub fn configured(&self, url: &DubboUrl) -> Option<DubboUrl> {
         let merged = self.params.merge(url);
-        Some(self.configurators.apply(merged, &self.consumer)).filter(|u| !is_disabled(u))
+        let [application, service] = self.dynamic.in_order();
+        let sources = [&self.configurators, application, service];
+        Some(Configurators::apply_all(sources, merged, &self.consumer)).filter(|u| !is_disabled(u))
     }
 
     /// Replaces the configurator child list (an empty list means no rule); whether the rules changed.

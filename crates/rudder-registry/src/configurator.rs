@@ -9,7 +9,11 @@
 //! * a rule with `enabled=false` is switched off (it does not disable providers; `disabled=true` does);
 //! * legacy rules (no `configVersion`) with a port apply to the provider at that `host:port` (or any host
 //!   with `0.0.0.0`); without a port they apply when the host is this consumer's address or `0.0.0.0`;
-//! * rules with `configVersion` (v2.7+, converted from YAML) apply only with `side=consumer`;
+//! * rules with `configVersion` (v2.7+, converted from YAML by [`crate::rule_parser`]) apply only with
+//!   `side=consumer`; their conditions (`application`, `side`, `~key`, and the v3.0 `match`) are tested
+//!   against the URL Dubbo 3.3 shows them on the consumer: the provider's address and path with only
+//!   `application` (this consumer's), `side=consumer`, the provider's `group` and `version`, and what
+//!   earlier rules set (so a v3.0 `param` condition on a provider parameter never matches there);
 //! * `providerAddresses`, `application` (against this consumer's application) and the service key
 //!   (`[group/]interface[:version]`, or `*`) must match; legacy rules also compare their `application`,
 //!   `side` and `~key` conditions with the provider URL, as seen from the consumer (side `consumer`,
@@ -32,9 +36,12 @@
 //! # Ok::<(), rudder_common::url::UrlError>(())
 //! ```
 
+use std::sync::Arc;
+
 use rudder_common::url::DubboUrl;
 
 use crate::matching::java_boolean;
+use crate::rule_parser::{ConditionMatch, MatchTarget, OverrideRule};
 
 const ANYHOST: &str = "0.0.0.0";
 
@@ -78,6 +85,8 @@ struct Rule {
     priority: i32,
     /// The parameters copied onto a provider, condition keys removed.
     applied: Vec<(String, String)>,
+    /// The v3.0 `match`.
+    condition: Option<Arc<ConditionMatch>>,
 }
 
 /// The ordered rule set of one service.
@@ -91,8 +100,13 @@ impl Configurators {
     ///
     /// URLs whose protocol is neither `override` nor `absent` are skipped with a warning.
     pub fn from_urls(urls: impl IntoIterator<Item = DubboUrl>) -> Configurators {
+        Configurators::from_rules(urls.into_iter().map(OverrideRule::new))
+    }
+
+    /// Builds the rule set from parsed rules (URL and v3.0 `match`), as [`Configurators::from_urls`].
+    pub fn from_rules(rules_in: impl IntoIterator<Item = OverrideRule>) -> Configurators {
         let mut rules = Vec::new();
-        for url in urls {
+        for OverrideRule { url, condition } in rules_in {
             let mode = match url.protocol() {
                 "empty" => return Configurators::default(),
                 "override" => Mode::Override,
@@ -122,6 +136,7 @@ impl Configurators {
                 mode,
                 priority,
                 applied,
+                condition,
             });
         }
         // Stable, as Java's Collections.sort: equal (host, priority) keep registry order.
@@ -146,14 +161,51 @@ impl Configurators {
 
     /// Applies every rule, in order, to a provider URL.
     pub fn apply(&self, provider: DubboUrl, consumer: &ConsumerSide) -> DubboUrl {
-        self.rules
-            .iter()
-            .fold(provider, |url, rule| rule.configure(url, consumer))
+        Configurators::apply_all([self], provider, consumer)
+    }
+
+    /// Applies several rule sets in turn (Dubbo: legacy, then application, then service rules), so a
+    /// later set's rules win, and each rule's conditions see what the earlier ones set.
+    pub fn apply_all<'a>(
+        sources: impl IntoIterator<Item = &'a Configurators>,
+        provider: DubboUrl,
+        consumer: &ConsumerSide,
+    ) -> DubboUrl {
+        let mut written = Vec::new();
+        sources
+            .into_iter()
+            .flat_map(|set| set.rules.iter())
+            .fold(provider, |url, rule| {
+                rule.configure(url, consumer, &mut written)
+            })
     }
 }
 
+/// Dubbo 3.3's override URL for `url` on the consumer: the provider's address and path, this consumer's
+/// `application`, `side=consumer`, the provider's `group` and `version`, and the keys earlier rules wrote.
+fn override_view(url: &DubboUrl, consumer: &ConsumerSide, written: &[String]) -> DubboUrl {
+    let mut view = DubboUrl::new(url.protocol(), url.host(), url.port(), url.path())
+        .with_parameter("application", &consumer.application)
+        .with_parameter("side", "consumer");
+    for key in ["group", "version"]
+        .iter()
+        .copied()
+        .chain(written.iter().map(String::as_str))
+    {
+        if let Some(value) = url.parameter(key) {
+            view = view.with_parameter(key, value);
+        }
+    }
+    view
+}
+
 impl Rule {
-    fn configure(&self, url: DubboUrl, consumer: &ConsumerSide) -> DubboUrl {
+    fn configure(
+        &self,
+        url: DubboUrl,
+        consumer: &ConsumerSide,
+        written: &mut Vec<String>,
+    ) -> DubboUrl {
         let rule = &self.url;
         if !java_boolean(rule.parameter("enabled"), true) || rule.host().is_empty() {
             return url;
@@ -182,8 +234,35 @@ impl Rule {
         if rule.host() != ANYHOST && rule.host() != host {
             return url;
         }
-        if !self.targets(&url, consumer) || (!versioned && !self.legacy_conditions_hold(&url)) {
+        if !self.targets(&url, consumer) {
             return url;
+        }
+        let conditions_hold = if !versioned {
+            self.legacy_conditions_hold(&url)
+        } else {
+            let view = override_view(&url, consumer, written);
+            let v3 = rule
+                .parameter("configVersion")
+                .is_some_and(|v| v.starts_with("v3.0"));
+            if v3 {
+                self.condition.as_ref().is_none_or(|c| {
+                    c.is_match(MatchTarget {
+                        host: &consumer.host,
+                        url: &view,
+                        application: Some(&consumer.application),
+                    })
+                })
+            } else {
+                self.legacy_conditions_hold(&view)
+            }
+        };
+        if !conditions_hold {
+            return url;
+        }
+        for (key, _) in &self.applied {
+            if !written.contains(key) {
+                written.push(key.clone());
+            }
         }
         self.copy_onto(url)
     }

@@ -12,7 +12,9 @@
 //!
 //! * [`RegistryAddress`]: the `zookeeper://` URL (backup hosts, group/root, chroot, digest credentials);
 //! * [`catalog`]: child names to provider URLs, with no I/O (unit-tested, benchmarked);
-//! * [`ZookeeperRegistry`] and [`Subscription`]: the session, watches and recovery.
+//! * [`ZookeeperRegistry`] and [`Subscription`]: the session, watches and recovery;
+//! * [`config_center`] and [`rule_parser`]: governance rules (Dubbo's dynamic configuration, and raw
+//!   router rule texts for the routers) from the config center, by default the registry itself.
 //!
 //! Behaviour under faults (details in the `subscriber` module docs): a lost connection keeps the last
 //! known providers; a reconnect re-lists; an expired session is replaced, the lists re-read and the
@@ -40,6 +42,9 @@ pub mod catalog;
 pub mod configurator;
 pub mod junk;
 pub mod matching;
+pub mod rule_parser;
+
+pub mod config_center;
 
 mod address;
 mod consumer;

@@ -3,20 +3,21 @@
 use std::sync::Arc;
 
 use rudder_common::clock::{Clock, SystemClock};
-use rudder_common::discovery::ProviderSink;
+use rudder_common::discovery::{ProviderSink, RuleKey, RuleSink};
 use rudder_common::url::DubboUrl;
 use tokio::sync::{oneshot, watch};
 use zookeeper_client::CreateMode;
 
 use crate::address::RegistryAddress;
 use crate::catalog::{Catalog, ProviderDelta};
+use crate::config_center::{group_path, RuleInbox, RuleWatch, RuleWatcher};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
 use crate::options::RegistryOptions;
 use crate::paths::ServicePaths;
 use crate::session::{local_host, Sessions};
-use crate::subscriber::{Registration, Subscriber, Watches};
+use crate::subscriber::{Registration, RuleFeed, Subscriber, Watches};
 use crate::subscription::{Subscription, SubscriptionStatus};
 
 /// A connection to a ZooKeeper registry, shared by every subscription made through it.
@@ -41,9 +42,18 @@ use crate::subscription::{Subscription, SubscriptionStatus};
 /// registry.close().await;
 /// # Ok(()) }
 /// ```
+///
+/// The registry doubles as config center (as in Dubbo, spec-2 §1.1): subscriptions follow the
+/// configurator rules under `<root>/config/dubbo/` (see [`crate::config_center`]), unless another config
+/// center is given ([`ZookeeperRegistry::with_config_center`]) or dynamic configuration is off
+/// ([`ZookeeperRegistry::without_dynamic_configuration`]).
 #[derive(Debug, Clone)]
 pub struct ZookeeperRegistry {
     sessions: Arc<Sessions>,
+    /// Where governance rules are read: this registry's own session unless another was given.
+    config_center: Arc<Sessions>,
+    /// Whether subscriptions follow the config center's configurator rules.
+    dynamic_configuration: bool,
 }
 
 impl ZookeeperRegistry {
@@ -59,7 +69,136 @@ impl ZookeeperRegistry {
         let address = RegistryAddress::parse(registry_url)?;
         let sessions = Arc::new(Sessions::new(address, options));
         sessions.start().await?;
-        Ok(ZookeeperRegistry { sessions })
+        Ok(ZookeeperRegistry {
+            config_center: Arc::clone(&sessions),
+            sessions,
+            dynamic_configuration: true,
+        })
+    }
+
+    /// This registry, reading governance rules from `config_center` instead of from itself.
+    ///
+    /// `config_center` is a connection to the config center's ZooKeeper; its root (`group`, default
+    /// `dubbo`, after any chroot) is the namespace, so rules are under `<root>/config/dubbo/`. Dubbo's
+    /// `dubbo.config-center.address=zookeeper://cc:2181` with `namespace=ns` corresponds to
+    /// `zookeeper://cc:2181?group=ns`.
+    ///
+    /// ```no_run
+    /// use rudder_registry::{RegistryOptions, ZookeeperRegistry};
+    ///
+    /// # async fn demo() -> Result<(), rudder_registry::RegistryError> {
+    /// let options = RegistryOptions::default();
+    /// let config_center = ZookeeperRegistry::connect("zookeeper://10.0.0.5:2181?group=governance", options).await?;
+    /// let registry = ZookeeperRegistry::connect("zookeeper://10.0.0.1:2181", options)
+    ///     .await?
+    ///     .with_config_center(&config_center);
+    /// assert_eq!(registry.rule_path(), "/governance/config/dubbo");
+    /// # Ok(()) }
+    /// ```
+    pub fn with_config_center(&self, config_center: &ZookeeperRegistry) -> ZookeeperRegistry {
+        ZookeeperRegistry {
+            sessions: Arc::clone(&self.sessions),
+            config_center: Arc::clone(&config_center.sessions),
+            dynamic_configuration: self.dynamic_configuration,
+        }
+    }
+
+    /// This registry, with subscriptions that do not follow the config center's configurator rules
+    /// (Dubbo's `dubbo.configuration.enable-configuration-listen=false`); the legacy `/configurators`
+    /// category is still applied, and [`ZookeeperRegistry::watch_rules`] still works.
+    pub fn without_dynamic_configuration(&self) -> ZookeeperRegistry {
+        ZookeeperRegistry {
+            dynamic_configuration: false,
+            ..self.clone()
+        }
+    }
+
+    /// The node under which the config center keeps governance rules (`/dubbo/config/dubbo` by default).
+    pub fn rule_path(&self) -> String {
+        group_path(self.config_center.address().root())
+    }
+
+    /// Follows governance rules in the config center: `sink` hears each key's current text (or `None`)
+    /// before this returns, then every creation, change and deletion, until the returned [`RuleWatch`]
+    /// is dropped or closed. The texts are handed over unread (router rules are parsed by the routers).
+    ///
+    /// ```no_run
+    /// use std::sync::Mutex;
+    /// use rudder_common::discovery::{RuleKey, RuleSink};
+    /// use rudder_registry::{RegistryOptions, ZookeeperRegistry};
+    ///
+    /// struct Print;
+    /// impl RuleSink for Print {
+    ///     fn rule(&self, key: &RuleKey, text: Option<&str>) {
+    ///         println!("{key}: {}", text.unwrap_or("<none>"));
+    ///     }
+    /// }
+    ///
+    /// # async fn demo() -> Result<(), rudder_registry::RegistryError> {
+    /// let registry = ZookeeperRegistry::connect("zookeeper://127.0.0.1:2181", RegistryOptions::default()).await?;
+    /// let keys = [
+    ///     RuleKey::tag_router("demo-provider"),
+    ///     RuleKey::service_condition_router("com.acme.Greeter", Some("1.0.0"), None),
+    ///     RuleKey::app_condition_router("shop"),
+    /// ];
+    /// let watch = registry.watch_rules(keys, Print).await?;
+    /// // ... later
+    /// watch.close().await;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// The first read failing (a ZooKeeper error naming the node), or [`RegistryError::Closed`].
+    pub async fn watch_rules(
+        &self,
+        keys: impl IntoIterator<Item = RuleKey>,
+        sink: impl RuleSink,
+    ) -> Result<RuleWatch, RegistryError> {
+        let watcher = RuleWatcher::new(
+            Arc::clone(&self.config_center),
+            &self.rule_path(),
+            keys,
+            Arc::new(sink),
+        );
+        match watcher.start().await {
+            (watch, None) => Ok(watch),
+            (watch, Some(error)) => {
+                watch.close().await;
+                Err(error)
+            }
+        }
+    }
+
+    /// Starts following the configurator rules of `spec`, unless dynamic configuration is off.
+    async fn rule_feed(&self, spec: &ConsumerSpec) -> Option<RuleFeed> {
+        if !self.dynamic_configuration {
+            return None;
+        }
+        let clean = |v: &Option<String>| v.as_deref().map(str::trim).map(str::to_owned);
+        let (version, group) = (clean(&spec.version), clean(&spec.group));
+        let service = RuleKey::service_configurators(
+            spec.interface.trim(),
+            version.as_deref(),
+            group.as_deref(),
+        );
+        let application = RuleKey::app_configurators(&spec.application);
+        let inbox = Arc::new(RuleInbox::default());
+        let watcher = RuleWatcher::new(
+            Arc::clone(&self.config_center),
+            &self.rule_path(),
+            [application.clone(), service.clone()],
+            Arc::clone(&inbox) as Arc<dyn RuleSink>,
+        );
+        let (watch, error) = watcher.start().await;
+        if let Some(error) = error {
+            tracing::warn!(%error, "config center not readable yet; following it in the background");
+        }
+        Some(RuleFeed {
+            inbox,
+            watch,
+            application,
+            service,
+        })
     }
 
     /// The registry address (password redacted in `Debug`).
@@ -104,6 +243,8 @@ impl ZookeeperRegistry {
             host,
             application: spec.application.clone(),
         };
+        // Before the first listing, so the first list handed over already has the rules applied.
+        let rules = self.rule_feed(&spec).await;
         let (status_tx, status_rx) = watch::channel(SubscriptionStatus::default());
         let mut subscriber = Subscriber {
             sessions: Arc::clone(&self.sessions),
@@ -115,8 +256,10 @@ impl ZookeeperRegistry {
             pending: ProviderDelta::default(),
             fed_once: false,
             rules_changed: false,
+            rules,
         };
         subscriber.attach();
+        subscriber.take_rules();
         let mut watches = Watches::all_dirty();
         subscriber.refresh(&client, &mut watches).await?;
         subscriber.register_if_due(&client).await;

@@ -14,6 +14,7 @@
 //! | a listing fails | keep the directory, retry with backoff |
 //! | session expired | open a new session, re-list, register the consumer again |
 //! | registering the consumer fails | keep discovering; retry the registration with backoff |
+//! | a config-center configurator rule changes | re-apply the rules, hand the whole list over |
 //!
 //! An empty list read over a live connection is honoured (no provider); a failed read never is.
 //!
@@ -28,11 +29,12 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use rudder_common::discovery::{ProviderSink, ProviderUpdate};
+use rudder_common::discovery::{ProviderSink, ProviderUpdate, RuleKey};
 use tokio::sync::{oneshot, watch};
 use zookeeper_client::{Client, CreateMode, OneshotWatcher, SessionState, WatchedEvent};
 
 use crate::catalog::{Catalog, ProviderDelta};
+use crate::config_center::{RuleInbox, RuleOutcome, RuleSource, RuleWatch};
 use crate::error::RegistryError;
 use crate::paths::ServicePaths;
 use crate::session::Sessions;
@@ -76,6 +78,18 @@ enum Wake {
     Watch(Category, WatchedEvent),
     State(SessionState),
     Retry,
+    Rules,
+}
+
+/// The config-center configurator rules a subscription follows.
+pub(crate) struct RuleFeed {
+    pub(crate) inbox: Arc<RuleInbox>,
+    /// Owns the watcher task; closed with the subscription.
+    pub(crate) watch: RuleWatch,
+    /// `<application>.configurators`.
+    pub(crate) application: RuleKey,
+    /// `<interface>:<version>:<group>.configurators`.
+    pub(crate) service: RuleKey,
 }
 
 /// The consumer node, and when to try writing it again.
@@ -112,6 +126,8 @@ pub(crate) struct Subscriber {
     pub(crate) fed_once: bool,
     /// Whether the configurator rules changed since the last feed.
     pub(crate) rules_changed: bool,
+    /// The config-center rules, unless dynamic configuration is off.
+    pub(crate) rules: Option<RuleFeed>,
 }
 
 impl Subscriber {
@@ -172,6 +188,45 @@ impl Subscriber {
                 });
             }
         }
+    }
+
+    /// Applies the config-center rule texts that arrived; whether the rules in effect changed.
+    pub(crate) fn take_rules(&mut self) -> bool {
+        let Some(feed) = &self.rules else {
+            return false;
+        };
+        let mut changed = false;
+        let mut updates = 0;
+        let mut errors = Vec::new();
+        for (key, text) in feed.inbox.take() {
+            let source = if key == feed.service {
+                RuleSource::Service
+            } else if key == feed.application {
+                RuleSource::Application
+            } else {
+                continue;
+            };
+            updates += 1;
+            match self.catalog.set_dynamic_rule(source, text.as_deref()) {
+                RuleOutcome::Changed => changed = true,
+                RuleOutcome::Unchanged => {}
+                RuleOutcome::Rejected(error) => {
+                    tracing::warn!(rule = %key, %error, "failed to parse a dynamic configuration rule; keeping the last good one");
+                    errors.push(format!("{key}: {error}"));
+                }
+            }
+        }
+        let in_effect = self.catalog.dynamic_rules();
+        self.status.send_modify(|s| {
+            s.rule_updates += updates;
+            s.rule_errors += errors.len() as u64;
+            if let Some(last) = errors.pop() {
+                s.last_rule_error = Some(last);
+            }
+            s.dynamic_rules = in_effect;
+        });
+        self.rules_changed |= changed;
+        changed
     }
 
     /// Lists `category`, arms its watch and updates the catalog (not yet the directory).
@@ -262,7 +317,9 @@ impl Subscriber {
         };
         let malformed = self.catalog.malformed();
         let configurators = self.catalog.configurators().len();
+        let dynamic_rules = self.catalog.dynamic_rules();
         self.status.send_modify(|s| {
+            s.dynamic_rules = dynamic_rules;
             s.listings += 1;
             if let Some(update) = update {
                 s.generation += 1;
@@ -289,6 +346,7 @@ impl Subscriber {
     ) {
         let mut state = client.state_watcher();
         let mut failures: u32 = 0;
+        let inbox = self.rules.as_ref().map(|r| Arc::clone(&r.inbox));
         loop {
             let retry_after = (watches.is_dirty() && failures > 0)
                 .then(|| self.sessions.options().retry_delay(failures - 1));
@@ -306,12 +364,22 @@ impl Subscriber {
                 s = state.changed() => Wake::State(s),
                 () = sleep_opt(retry_after) => Wake::Retry,
                 () = sleep_until_opt(register_at) => Wake::Retry,
+                () = rules_arrived(inbox.as_deref()) => Wake::Rules,
             };
             let mut session_over = false;
             match wake {
                 Wake::Stop => {
                     self.unregister(&client).await;
+                    if let Some(feed) = self.rules.take() {
+                        feed.watch.close().await;
+                    }
                     return;
+                }
+                Wake::Rules => {
+                    // A rule change touches every provider: the whole list goes to the sink.
+                    if self.take_rules() {
+                        self.feed();
+                    }
                 }
                 Wake::Watch(category, event) => {
                     match category {
@@ -414,6 +482,13 @@ async fn register(
         .map_err(|e| RegistryError::zookeeper("create", &path, e))
 }
 
+async fn rules_arrived(inbox: Option<&RuleInbox>) {
+    match inbox {
+        Some(inbox) => inbox.arrived().await,
+        None => std::future::pending().await,
+    }
+}
+
 async fn changed(watcher: OneshotWatcher) -> WatchedEvent {
     watcher.changed().await
 }
@@ -425,7 +500,7 @@ async fn poll_armed(slot: &mut Option<WatchFuture>) -> WatchedEvent {
     }
 }
 
-async fn sleep_opt(delay: Option<std::time::Duration>) {
+pub(crate) async fn sleep_opt(delay: Option<std::time::Duration>) {
     match delay {
         Some(delay) => tokio::time::sleep(delay).await,
         None => std::future::pending().await,

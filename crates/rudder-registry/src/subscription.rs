@@ -14,12 +14,21 @@ use tokio::task::JoinHandle;
 pub struct SubscriptionStatus {
     /// Increases by one each time the directory's provider list changed.
     pub generation: u64,
-    /// Increases by one after every complete listing of providers and configurators, changed or not.
+    /// Increases by one after every complete listing of providers and configurators, changed or not,
+    /// and after every config-center rule change that changed the rules in effect.
     pub listings: u64,
     /// Providers in the directory after the last update.
     pub providers: usize,
-    /// Configurator rules in effect.
+    /// Legacy configurator rules in effect (`override://` children of `/dubbo/<interface>/configurators`).
     pub configurators: usize,
+    /// Config-center configurator rules in effect (application and service rule together).
+    pub dynamic_rules: usize,
+    /// Config-center rule texts taken so far (the first read of each rule included).
+    pub rule_updates: u64,
+    /// Config-center rule texts that could not be parsed (each kept the last good rule).
+    pub rule_errors: u64,
+    /// The last such failure: the rule key and why.
+    pub last_rule_error: Option<String>,
     /// Registry children that could not be read, each counted once.
     pub malformed: u64,
     /// Provider URLs the sink refused (e.g. an unreadable `weight`), since the last full listing.
