@@ -74,6 +74,9 @@ struct ReferenceInner {
     routers: Vec<Arc<RouterChain>>,
     #[cfg(feature = "zookeeper")]
     _registrations: Vec<crate::registry::Registration>,
+    /// Router rules followed in each registry's config center; dropping one stops following.
+    #[cfg(feature = "zookeeper")]
+    _rule_watches: Vec<rudder_registry::config_center::RuleWatch>,
 }
 
 impl Drop for ReferenceInner {
@@ -473,6 +476,8 @@ impl ReferenceBuilder {
         let params = ConsumerParams::new(&self.consumer_url);
         #[cfg(feature = "zookeeper")]
         let mut registrations = Vec::new();
+        #[cfg(feature = "zookeeper")]
+        let mut session_urls: Vec<String> = Vec::new();
         // One directory per registry; a single one for the other sources.
         let sources: Vec<(RegistryChoice, Arc<Directory>)> = match self.source {
             Source::None => return Err(BuildError::NoSource),
@@ -490,9 +495,10 @@ impl ReferenceBuilder {
             }
             #[cfg(feature = "zookeeper")]
             Source::Registries(urls) => {
-                let (sources, subscribed) =
+                let (sources, subscribed, urls) =
                     crate::registry::subscribe_all(&consumer, &urls, &self.consumer_url).await?;
                 registrations = subscribed;
+                session_urls = urls;
                 sources
             }
         };
@@ -525,6 +531,23 @@ impl ReferenceBuilder {
                 .with_timer(Arc::clone(&timer));
             members.push(RegistryMember { choice, invoker });
         }
+        // Each registry's config center feeds its cluster's router chain.
+        #[cfg(feature = "zookeeper")]
+        let mut rule_watches = Vec::with_capacity(session_urls.len());
+        #[cfg(feature = "zookeeper")]
+        for ((url, chain), member) in session_urls.iter().zip(&routers).zip(&members) {
+            let directory = member.invoker.balancer().directory();
+            rule_watches.push(
+                crate::registry::watch_router_rules(
+                    &consumer,
+                    url,
+                    &self.consumer_url,
+                    directory,
+                    chain,
+                )
+                .await?,
+            );
+        }
         let invoker = ZoneAwareInvoker::new(members, registry_pick_rng(seed))
             .ok_or(BuildError::NoSource)?
             .with_failover(registry_failover(&self.consumer_url)?);
@@ -536,6 +559,8 @@ impl ReferenceBuilder {
                 invoker,
                 #[cfg(feature = "zookeeper")]
                 _registrations: registrations,
+                #[cfg(feature = "zookeeper")]
+                _rule_watches: rule_watches,
             }),
         })
     }

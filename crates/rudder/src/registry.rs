@@ -11,10 +11,12 @@ use std::fmt;
 use std::sync::{Arc, Weak};
 
 use rudder_cluster::directory::Directory;
+use rudder_cluster::router::{self, RouterChain};
 use rudder_cluster::zone_aware::{RegistryChoice, REGISTRY_CHOICE_KEYS};
-use rudder_common::discovery::{ProviderSink, ProviderUpdate, UpdateOutcome};
+use rudder_common::discovery::{ProviderSink, ProviderUpdate, RuleKey, RuleSink, UpdateOutcome};
 use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
+use rudder_registry::config_center::RuleWatch;
 use rudder_registry::{
     ConsumerSpec, RegistryAddress, RegistryOptions, Subscription, ZookeeperRegistry,
 };
@@ -150,7 +152,7 @@ fn session_key(address: &RegistryAddress, url: &str) -> String {
 
 impl Registries {
     /// The session for `url`, opened on first use.
-    async fn session(&self, url: &str) -> Result<ZookeeperRegistry, BuildError> {
+    pub(crate) async fn session(&self, url: &str) -> Result<ZookeeperRegistry, BuildError> {
         let fail = |e: rudder_registry::RegistryError| BuildError::Registry(e.to_string());
         let address = RegistryAddress::parse(url).map_err(fail)?;
         let key = session_key(&address, url);
@@ -223,7 +225,14 @@ pub(crate) async fn subscribe_all(
     consumer: &Arc<ConsumerInner>,
     urls: &[String],
     consumer_url: &DubboUrl,
-) -> Result<(Vec<(RegistryChoice, Arc<Directory>)>, Vec<Registration>), BuildError> {
+) -> Result<
+    (
+        Vec<(RegistryChoice, Arc<Directory>)>,
+        Vec<Registration>,
+        Vec<String>,
+    ),
+    BuildError,
+> {
     let targets = urls
         .iter()
         .map(|url| RegistryTarget::parse(url))
@@ -241,7 +250,9 @@ pub(crate) async fn subscribe_all(
     }
     let mut sources = Vec::with_capacity(targets.len());
     let mut registrations = Vec::with_capacity(targets.len());
+    let mut session_urls = Vec::with_capacity(targets.len());
     for target in targets {
+        session_urls.push(target.session_url.clone());
         let directory = Arc::new(Directory::sorted(Arc::clone(&consumer.statuses)));
         let sink = PruningSink {
             directory: Arc::clone(&directory),
@@ -254,7 +265,87 @@ pub(crate) async fn subscribe_all(
         registrations.push(registration);
         sources.push((target.choice, directory));
     }
-    Ok((sources, registrations))
+    Ok((sources, registrations, session_urls))
+}
+
+/// Follows the router rules of one reference in the config center of the registry at `url` and sets
+/// them on `chain`: the service's condition rule, the consumer application's condition rule, and the
+/// tag and condition rules of every provider application listed in `directory` now.
+///
+/// Provider applications are read once, when the reference is built (Dubbo re-subscribes when the
+/// providers' application changes; a reference whose providers move to another application must be
+/// rebuilt to follow that application's tag rule).
+pub(crate) async fn watch_router_rules(
+    consumer: &Arc<ConsumerInner>,
+    url: &str,
+    consumer_url: &DubboUrl,
+    directory: &Directory,
+    chain: &Arc<RouterChain>,
+) -> Result<RuleWatch, BuildError> {
+    let registry = consumer.registries.session(url).await?;
+    let interface = consumer_url.service_interface();
+    let version = consumer_url.parameter("version").filter(|v| !v.is_empty());
+    let group = consumer_url.parameter("group").filter(|g| !g.is_empty());
+    let mut slots: HashMap<String, Vec<router::RuleKey>> = HashMap::new();
+    let mut add = |key: router::RuleKey| slots.entry(key.name.clone()).or_default().push(key);
+    add(router::RuleKey::service_condition(
+        interface,
+        version.unwrap_or(""),
+        group.unwrap_or(""),
+    ));
+    if let Some(app) = consumer_url
+        .parameter("application")
+        .filter(|a| !a.is_empty())
+    {
+        add(router::RuleKey::app_condition(app));
+    }
+    let mut provider_apps: Vec<String> = directory
+        .snapshot()
+        .providers()
+        .iter()
+        .filter_map(|p| p.url().parameter("application").map(str::to_owned))
+        .filter(|a| !a.is_empty())
+        .collect();
+    provider_apps.sort();
+    provider_apps.dedup();
+    for app in &provider_apps {
+        add(router::RuleKey::tag(app));
+        add(router::RuleKey::provider_app_condition(app));
+    }
+    let keys: Vec<RuleKey> = slots
+        .keys()
+        .map(|name| RuleKey::new(name.clone()))
+        .collect();
+    let sink = RouterRules {
+        chain: Arc::downgrade(chain),
+        slots,
+    };
+    registry
+        .watch_rules(keys, sink)
+        .await
+        .map_err(|e| BuildError::Registry(e.to_string()))
+}
+
+/// Hands rule texts from the config center to a reference's router chain.
+struct RouterRules {
+    chain: Weak<RouterChain>,
+    /// Config-center key → the chain slots it fills (one key can be two: an application that both
+    /// provides and consumes has one `<app>.condition-router`).
+    slots: HashMap<String, Vec<router::RuleKey>>,
+}
+
+impl RuleSink for RouterRules {
+    fn rule(&self, key: &RuleKey, text: Option<&str>) {
+        let Some(chain) = self.chain.upgrade() else {
+            return;
+        };
+        for slot in self.slots.get(key.as_str()).into_iter().flatten() {
+            // A bad rule is reported by the chain, which keeps the last good one.
+            if let Err(error) = chain.set_rule(slot.clone(), text) {
+                tracing::warn!(%error, "router rule not applied");
+            }
+        }
+    }
 }
 
 /// One registry's directory of one reference: every update goes to the directory, and a provider that
