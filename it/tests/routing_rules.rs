@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use rudder::rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
-use rudder_it::ZooKeeperContainer;
+use rudder_it::{run_rudder, ZooKeeperContainer};
 use zookeeper_client::{Acls, Client, CreateMode};
 
 const SERVICE: &str = "com.acme.Routed";
@@ -131,6 +131,58 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
     assert_eq!(reached(&reference, None).await, untagged);
     let explanation = reference.explain(&Invocation::new("whoAmI", vec![], vec![]));
     assert_eq!(explanation.kept(), 2, "{explanation}");
+
+    // The CLI reads the same rules: `providers --explain` names the rule, `simulate` splits by it.
+    let registry = format!("zookeeper://{}", zookeeper.connect_string());
+    let explained = run_rudder(&[
+        "providers",
+        "--registry",
+        &registry,
+        "--interface",
+        SERVICE,
+        "--method",
+        "whoAmI",
+        "--attachment",
+        "dubbo.tag=gray",
+        "--explain",
+    ])
+    .await;
+    assert_eq!(explained.code, 0, "{}", explained.stderr);
+    let kept_line = format!("in  127.0.0.1:{}", ports[0]);
+    assert!(
+        explained.stdout.contains(&kept_line),
+        "{}",
+        explained.stdout
+    );
+    assert!(
+        explained.stdout.contains("1 of 3 providers kept"),
+        "{}",
+        explained.stdout
+    );
+    let simulated = run_rudder(&[
+        "simulate",
+        "--registry",
+        &registry,
+        "--interface",
+        SERVICE,
+        "--method",
+        "whoAmI",
+        "--attachment",
+        "dubbo.tag=gray",
+        "--summary",
+        "--calls",
+        "100",
+        "--seed",
+        "1",
+    ])
+    .await;
+    assert_eq!(simulated.code, 0, "{}", simulated.stderr);
+    let gray_line = format!("127.0.0.1:{} 100", ports[0]);
+    assert!(
+        simulated.stdout.contains(&gray_line),
+        "{}",
+        simulated.stdout
+    );
 
     // A service condition rule: whoAmI only to the third provider.
     let version = reference.routers()[0].version();

@@ -24,6 +24,7 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::url::DubboUrl;
 use rudder_registry::{ConsumerSpec, RegistryOptions, ZookeeperRegistry};
 
+use rudder_common::invocation::Invocation;
 use rudder_common::url::merge::ConsumerParams;
 
 use crate::bounds;
@@ -77,6 +78,13 @@ pub(crate) struct ProvidersArgs {
     /// Print a new listing on every change, until Ctrl-C.
     #[arg(long)]
     watch: bool,
+    /// For a call of --method (with the --attachment values), print each provider's fate under the
+    /// router rules of the config center: in or out, and which rule decided it.
+    #[arg(long, requires = "method", conflicts_with = "watch")]
+    explain: bool,
+    /// An attachment of the explained call, KEY=VALUE (repeatable): `dubbo.tag=gray`.
+    #[arg(long = "attachment", value_name = "KEY=VALUE", value_parser = crate::invoke::attachment, requires = "explain")]
+    attachments: Vec<(String, String)>,
     #[command(flatten)]
     consumer: ConsumerArgs,
     /// Seconds to wait for ZooKeeper before giving up (1 to 3600).
@@ -102,9 +110,9 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
     }
     let query = RegistryQuery {
         registry: targets[0].session_url().to_owned(),
-        interface: args.interface,
-        version: args.version,
-        group: args.group,
+        interface: args.interface.clone(),
+        version: args.version.clone(),
+        group: args.group.clone(),
         connect_timeout: Duration::from_secs(args.connect_timeout),
         merge,
     };
@@ -117,6 +125,9 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
             .context("subscribing")?;
         if !args.watch {
             let count = print_listing(&directory, &method, out)?;
+            if args.explain {
+                explain(&args, &query, &directory, out).await?;
+            }
             registry.close().await;
             if count == 0 {
                 return Err(no_provider(&query).into());
@@ -224,7 +235,7 @@ pub(crate) fn list_providers_in(query: &RegistryQuery) -> Result<Vec<DubboUrl>> 
     })
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -267,4 +278,46 @@ fn print_listing(directory: &Directory, method: &str, out: &mut dyn Write) -> Re
         )?;
     }
     Ok(view.len())
+}
+
+/// Prints, for a call of `--method` with the `--attachment` values, each provider's fate under the
+/// router rules the config center holds now (`rudder::load_router_rules`).
+async fn explain(
+    args: &ProvidersArgs,
+    query: &RegistryQuery,
+    directory: &Directory,
+    out: &mut dyn Write,
+) -> Result<()> {
+    if args.attachments.len() > crate::invoke::MAX_ATTACHMENTS {
+        bail!(
+            "at most {} --attachment values, got {}",
+            crate::invoke::MAX_ATTACHMENTS,
+            args.attachments.len()
+        );
+    }
+    let mut consumer_url = args.consumer.consumer_url(&query.interface)?;
+    for (key, value) in [("version", &query.version), ("group", &query.group)] {
+        if let Some(value) = value {
+            consumer_url = consumer_url.with_parameter(key, value);
+        }
+    }
+    let snapshot = directory.snapshot();
+    let providers: Vec<DubboUrl> = snapshot
+        .providers()
+        .iter()
+        .map(|p| p.url().clone())
+        .collect();
+    let chain = rudder::load_router_rules(&query.registry, &consumer_url, &providers)
+        .await
+        .context("reading the router rules")?;
+    for error in chain.errors() {
+        writeln!(out, "# rule not applied: {error}")?;
+    }
+    let mut call = Invocation::new(args.method.clone().unwrap_or_default(), vec![], vec![]);
+    for (key, value) in &args.attachments {
+        call.set_attachment(key, value);
+    }
+    writeln!(out, "# explain {}", call.method_name())?;
+    write!(out, "{}", chain.explain(&snapshot, &call))?;
+    Ok(())
 }

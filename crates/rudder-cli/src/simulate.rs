@@ -13,8 +13,9 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use rudder_cluster::balancer::Balancer;
-use rudder_cluster::directory::Directory;
+use rudder_cluster::directory::{Directory, ProviderSet};
 use rudder_cluster::loadbalance::{MethodView, Pick};
+use rudder_cluster::router::RouterChain;
 use rudder_cluster::zone_aware::{choose_registry, registry_pick_rng, RegistryChoice, ZoneRequest};
 use rudder_common::clock::{Clock, ManualClock, SystemClock};
 use rudder_common::invocation::Invocation;
@@ -90,13 +91,27 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
         );
     }
     let groups = provider_groups(&args, &merge)?;
+    let mut consumer_url = args.consumer.consumer_url(&interface)?;
+    for (key, value) in [("version", &args.version), ("group", &args.group)] {
+        if let Some(value) = value {
+            consumer_url = consumer_url.with_parameter(key, value);
+        }
+    }
     let clock: Arc<dyn Clock> = match args.now {
         Some(now) => Arc::new(ManualClock::new(now)),
         None => Arc::new(SystemClock),
     };
     // One directory and balancer per registry, seeded as a reference with these registries seeds them.
     let mut registries = Vec::with_capacity(groups.len());
-    for (index, (choice, urls)) in groups.into_iter().enumerate() {
+    for (index, (choice, registry, urls)) in groups.into_iter().enumerate() {
+        // A registry's providers are routed by the rules its config center holds now, as a
+        // reference would route them; given URLs by static tags only.
+        let routers = match &registry {
+            Some(registry) => crate::providers::runtime()?
+                .block_on(rudder::load_router_rules(registry, &consumer_url, &urls))
+                .context("reading the router rules")?,
+            None => Arc::new(RouterChain::new(consumer_url.clone())),
+        };
         let directory = Arc::new(Directory::default());
         let update = directory.replace(urls);
         if update.rejected > 0 {
@@ -105,14 +120,18 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
                 update.rejected
             );
         }
-        let mut builder = Balancer::builder(Arc::clone(&directory)).clock(Arc::clone(&clock));
+        let mut builder = Balancer::builder(Arc::clone(&directory))
+            .clock(Arc::clone(&clock))
+            .routers(routers);
         if let Some(seed) = args.seed {
             builder = builder.seed(seed.wrapping_add(index as u64));
         }
-        let view = directory.snapshot().view(&args.method);
+        let snapshot = directory.snapshot();
+        let view = snapshot.view(&args.method);
         registries.push(Simulated {
             choice,
             balancer: builder.build(),
+            snapshot,
             view,
         });
     }
@@ -159,9 +178,11 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
             0
         };
         let registry = &registries[index];
-        let chosen = registry
-            .balancer
-            .select_in(&registry.view, &invocation, &[])?;
+        let balancer = &registry.balancer;
+        let chosen = balancer.with_routed_view(&registry.snapshot, &invocation, |view| {
+            let index = balancer.select_index_in(view, &invocation, &[])?;
+            Ok(Arc::clone(&view.providers()[index]))
+        })?;
         if args.summary {
             let position = registry
                 .view
@@ -194,14 +215,16 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
 struct Simulated {
     choice: RegistryChoice,
     balancer: Balancer,
+    snapshot: Arc<ProviderSet>,
+    /// Every provider of the method, routed or not: the rows of `--summary` and `--weights`.
     view: Arc<MethodView>,
 }
 
+/// One registry's choice parameters, its session URL (`None` for given provider URLs) and its providers.
+type ProviderGroup = (RegistryChoice, Option<String>, Vec<DubboUrl>);
+
 /// The providers of each registry (one group without registries), merged with the consumer parameters.
-fn provider_groups(
-    args: &SimulateArgs,
-    merge: &ConsumerParams,
-) -> Result<Vec<(RegistryChoice, Vec<DubboUrl>)>> {
+fn provider_groups(args: &SimulateArgs, merge: &ConsumerParams) -> Result<Vec<ProviderGroup>> {
     let Some(interface) = args
         .interface
         .as_ref()
@@ -209,6 +232,7 @@ fn provider_groups(
     else {
         return Ok(vec![(
             RegistryChoice::new("provider URLs"),
+            None,
             provider_urls(args, merge)?,
         )]);
     };
@@ -231,7 +255,11 @@ fn provider_groups(
             } else {
                 crate::providers::list_providers(&query)?
             };
-            Ok((target.choice().clone(), urls))
+            Ok((
+                target.choice().clone(),
+                Some(target.session_url().to_owned()),
+                urls,
+            ))
         })
         .collect()
 }

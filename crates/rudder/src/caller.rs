@@ -51,7 +51,7 @@ impl Waiters {
         }
     }
 
-    fn wake_all(&self) {
+    pub(crate) fn wake_all(&self) {
         // The common case, nobody waiting, costs one load.
         if self.count.load(Ordering::Acquire) == 0 {
             return;

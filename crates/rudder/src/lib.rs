@@ -40,6 +40,8 @@ pub use consumer::{Consumer, ConsumerBuilder};
 pub use error::{BuildError, CallError};
 pub use reference::{ErasedArgument, Reference, ReferenceBuilder};
 #[cfg(feature = "zookeeper")]
+pub use registry::load_router_rules;
+#[cfg(feature = "zookeeper")]
 pub use registry::RegistryTarget;
 pub use rudder_common::error::{RpcError, RpcErrorKind};
 pub use rudder_common::invocation::Invocation;

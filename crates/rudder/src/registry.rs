@@ -283,6 +283,33 @@ pub(crate) async fn watch_router_rules(
     chain: &Arc<RouterChain>,
 ) -> Result<RuleWatch, BuildError> {
     let registry = consumer.registries.session(url).await?;
+    let providers: Vec<DubboUrl> = directory
+        .snapshot()
+        .providers()
+        .iter()
+        .map(|p| p.url().clone())
+        .collect();
+    let slots = rule_slots(consumer_url, &providers);
+    let keys: Vec<RuleKey> = slots
+        .keys()
+        .map(|name| RuleKey::new(name.clone()))
+        .collect();
+    let sink = RouterRules {
+        chain: Arc::downgrade(chain),
+        slots,
+    };
+    registry
+        .watch_rules(keys, sink)
+        .await
+        .map_err(|e| BuildError::Registry(e.to_string()))
+}
+
+/// The config-center keys of the router rules for a consumer of `consumer_url` over `providers`, each
+/// with the chain slots it fills.
+fn rule_slots(
+    consumer_url: &DubboUrl,
+    providers: &[DubboUrl],
+) -> HashMap<String, Vec<router::RuleKey>> {
     let interface = consumer_url.service_interface();
     let version = consumer_url.parameter("version").filter(|v| !v.is_empty());
     let group = consumer_url.parameter("group").filter(|g| !g.is_empty());
@@ -299,31 +326,51 @@ pub(crate) async fn watch_router_rules(
     {
         add(router::RuleKey::app_condition(app));
     }
-    let mut provider_apps: Vec<String> = directory
-        .snapshot()
-        .providers()
+    let mut provider_apps: Vec<&str> = providers
         .iter()
-        .filter_map(|p| p.url().parameter("application").map(str::to_owned))
+        .filter_map(|p| p.parameter("application"))
         .filter(|a| !a.is_empty())
         .collect();
-    provider_apps.sort();
+    provider_apps.sort_unstable();
     provider_apps.dedup();
-    for app in &provider_apps {
+    for app in provider_apps {
         add(router::RuleKey::tag(app));
         add(router::RuleKey::provider_app_condition(app));
     }
+    slots
+}
+
+/// The router rules the config center of the registry at `registry_url` holds now, for a consumer of
+/// `consumer_url` over `providers`, set on a new chain: what a reference would route by at this
+/// moment. For tools (`rudder providers --explain`, `rudder simulate`); a reference follows the rules
+/// live by itself.
+///
+/// # Errors
+/// [`BuildError::Registry`] when the registry cannot be reached or read.
+pub async fn load_router_rules(
+    registry_url: &str,
+    consumer_url: &DubboUrl,
+    providers: &[DubboUrl],
+) -> Result<Arc<RouterChain>, BuildError> {
+    let fail = |e: rudder_registry::RegistryError| BuildError::Registry(e.to_string());
+    let registry = ZookeeperRegistry::connect(registry_url, RegistryOptions::default())
+        .await
+        .map_err(fail)?;
+    let chain = Arc::new(RouterChain::new(consumer_url.clone()));
+    let slots = rule_slots(consumer_url, providers);
     let keys: Vec<RuleKey> = slots
         .keys()
         .map(|name| RuleKey::new(name.clone()))
         .collect();
     let sink = RouterRules {
-        chain: Arc::downgrade(chain),
+        chain: Arc::downgrade(&chain),
         slots,
     };
-    registry
-        .watch_rules(keys, sink)
-        .await
-        .map_err(|e| BuildError::Registry(e.to_string()))
+    // The current texts reach the sink before `watch_rules` returns.
+    let watched = registry.watch_rules(keys, sink).await;
+    registry.close().await;
+    watched.map_err(fail)?.close().await;
+    Ok(chain)
 }
 
 /// Hands rule texts from the config center to a reference's router chain.

@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -44,10 +45,35 @@ use crate::reference::Reference;
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct MethodService {
     reference: Reference,
     method: Arc<str>,
+    /// Calls this service (all its clones) has let through `poll_ready` and not yet seen end.
+    launched: Arc<AtomicUsize>,
+    /// Whether this instance holds one of `launched` for its next `call`.
+    reserved: bool,
+}
+
+/// A clone shares the reservations but holds none of its own, as tower expects.
+impl Clone for MethodService {
+    fn clone(&self) -> MethodService {
+        MethodService {
+            reference: self.reference.clone(),
+            method: Arc::clone(&self.method),
+            launched: Arc::clone(&self.launched),
+            reserved: false,
+        }
+    }
+}
+
+impl Drop for MethodService {
+    fn drop(&mut self) {
+        if self.reserved {
+            self.launched.fetch_sub(1, Ordering::AcqRel);
+            self.reference.invoker().caller().waiters.wake_all();
+        }
+    }
 }
 
 impl Reference {
@@ -56,11 +82,48 @@ impl Reference {
         MethodService {
             reference: self.clone(),
             method: method.into(),
+            launched: Arc::new(AtomicUsize::new(0)),
+            reserved: false,
         }
     }
 }
 
 impl MethodService {
+    /// The most calls of the method all providers together accept at once (`None`: no limit, as soon
+    /// as one provider has none).
+    fn total_limit(&self) -> Option<usize> {
+        let mut total = 0usize;
+        for directory in self.reference.directories() {
+            let snapshot = directory.snapshot();
+            let view = snapshot.view(&self.method);
+            for i in 0..view.len() {
+                match usize::try_from(view.max_active(i)) {
+                    Ok(limit) if limit > 0 => total = total.saturating_add(limit),
+                    _ => return None,
+                }
+            }
+        }
+        Some(total)
+    }
+
+    /// Takes one of the `total_limit` slots for this instance's next call, if one is free.
+    fn reserve(&mut self) -> bool {
+        if self.reserved {
+            return true;
+        }
+        let Some(limit) = self.total_limit() else {
+            return true;
+        };
+        let taken = self
+            .launched
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .is_ok();
+        self.reserved = taken;
+        taken
+    }
+
     /// Whether some provider of the method can take one more call now (in any registry: the call may
     /// go to either), or none is listed (the call then fails at once).
     fn has_capacity(&self) -> bool {
@@ -92,7 +155,11 @@ impl tower_service::Service<Invocation> for MethodService {
                 "the consumer is shut down",
             )));
         }
-        if self.has_capacity() {
+        // Calls made through this service are counted against the providers' total `actives`
+        // when readiness is granted (tower's contract: ready means the next `call` is accepted), so
+        // concurrent callers never launch more than the providers take; calls made around it are
+        // seen in the providers' counters.
+        if self.has_capacity() && self.reserve() {
             return Poll::Ready(Ok(()));
         }
         // Registered before looking again, so a call that ends in between still wakes this task.
@@ -101,7 +168,7 @@ impl tower_service::Service<Invocation> for MethodService {
             .caller()
             .waiters
             .register(cx.waker());
-        if self.has_capacity() {
+        if self.has_capacity() && self.reserve() {
             Poll::Ready(Ok(()))
         } else {
             Poll::Pending
@@ -111,7 +178,13 @@ impl tower_service::Service<Invocation> for MethodService {
     fn call(&mut self, invocation: Invocation) -> Self::Future {
         let reference = self.reference.clone();
         let method = Arc::clone(&self.method);
+        // The reservation moves into the call and is given back when it ends (or is dropped).
+        let reservation = std::mem::take(&mut self.reserved).then(|| Reservation {
+            launched: Arc::clone(&self.launched),
+            reference: reference.clone(),
+        });
         Box::pin(async move {
+            let _reservation = reservation;
             if invocation.method_name() != &*method {
                 return Err(RpcError::new(
                     RpcErrorKind::Unknown,
@@ -123,5 +196,20 @@ impl tower_service::Service<Invocation> for MethodService {
             }
             reference.invoke_raw(invocation).await
         })
+    }
+}
+
+/// One launched call's slot, given back when the call ends.
+struct Reservation {
+    launched: Arc<AtomicUsize>,
+    reference: Reference,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.launched.fetch_sub(1, Ordering::AcqRel);
+        // The provider's own slot was freed (and waiters woken) a moment ago; wake them again now
+        // that this service's count has caught up.
+        self.reference.invoker().caller().waiters.wake_all();
     }
 }
