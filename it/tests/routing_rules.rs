@@ -201,3 +201,63 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
     rule_applied(&reference, version).await;
     assert_eq!(reached(&reference, None).await, untagged);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_separate_config_center_is_where_rules_are_read() {
+    let zookeeper = ZooKeeperContainer::start()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let zk = Client::connect(&zookeeper.connect_string())
+        .await
+        .expect("writer");
+    let servers = [provider().await, provider().await];
+    let ports: Vec<i32> = servers
+        .iter()
+        .map(|s| i32::from(s.local_addr().port()))
+        .collect();
+    for server in &servers {
+        let url = DubboUrl::parse(&format!(
+            "dubbo://{}/{SERVICE}?interface={SERVICE}&application={PROVIDER_APP}&side=provider",
+            server.local_addr()
+        ))
+        .unwrap();
+        put(
+            &zk,
+            &format!("/dubbo/{SERVICE}/providers/{}", url.to_node_name()),
+            "",
+        )
+        .await;
+    }
+    // The same rule in two namespaces: the registry's own (ignored) and the config center's.
+    let rule = |port: i32| {
+        format!(
+            "configVersion: v3.0\nscope: service\nforce: true\nenabled: true\nkey: {SERVICE}\nconditions:\n  - => port = {port}\n"
+        )
+    };
+    put(
+        &zk,
+        &format!("/dubbo/config/dubbo/{SERVICE}::.condition-router"),
+        &rule(ports[0]),
+    )
+    .await;
+    put(
+        &zk,
+        &format!("/governance/config/dubbo/{SERVICE}::.condition-router"),
+        &rule(ports[1]),
+    )
+    .await;
+    let consumer = Consumer::builder()
+        .application("routed-consumer")
+        .config_center(&format!(
+            "zookeeper://{}?group=governance",
+            zookeeper.connect_string()
+        ))
+        .build();
+    let reference = consumer
+        .reference(SERVICE)
+        .registry(&format!("zookeeper://{}", zookeeper.connect_string()))
+        .build()
+        .await
+        .expect("reference");
+    assert_eq!(reached(&reference, None).await, [ports[1]]);
+}

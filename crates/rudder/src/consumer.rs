@@ -95,6 +95,8 @@ impl Consumer {
             policies: LoadBalanceRegistry::with_builtins(),
             clock: Arc::new(SystemClock),
             seed: None,
+            #[cfg(feature = "zookeeper")]
+            config_center: None,
             #[cfg(feature = "metrics")]
             metrics: None,
         }
@@ -231,6 +233,8 @@ pub struct ConsumerBuilder {
     policies: LoadBalanceRegistry,
     clock: Arc<dyn Clock>,
     seed: Option<u64>,
+    #[cfg(feature = "zookeeper")]
+    config_center: Option<String>,
     #[cfg(feature = "metrics")]
     metrics: Option<crate::metrics::MetricsConfig>,
 }
@@ -261,6 +265,16 @@ impl ConsumerBuilder {
         self
     }
 
+    /// Reads governance rules (configurators, tag and condition rules) from this ZooKeeper instead of
+    /// each registry (Dubbo's `<dubbo:config-center address>`); its `group` is the namespace, as a
+    /// registry's is: `zookeeper://10.0.0.5:2181?group=governance` reads `/governance/config/dubbo`.
+    /// Without it, every registry doubles as its own config center, as in Dubbo.
+    #[cfg(feature = "zookeeper")]
+    pub fn config_center(mut self, url: &str) -> Self {
+        self.config_center = Some(url.to_owned());
+        self
+    }
+
     /// Keeps Prometheus metrics of every call (feature `metrics`); read them through
     /// [`Consumer::metrics`]. See [`crate::metrics`] for the metric names.
     #[cfg(feature = "metrics")]
@@ -280,7 +294,7 @@ impl ConsumerBuilder {
                 clock: self.clock,
                 seed: self.seed,
                 #[cfg(feature = "zookeeper")]
-                registries: crate::registry::Registries::default(),
+                registries: crate::registry::Registries::with_config_center(self.config_center),
                 #[cfg(feature = "metrics")]
                 metrics: self
                     .metrics

@@ -28,6 +28,8 @@ use crate::error::BuildError;
 #[derive(Default)]
 pub(crate) struct Registries {
     open: tokio::sync::Mutex<HashMap<String, ZookeeperRegistry>>,
+    /// Where governance rules are read, when not from each registry itself.
+    config_center: Option<String>,
     /// How many are open, readable without the async lock.
     count: std::sync::atomic::AtomicUsize,
     /// The status channels of live subscriptions, for the metrics.
@@ -151,6 +153,25 @@ fn session_key(address: &RegistryAddress, url: &str) -> String {
 }
 
 impl Registries {
+    /// Sessions that read governance rules from `config_center` (`None`: each registry's own).
+    pub(crate) fn with_config_center(config_center: Option<String>) -> Registries {
+        Registries {
+            config_center,
+            ..Registries::default()
+        }
+    }
+
+    /// The session for `url`, reading its rules from the config center when one is set.
+    pub(crate) async fn governed(&self, url: &str) -> Result<ZookeeperRegistry, BuildError> {
+        let registry = self.session(url).await?;
+        match &self.config_center {
+            Some(config_center) => {
+                Ok(registry.with_config_center(&self.session(config_center).await?))
+            }
+            None => Ok(registry),
+        }
+    }
+
     /// The session for `url`, opened on first use.
     pub(crate) async fn session(&self, url: &str) -> Result<ZookeeperRegistry, BuildError> {
         let fail = |e: rudder_registry::RegistryError| BuildError::Registry(e.to_string());
@@ -191,7 +212,7 @@ impl Registries {
         consumer: &DubboUrl,
         sink: impl ProviderSink,
     ) -> Result<Registration, BuildError> {
-        let registry = self.session(url).await?;
+        let registry = self.governed(url).await?;
         let mut spec = ConsumerSpec::new(consumer.service_interface());
         if let Some(version) = consumer.parameter("version").filter(|v| !v.is_empty()) {
             spec = spec.version(version);
@@ -282,7 +303,7 @@ pub(crate) async fn watch_router_rules(
     directory: &Directory,
     chain: &Arc<RouterChain>,
 ) -> Result<RuleWatch, BuildError> {
-    let registry = consumer.registries.session(url).await?;
+    let registry = consumer.registries.governed(url).await?;
     let providers: Vec<DubboUrl> = directory
         .snapshot()
         .providers()
