@@ -113,9 +113,15 @@ async fn invoke_serves_the_calls_in_flight_and_done_while_it_runs() {
     let body = tokio::task::spawn_blocking({
         let (addr, in_flight) = (addr.clone(), in_flight.clone());
         move || {
-            scrape_until(&addr, "the first call in flight", |b| {
-                value(b, &in_flight) == Some(1.0)
-            })
+            // In flight counts from before the connect; the socket opens a moment later.
+            scrape_until(
+                &addr,
+                "the first call in flight on an open connection",
+                |b| {
+                    value(b, &in_flight) == Some(1.0)
+                        && value(b, "rudder_connections_open") == Some(1.0)
+                },
+            )
         }
     })
     .await
