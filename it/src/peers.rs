@@ -3,6 +3,8 @@
 //! Each peer is started through its script in `scripts/peers/` (which builds or installs it when needed),
 //! registers itself in the ZooKeeper it is given, and prints `READY <url>` once it is. [`Peer::start`]
 //! waits for that line, bounded by a timeout, and the process is killed when the [`Peer`] is dropped.
+//! [`Peer::run_java`] runs another program of the Java project to its end (such as `RoutingProbe`, the
+//! Java consumer of the routing parity test) and returns what it printed.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -12,6 +14,11 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::HarnessError;
+
+/// The most of a Java program's stderr kept for an error message (its tail: where the exception is).
+const STDERR_TAIL: usize = 8 * 1024;
+/// The most of a Java program's stdout [`Peer::run_java`] returns; a longer output is an error.
+const STDOUT_MAX: usize = 1024 * 1024;
 
 /// Which implementation to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,12 +155,7 @@ impl Peer {
     pub async fn kill(&mut self) {
         let _ = self.child.kill().await;
     }
-}
 
-/// The most of a Java program's stderr kept for an error message (its tail: where the exception is).
-const STDERR_TAIL: usize = 8 * 1024;
-
-impl Peer {
     /// Runs another `main` class of `it/java-provider` (e.g. `org.rudder.it.RoutingProbe`) to its end,
     /// with `env` set, and returns its stdout. The program is killed if it runs past `within`.
     ///
@@ -182,17 +184,15 @@ impl Peer {
             return Err(failed("no stdout or stderr".into()));
         };
         let run = async {
-            let mut out = String::new();
-            let (read, tail, status) = tokio::join!(
-                tokio::io::AsyncReadExt::read_to_string(&mut stdout, &mut out),
-                stderr_tail(stderr),
-                child.wait()
-            );
-            read?;
-            Ok::<_, std::io::Error>((out, tail?, status?))
+            let (out, tail, status) =
+                tokio::join!(stdout_head(&mut stdout), stderr_tail(stderr), child.wait());
+            Ok::<_, std::io::Error>((out?, tail?, status?))
         };
         match tokio::time::timeout(within, run).await {
-            Ok(Ok((out, _, status))) if status.success() => Ok(out),
+            Ok(Ok((out, _, status))) if status.success() && out.len() <= STDOUT_MAX => Ok(out),
+            Ok(Ok((_, _, status))) if status.success() => Err(failed(format!(
+                "printed more than {STDOUT_MAX} bytes on stdout"
+            ))),
             Ok(Ok((out, tail, status))) => Err(failed(format!(
                 "exited with {status}; stdout:\n{out}\nstderr (tail):\n{tail}"
             ))),
@@ -200,6 +200,19 @@ impl Peer {
             Err(_) => Err(failed(format!("still running after {within:?}"))),
         }
     }
+}
+
+/// Reads `stdout` to its end, keeping its first [`STDOUT_MAX`] bytes and one more (so that a longer
+/// output shows), and draining the rest so that the program never blocks on a full pipe.
+async fn stdout_head(stdout: &mut tokio::process::ChildStdout) -> std::io::Result<String> {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    (&mut *stdout)
+        .take(STDOUT_MAX as u64 + 1)
+        .read_to_end(&mut head)
+        .await?;
+    tokio::io::copy(stdout, &mut tokio::io::sink()).await?;
+    Ok(String::from_utf8_lossy(&head).into_owned())
 }
 
 /// Reads `stderr` to its end, keeping only its last [`STDERR_TAIL`] bytes.
