@@ -3,6 +3,8 @@
 //! Each peer is started through its script in `scripts/peers/` (which builds or installs it when needed),
 //! registers itself in the ZooKeeper it is given, and prints `READY <url>` once it is. [`Peer::start`]
 //! waits for that line, bounded by a timeout, and the process is killed when the [`Peer`] is dropped.
+//! [`Peer::run_java`] runs another program of the Java project to its end (such as `RoutingProbe`, the
+//! Java consumer of the routing parity test) and returns what it printed.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -12,6 +14,11 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::HarnessError;
+
+/// The most of a Java program's stderr kept for an error message (its tail: where the exception is).
+const STDERR_TAIL: usize = 8 * 1024;
+/// The most of a Java program's stdout [`Peer::run_java`] returns; a longer output is an error.
+const STDOUT_MAX: usize = 1024 * 1024;
 
 /// Which implementation to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +46,11 @@ pub struct PeerConfig {
     pub version: Option<String>,
     /// `group` to register, if any.
     pub group: Option<String>,
+    /// Static `dubbo.tag` to register, if any (Java only).
+    pub tag: Option<String>,
+    /// The provider's application name, if not the peer's default (Java only; the tag router reads
+    /// rules from `<application>.tag-router`).
+    pub application: Option<String>,
 }
 
 impl PeerConfig {
@@ -52,6 +64,8 @@ impl PeerConfig {
             weight: None,
             version: None,
             group: None,
+            tag: None,
+            application: None,
         }
     }
 }
@@ -93,6 +107,8 @@ impl Peer {
             ("RUDDER_WEIGHT", config.weight.map(|w| w.to_string())),
             ("RUDDER_VERSION", config.version.clone()),
             ("RUDDER_GROUP", config.group.clone()),
+            ("RUDDER_TAG", config.tag.clone()),
+            ("RUDDER_APPLICATION", config.application.clone()),
         ] {
             if let Some(value) = value {
                 command.env(key, value);
@@ -139,6 +155,84 @@ impl Peer {
     pub async fn kill(&mut self) {
         let _ = self.child.kill().await;
     }
+
+    /// Runs another `main` class of `it/java-provider` (e.g. `org.rudder.it.RoutingProbe`) to its end,
+    /// with `env` set, and returns its stdout. The program is killed if it runs past `within`.
+    ///
+    /// # Errors
+    /// [`HarnessError::Peer`] when it cannot start, exits with a failure (the message holds the tail
+    /// of its stderr), or runs too long.
+    pub async fn run_java(
+        main_class: &str,
+        env: &[(&str, &str)],
+        within: Duration,
+    ) -> Result<String, HarnessError> {
+        let failed = |reason: String| HarnessError::Peer {
+            peer: format!("Java {main_class}"),
+            reason,
+        };
+        let mut command = Command::new("bash");
+        command
+            .arg(scripts_dir().join("start-java-provider.sh"))
+            .env("RUDDER_MAIN", main_class)
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().map_err(|e| failed(format!("spawn: {e}")))?;
+        let (Some(mut stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(failed("no stdout or stderr".into()));
+        };
+        let run = async {
+            let (out, tail, status) =
+                tokio::join!(stdout_head(&mut stdout), stderr_tail(stderr), child.wait());
+            Ok::<_, std::io::Error>((out?, tail?, status?))
+        };
+        match tokio::time::timeout(within, run).await {
+            Ok(Ok((out, _, status))) if status.success() && out.len() <= STDOUT_MAX => Ok(out),
+            Ok(Ok((_, _, status))) if status.success() => Err(failed(format!(
+                "printed more than {STDOUT_MAX} bytes on stdout"
+            ))),
+            Ok(Ok((out, tail, status))) => Err(failed(format!(
+                "exited with {status}; stdout:\n{out}\nstderr (tail):\n{tail}"
+            ))),
+            Ok(Err(e)) => Err(failed(e.to_string())),
+            Err(_) => Err(failed(format!("still running after {within:?}"))),
+        }
+    }
+}
+
+/// Reads `stdout` to its end, keeping its first [`STDOUT_MAX`] bytes and one more (so that a longer
+/// output shows), and draining the rest so that the program never blocks on a full pipe.
+async fn stdout_head(stdout: &mut tokio::process::ChildStdout) -> std::io::Result<String> {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    (&mut *stdout)
+        .take(STDOUT_MAX as u64 + 1)
+        .read_to_end(&mut head)
+        .await?;
+    tokio::io::copy(stdout, &mut tokio::io::sink()).await?;
+    Ok(String::from_utf8_lossy(&head).into_owned())
+}
+
+/// Reads `stderr` to its end, keeping only its last [`STDERR_TAIL`] bytes.
+async fn stderr_tail(mut stderr: tokio::process::ChildStderr) -> std::io::Result<String> {
+    use tokio::io::AsyncReadExt;
+    let mut tail = std::collections::VecDeque::with_capacity(STDERR_TAIL);
+    let mut buffer = [0u8; 4096];
+    loop {
+        let n = stderr.read(&mut buffer).await?;
+        if n == 0 {
+            break;
+        }
+        for &byte in &buffer[..n] {
+            if tail.len() == STDERR_TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(byte);
+        }
+    }
+    Ok(String::from_utf8_lossy(tail.make_contiguous()).into_owned())
 }
 
 fn scripts_dir() -> PathBuf {

@@ -23,4 +23,7 @@ public interface GreetingService {
 
     /** Sleeps {@code millis} then returns "slept {millis}": for timeout tests. */
     String slow(int millis);
+
+    /** Returns the provider's instance name, nothing else: routing tests collect who answered. */
+    String whoAmI();
 }

@@ -54,4 +54,9 @@ public class GreetingServiceImpl implements GreetingService {
         }
         return "slept " + millis;
     }
+
+    @Override
+    public String whoAmI() {
+        return instance;
+    }
 }

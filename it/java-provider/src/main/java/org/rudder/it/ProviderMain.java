@@ -23,6 +23,7 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  *   <li>{@code rudder.warmup} [RUDDER_WARMUP], optional, milliseconds</li>
  *   <li>{@code rudder.register.mode} [RUDDER_REGISTER_MODE], interface | instance | all, default all</li>
  *   <li>{@code rudder.application} [RUDDER_APPLICATION], default rudder-it-java-provider</li>
+ *   <li>{@code rudder.tag} [RUDDER_TAG], optional: the static {@code dubbo.tag} the service registers</li>
  * </ul>
  * Binds and advertises 127.0.0.1 only (see {@link LoopbackConfiguratorFactory}).
  * Prints one line {@code READY <provider url>} on stdout once exported and registered,
@@ -44,6 +45,7 @@ public final class ProviderMain {
         String warmup = Settings.get("rudder.warmup", null);
         String registerMode = Settings.get("rudder.register.mode", "all");
         String appName = Settings.get("rudder.application", "rudder-it-java-provider");
+        String tag = Settings.get("rudder.tag", null);
 
         ApplicationConfig application = new ApplicationConfig(appName);
         application.setRegisterMode(registerMode);
@@ -67,6 +69,9 @@ public final class ProviderMain {
         }
         if (weight != null) {
             service.setWeight(Integer.parseInt(weight.trim()));
+        }
+        if (tag != null) {
+            service.setTag(tag);
         }
         if (warmup != null) {
             service.setWarmup(Integer.parseInt(warmup.trim()));
