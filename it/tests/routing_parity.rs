@@ -43,7 +43,7 @@ const WAIT: Duration = Duration::from_secs(30);
 /// Until rudder references read the config center by themselves, the test hands the rudder side the
 /// same YAML it wrote into ZooKeeper. When they do, set this to `false`: everything else (waiting for
 /// the rule to show in `explain`) already treats the rudder side as a config-center reader.
-const FEED_RULES_BY_HAND: bool = true;
+const FEED_RULES_BY_HAND: bool = false;
 
 const NO_PROVIDER: &str = "error:no-provider";
 /// Set (to anything) where Java must be present, e.g. CI: a missing JDK or Maven then fails the test
