@@ -184,6 +184,47 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
         simulated.stdout
     );
 
+    // A configurator rule (dubbo-admin's "disable"): the explanation names it for the provider it
+    // takes out, and lifting it brings the provider back.
+    let disable = format!(
+        "configVersion: v2.7\nscope: service\nkey: {SERVICE}\nenabled: true\nconfigs:\n- side: consumer\n  providerAddresses: [\"127.0.0.1:{}\"]\n  parameters:\n    disabled: true\n",
+        ports[1]
+    );
+    let disable_path = format!("/dubbo/config/dubbo/{SERVICE}::.configurators");
+    put(&zk, &disable_path, &disable).await;
+    let deadline = Instant::now() + WAIT;
+    while reference.directory().snapshot().providers().len() != 2 {
+        assert!(Instant::now() < deadline, "the configurator never applied");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let explained = run_rudder(&[
+        "providers",
+        "--registry",
+        &registry,
+        "--interface",
+        SERVICE,
+        "--method",
+        "whoAmI",
+        "--explain",
+    ])
+    .await;
+    assert_eq!(explained.code, 0, "{}", explained.stderr);
+    let disabled_line = format!(
+        "out 127.0.0.1:{}  by configurator {SERVICE}::.configurators (disabled)",
+        ports[1]
+    );
+    assert!(
+        explained.stdout.contains(&disabled_line),
+        "{}",
+        explained.stdout
+    );
+    zk.delete(&disable_path, None).await.expect("delete");
+    let deadline = Instant::now() + WAIT;
+    while reference.directory().snapshot().providers().len() != 3 {
+        assert!(Instant::now() < deadline, "the provider never came back");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+
     // A service condition rule: whoAmI only to the third provider.
     let version = reference.routers()[0].version();
     let condition_rule = format!(

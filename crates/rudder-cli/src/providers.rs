@@ -126,7 +126,8 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
         if !args.watch {
             let count = print_listing(&directory, &method, out)?;
             if args.explain {
-                explain(&args, &query, &directory, out).await?;
+                let disabled = subscription.status().borrow().disabled.clone();
+                explain(&args, &query, &directory, &disabled, out).await?;
             }
             registry.close().await;
             if count == 0 {
@@ -286,6 +287,7 @@ async fn explain(
     args: &ProvidersArgs,
     query: &RegistryQuery,
     directory: &Directory,
+    disabled: &[rudder_registry::DisabledProvider],
     out: &mut dyn Write,
 ) -> Result<()> {
     if args.attachments.len() > crate::invoke::MAX_ATTACHMENTS {
@@ -319,5 +321,13 @@ async fn explain(
     }
     writeln!(out, "# explain {}", call.method_name())?;
     write!(out, "{}", chain.explain(&snapshot, &call))?;
+    // Providers a configurator took out never reach the routers: listed here with their rule.
+    for provider in disabled {
+        writeln!(
+            out,
+            "  out {}  by configurator {} (disabled)",
+            provider.address, provider.rule
+        )?;
+    }
     Ok(())
 }

@@ -43,7 +43,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rudder_common::discovery::Change;
+use rudder_common::discovery::{Change, RuleKey};
 use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 
@@ -53,6 +53,7 @@ use crate::consumer::ConsumerSpec;
 use crate::junk::JunkLog;
 use crate::matching::{is_disabled, Matcher};
 use crate::redact;
+use crate::subscription::DisabledProvider;
 
 /// What one provider child name turned out to be.
 #[derive(Debug, Clone)]
@@ -98,6 +99,8 @@ pub struct Catalog {
     configurators: Configurators,
     /// The config center's application and service rules.
     dynamic: DynamicRules,
+    /// The config-center keys of the application and service rules, for explanations.
+    rule_keys: [String; 2],
     malformed: JunkLog,
     /// Well-formed configurator URLs that are not rules (`route://` under configurators, ...).
     odd_rules: JunkLog,
@@ -134,6 +137,17 @@ impl Catalog {
             usable: HashMap::new(),
             configurators: Configurators::default(),
             dynamic: DynamicRules::default(),
+            rule_keys: [
+                format!("{}.configurators", spec.application),
+                RuleKey::service(
+                    spec.interface.trim(),
+                    spec.version.as_deref(),
+                    spec.group.as_deref(),
+                    ".configurators",
+                )
+                .as_str()
+                .to_owned(),
+            ],
             malformed: JunkLog::default(),
             odd_rules: JunkLog::default(),
         }
@@ -271,6 +285,42 @@ impl Catalog {
         let [application, service] = self.dynamic.in_order();
         let sources = [&self.configurators, application, service];
         Some(Configurators::apply_all(sources, merged, &self.consumer)).filter(|u| !is_disabled(u))
+    }
+
+    /// The listed providers a configurator rule disables, each with the rule that did: the first source
+    /// (legacy category, application rule, service rule, in Dubbo's order) after which it is disabled.
+    pub fn disabled(&self) -> Vec<DisabledProvider> {
+        let [application, service] = self.dynamic.in_order();
+        if self.configurators.len() == 0 && self.dynamic.len() == 0 {
+            return Vec::new();
+        }
+        let sources = [&self.configurators, application, service];
+        let labels = ["configurators", &self.rule_keys[0], &self.rule_keys[1]];
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (_, entry) in &self.providers {
+            let Entry::Usable { url, key } = entry else {
+                continue;
+            };
+            if !seen.insert(key.as_str()) {
+                continue;
+            }
+            let merged = self.params.merge(url);
+            let decided = (1..=sources.len()).find(|&n| {
+                is_disabled(&Configurators::apply_all(
+                    sources[..n].iter().copied(),
+                    merged.clone(),
+                    &self.consumer,
+                ))
+            });
+            if let Some(n) = decided {
+                out.push(DisabledProvider {
+                    address: url.address(),
+                    rule: labels[n - 1].to_owned(),
+                });
+            }
+        }
+        out
     }
 
     /// Replaces the configurator child list (an empty list means no rule); whether the rules changed.

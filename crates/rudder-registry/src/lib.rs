@@ -62,4 +62,4 @@ pub use consumer::ConsumerSpec;
 pub use error::RegistryError;
 pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
-pub use subscription::{Subscription, SubscriptionStatus};
+pub use subscription::{DisabledProvider, Subscription, SubscriptionStatus};

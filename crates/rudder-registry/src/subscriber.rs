@@ -318,7 +318,15 @@ impl Subscriber {
         let malformed = self.catalog.malformed();
         let configurators = self.catalog.configurators().len();
         let dynamic_rules = self.catalog.dynamic_rules();
+        let disabled = if update.is_some() {
+            Some(self.catalog.disabled())
+        } else {
+            None
+        };
         self.status.send_modify(|s| {
+            if let Some(disabled) = disabled {
+                s.disabled = disabled;
+            }
             s.dynamic_rules = dynamic_rules;
             s.listings += 1;
             if let Some(update) = update {

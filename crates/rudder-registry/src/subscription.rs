@@ -43,6 +43,20 @@ pub struct SubscriptionStatus {
     /// Why the last registration attempt failed, until one succeeds (the message names the node path,
     /// never a password).
     pub registration_error: Option<String>,
+    /// Providers listed in the registry that a configurator rule disables (`disabled: true`), each with
+    /// the rule that did, in node-name order: what `rudder providers --explain` shows as "out, by
+    /// configurator".
+    pub disabled: Vec<DisabledProvider>,
+}
+
+/// A listed provider that a configurator rule takes out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisabledProvider {
+    /// `host:port`.
+    pub address: String,
+    /// The rule that disabled it: `configurators` (the legacy category), `<app>.configurators` or
+    /// `<interface>:<version>:<group>.configurators`.
+    pub rule: String,
 }
 
 /// A live subscription: the sink it feeds follows ZooKeeper until this is dropped or closed.
