@@ -291,7 +291,7 @@ impl Catalog {
     /// (legacy category, application rule, service rule, in Dubbo's order) after which it is disabled.
     pub fn disabled(&self) -> Vec<DisabledProvider> {
         let [application, service] = self.dynamic.in_order();
-        if self.configurators.len() == 0 && self.dynamic.len() == 0 {
+        if self.configurators.is_empty() && self.dynamic.len() == 0 {
             return Vec::new();
         }
         let sources = [&self.configurators, application, service];
