@@ -106,12 +106,7 @@ async fn run_async(args: InvokeArgs, out: &mut dyn Write) -> Result<()> {
         })
         .collect::<Result<Vec<Value>>>()?;
 
-    if args.attachments.len() > MAX_ATTACHMENTS {
-        bail!(
-            "at most {MAX_ATTACHMENTS} --attachment values, got {}",
-            args.attachments.len()
-        );
-    }
+    check_attachments(&args.attachments)?;
     let consumer = metrics_endpoint::consumer("rudder-cli", args.metrics_addr);
     let _metrics = metrics_endpoint::serve(&consumer, args.metrics_addr).await?;
     let reference = build_reference(&consumer, &args).await?;
@@ -146,6 +141,17 @@ async fn run_async(args: InvokeArgs, out: &mut dyn Write) -> Result<()> {
 
 /// More attachments than this on one command line is a mistake.
 pub(crate) const MAX_ATTACHMENTS: usize = 256;
+
+/// Refuses more than [`MAX_ATTACHMENTS`] `--attachment` values (every command that takes them).
+pub(crate) fn check_attachments(attachments: &[(String, String)]) -> Result<()> {
+    if attachments.len() > MAX_ATTACHMENTS {
+        bail!(
+            "at most {MAX_ATTACHMENTS} --attachment values, got {}",
+            attachments.len()
+        );
+    }
+    Ok(())
+}
 
 /// Reads `--attachment KEY=VALUE` (also used by `simulate`).
 pub(crate) fn attachment(text: &str) -> Result<(String, String), String> {

@@ -64,6 +64,22 @@ impl ConsumerArgs {
         Ok(url)
     }
 
+    /// [`ConsumerArgs::consumer_url`] asking for `version` and `group` too: what rules are keyed by.
+    pub(crate) fn service_consumer_url(
+        &self,
+        interface: &str,
+        version: Option<&str>,
+        group: Option<&str>,
+    ) -> Result<DubboUrl> {
+        let mut url = self.consumer_url(interface)?;
+        for (key, value) in [("version", version), ("group", group)] {
+            if let Some(value) = value {
+                url = url.with_parameter(key, value);
+            }
+        }
+        Ok(url)
+    }
+
     /// The parameters ready to merge into provider URLs.
     pub(crate) fn merge(&self, interface: &str) -> Result<ConsumerParams> {
         Ok(ConsumerParams::new(&self.consumer_url(interface)?))

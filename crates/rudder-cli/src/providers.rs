@@ -290,19 +290,12 @@ async fn explain(
     disabled: &[rudder_registry::DisabledProvider],
     out: &mut dyn Write,
 ) -> Result<()> {
-    if args.attachments.len() > crate::invoke::MAX_ATTACHMENTS {
-        bail!(
-            "at most {} --attachment values, got {}",
-            crate::invoke::MAX_ATTACHMENTS,
-            args.attachments.len()
-        );
-    }
-    let mut consumer_url = args.consumer.consumer_url(&query.interface)?;
-    for (key, value) in [("version", &query.version), ("group", &query.group)] {
-        if let Some(value) = value {
-            consumer_url = consumer_url.with_parameter(key, value);
-        }
-    }
+    crate::invoke::check_attachments(&args.attachments)?;
+    let consumer_url = args.consumer.service_consumer_url(
+        &query.interface,
+        query.version.as_deref(),
+        query.group.as_deref(),
+    )?;
     let snapshot = directory.snapshot();
     let providers: Vec<DubboUrl> = snapshot
         .providers()

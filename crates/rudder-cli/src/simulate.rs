@@ -83,20 +83,13 @@ pub(crate) struct SimulateArgs {
 pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let interface = args.interface.clone().unwrap_or_default();
     let merge = args.consumer.merge(&interface)?;
-    if args.attachments.len() > crate::invoke::MAX_ATTACHMENTS {
-        bail!(
-            "at most {} --attachment values, got {}",
-            crate::invoke::MAX_ATTACHMENTS,
-            args.attachments.len()
-        );
-    }
+    crate::invoke::check_attachments(&args.attachments)?;
     let groups = provider_groups(&args, &merge)?;
-    let mut consumer_url = args.consumer.consumer_url(&interface)?;
-    for (key, value) in [("version", &args.version), ("group", &args.group)] {
-        if let Some(value) = value {
-            consumer_url = consumer_url.with_parameter(key, value);
-        }
-    }
+    let consumer_url = args.consumer.service_consumer_url(
+        &interface,
+        args.version.as_deref(),
+        args.group.as_deref(),
+    )?;
     let clock: Arc<dyn Clock> = match args.now {
         Some(now) => Arc::new(ManualClock::new(now)),
         None => Arc::new(SystemClock),
