@@ -40,6 +40,32 @@ async fn put(zk: &Client, path: &str, data: &str) {
     }
 }
 
+/// Starts `n` providers of `PROVIDER_APP` and registers them in ZooKeeper: the servers (the caller
+/// keeps them alive) and their ports, in start order.
+async fn registered_providers(zk: &Client, n: usize) -> (Vec<DubboServer>, Vec<i32>) {
+    let mut servers = Vec::with_capacity(n);
+    for _ in 0..n {
+        let server = provider().await;
+        let url = DubboUrl::parse(&format!(
+            "dubbo://{}/{SERVICE}?interface={SERVICE}&application={PROVIDER_APP}&side=provider",
+            server.local_addr()
+        ))
+        .unwrap();
+        put(
+            zk,
+            &format!("/dubbo/{SERVICE}/providers/{}", url.to_node_name()),
+            "",
+        )
+        .await;
+        servers.push(server);
+    }
+    let ports = servers
+        .iter()
+        .map(|s| i32::from(s.local_addr().port()))
+        .collect();
+    (servers, ports)
+}
+
 /// The ports the calls of `attachment` reach, over enough calls that random picks reach every allowed
 /// provider (3 providers, 60 calls: a miss has probability 3 * (2/3)^60, about 1e-10).
 async fn reached(reference: &Reference, tag: Option<&str>) -> Vec<i32> {
@@ -83,24 +109,7 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
     let zk = Client::connect(&zookeeper.connect_string())
         .await
         .expect("writer");
-    let servers = [provider().await, provider().await, provider().await];
-    let ports: Vec<i32> = servers
-        .iter()
-        .map(|s| i32::from(s.local_addr().port()))
-        .collect();
-    for server in &servers {
-        let url = DubboUrl::parse(&format!(
-            "dubbo://{}/{SERVICE}?interface={SERVICE}&application={PROVIDER_APP}&side=provider",
-            server.local_addr()
-        ))
-        .unwrap();
-        put(
-            &zk,
-            &format!("/dubbo/{SERVICE}/providers/{}", url.to_node_name()),
-            "",
-        )
-        .await;
-    }
+    let (_servers, ports) = registered_providers(&zk, 3).await;
     let consumer = Consumer::builder().application("routed-consumer").build();
     let reference = consumer
         .reference(SERVICE)
@@ -251,24 +260,7 @@ async fn a_separate_config_center_is_where_rules_are_read() {
     let zk = Client::connect(&zookeeper.connect_string())
         .await
         .expect("writer");
-    let servers = [provider().await, provider().await];
-    let ports: Vec<i32> = servers
-        .iter()
-        .map(|s| i32::from(s.local_addr().port()))
-        .collect();
-    for server in &servers {
-        let url = DubboUrl::parse(&format!(
-            "dubbo://{}/{SERVICE}?interface={SERVICE}&application={PROVIDER_APP}&side=provider",
-            server.local_addr()
-        ))
-        .unwrap();
-        put(
-            &zk,
-            &format!("/dubbo/{SERVICE}/providers/{}", url.to_node_name()),
-            "",
-        )
-        .await;
-    }
+    let (_servers, ports) = registered_providers(&zk, 2).await;
     // The same rule in two namespaces: the registry's own (ignored) and the config center's.
     let rule = |port: i32| {
         format!(
