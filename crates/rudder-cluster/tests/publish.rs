@@ -1,58 +1,23 @@
 //! Picking state is built when a snapshot is published, not on the first pick after it.
 
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+mod support;
+
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
 use rudder_cluster::balancer::Balancer;
 use rudder_cluster::directory::{Change, Directory};
-use rudder_cluster::loadbalance::{
-    LoadBalance, LoadBalanceRegistry, MethodView, Pick, PickRng, StateKey,
-};
+use rudder_cluster::loadbalance::{LoadBalance, LoadBalanceRegistry};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
-
-/// Counts where its per-view state gets built: in `prepare` (publish time) or on a pick.
-#[derive(Debug)]
-struct Probe {
-    key: StateKey,
-    prepared: AtomicUsize,
-    built_on_pick: AtomicUsize,
-}
-
-impl LoadBalance for Probe {
-    fn pick(
-        &self,
-        view: &MethodView,
-        _: &Invocation,
-        _: &Pick<'_>,
-        _: &mut dyn PickRng,
-    ) -> Option<usize> {
-        view.with_state(
-            self.key,
-            |_| self.built_on_pick.fetch_add(1, SeqCst),
-            |_: &usize| Some(0),
-        )
-    }
-
-    fn prepare(&self, view: &MethodView) {
-        view.with_state(
-            self.key,
-            |_| self.prepared.fetch_add(1, SeqCst),
-            |_: &usize| (),
-        );
-    }
-}
+use support::Probe;
 
 fn url(host: u8) -> DubboUrl {
     DubboUrl::parse(&format!("dubbo://10.0.0.{host}:20880/S?loadbalance=probe")).unwrap()
 }
 
 fn setup() -> (Arc<Directory>, Arc<Probe>, Balancer) {
-    let probe = Arc::new(Probe {
-        key: StateKey::unique(),
-        prepared: AtomicUsize::new(0),
-        built_on_pick: AtomicUsize::new(0),
-    });
+    let probe = Arc::new(Probe::new());
     let mut policies = LoadBalanceRegistry::with_builtins();
     policies.register("probe", Arc::clone(&probe) as Arc<dyn LoadBalance>);
     let directory = Arc::new(Directory::default());

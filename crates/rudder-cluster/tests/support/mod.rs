@@ -93,3 +93,48 @@ pub fn chi_square(observed: &[usize], weights: &[f64]) -> f64 {
 pub const CHI2_P001: [f64; 10] = [
     10.83, 13.82, 16.27, 18.47, 20.52, 22.46, 24.32, 26.12, 27.88, 29.59,
 ];
+
+/// A policy that counts where its per-view state is built: at publish (`prepare`) or on a pick; it
+/// always picks the first provider.
+#[derive(Debug)]
+pub struct Probe {
+    pub key: rudder_cluster::loadbalance::StateKey,
+    pub prepared: std::sync::atomic::AtomicUsize,
+    pub built_on_pick: std::sync::atomic::AtomicUsize,
+}
+
+impl Probe {
+    pub fn new() -> Probe {
+        Probe {
+            key: rudder_cluster::loadbalance::StateKey::unique(),
+            prepared: Default::default(),
+            built_on_pick: Default::default(),
+        }
+    }
+}
+
+impl LoadBalance for Probe {
+    fn pick(
+        &self,
+        view: &MethodView,
+        _: &Invocation,
+        _: &Pick<'_>,
+        _: &mut dyn rudder_cluster::loadbalance::PickRng,
+    ) -> Option<usize> {
+        use std::sync::atomic::Ordering::SeqCst;
+        view.with_state(
+            self.key,
+            |_| self.built_on_pick.fetch_add(1, SeqCst),
+            |_: &usize| Some(0),
+        )
+    }
+
+    fn prepare(&self, view: &MethodView) {
+        use std::sync::atomic::Ordering::SeqCst;
+        view.with_state(
+            self.key,
+            |_| self.prepared.fetch_add(1, SeqCst),
+            |_: &usize| (),
+        );
+    }
+}
