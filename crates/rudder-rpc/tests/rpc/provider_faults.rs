@@ -2,17 +2,15 @@
 //! backlog: SYNs are dropped), one that accepts and hangs up, one that stops reading, one that
 //! closes in the middle of a frame with calls in flight. Each test states the bound it holds to.
 
-mod support;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use rudder_common::error::RpcErrorKind;
 use rudder_common::url::DubboUrl;
 use rudder_common::value::Value;
 use rudder_rpc::DubboProtocol;
-use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::watch;

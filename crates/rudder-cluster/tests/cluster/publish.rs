@@ -1,16 +1,14 @@
 //! Picking state is built when a snapshot is published, not on the first pick after it.
 
-mod support;
-
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
+use crate::support::Probe;
 use rudder_cluster::balancer::Balancer;
 use rudder_cluster::directory::{Change, Directory};
 use rudder_cluster::loadbalance::{LoadBalance, LoadBalanceRegistry};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
-use support::Probe;
 
 fn url(host: u8) -> DubboUrl {
     DubboUrl::parse(&format!("dubbo://10.0.0.{host}:20880/S?loadbalance=probe")).unwrap()

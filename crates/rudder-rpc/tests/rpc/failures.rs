@@ -1,15 +1,13 @@
 //! What happens when calls or connections go wrong: timeouts, dead providers, oversized or
 //! malformed frames, shutdown, and how `invoke_counted` counts them.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::*;
 use rudder_common::error::RpcErrorKind;
 use rudder_common::status::StatusRegistry;
 use rudder_common::value::Value;
 use rudder_rpc::DubboProtocol;
-use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 

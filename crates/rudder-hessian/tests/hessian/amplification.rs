@@ -1,25 +1,39 @@
 //! Small bodies that used to decode to gigabytes: one long class or type name, used by reference
 //! hundreds of thousands of times. Each test measures the peak of live heap bytes while decoding with
-//! a counting global allocator, so this file is its own test binary, and the tests take turns.
+//! a counting global allocator. The counters are per thread (each test decodes on its own test
+//! thread), so these tests share the crate's test binary with tests running in parallel and still
+//! see only their own allocations.
 
 // A global allocator that tracks live and peak bytes and forwards to `System` needs unsafe.
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::cell::Cell;
+use std::sync::Arc;
 
 use rudder_common::Value;
 use rudder_hessian::{DecodeError, DecodeLimits, Hessian2Reader, Hessian2Writer};
 
 struct PeakAllocator;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    // `const` cells of a type without `Drop`: no lazy initialisation and no destructor, so the
+    // allocator can read them at any point of a thread's life without allocating itself.
+    // Signed, because a block allocated on another thread may be freed on this one.
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
 
 fn grew(bytes: usize) {
-    let live = LIVE.fetch_add(bytes, Relaxed) + bytes;
-    PEAK.fetch_max(live, Relaxed);
+    let _ = LIVE.try_with(|live| {
+        let now = live.get() + bytes as isize;
+        live.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
+
+fn shrank(bytes: usize) {
+    let _ = LIVE.try_with(|live| live.set(live.get() - bytes as isize));
 }
 
 unsafe impl GlobalAlloc for PeakAllocator {
@@ -28,13 +42,13 @@ unsafe impl GlobalAlloc for PeakAllocator {
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
+        shrank(layout.size());
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // Counted as the new block arriving before the old one leaves, which is the worst case.
         grew(new_size);
-        LIVE.fetch_sub(layout.size(), Relaxed);
+        shrank(layout.size());
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
@@ -45,19 +59,14 @@ static GLOBAL: PeakAllocator = PeakAllocator;
 /// Peak heap growth allowed while decoding one hostile body.
 const PEAK_BOUND: usize = 64 << 20;
 
-/// Tests take turns, so one test's allocations never show in another's peak.
-static TURN: Mutex<()> = Mutex::new(());
-
-fn turn() -> MutexGuard<'static, ()> {
-    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Runs `f` and returns its result with the peak of live heap bytes above the level it started at.
+/// Runs `f` on this thread and returns its result with the peak of this thread's live heap bytes
+/// above the level it started at.
 fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|peak| peak.set(base));
     let out = f();
-    (out, PEAK.load(Relaxed) - base)
+    let peak = PEAK.with(Cell::get);
+    (out, usize::try_from(peak - base).unwrap_or(0))
 }
 
 fn long_name(prefix: &str) -> String {
@@ -116,7 +125,6 @@ fn typed_lists_body(type_name: &str, n: usize) -> Vec<u8> {
 /// Both bodies are what the writer produces too.
 #[test]
 fn hand_built_bodies_match_the_writer() {
-    let _turn = turn();
     let object = Value::Object {
         class: "a.B".into(),
         fields: vec![("value".into(), Value::Null)],
@@ -160,7 +168,6 @@ fn assert_budget_exceeded(body: &[u8]) {
 /// copied its definition).
 #[test]
 fn objects_of_a_long_class_name_are_refused_within_bounded_memory() {
-    let _turn = turn();
     let class = long_name("com.example.");
     for fields in [&[][..], &["value"][..]] {
         let body = objects_body(&class, fields, 300_000);
@@ -172,7 +179,6 @@ fn objects_of_a_long_class_name_are_refused_within_bounded_memory() {
 /// The same through typed lists naming a 64 KiB type by reference (9 GB when each list copied it).
 #[test]
 fn typed_lists_of_a_long_type_name_are_refused_within_bounded_memory() {
-    let _turn = turn();
     let body = typed_lists_body(&long_name("[com.example."), 300_000);
     assert!(body.len() < 2 << 20);
     assert_budget_exceeded(&body);
@@ -181,7 +187,6 @@ fn typed_lists_of_a_long_type_name_are_refused_within_bounded_memory() {
 /// Within the budget, every object and typed list shares its definition's one copy of a name.
 #[test]
 fn decoded_values_share_class_field_and_type_names() {
-    let _turn = turn();
     let class = long_name("com.example.");
     let body = objects_body(&class, &["value"], 1_000);
     let (value, peak) = peak_during(|| Hessian2Reader::new(&body).read_value().unwrap());
@@ -228,7 +233,6 @@ fn decoded_values_share_class_field_and_type_names() {
 /// budget with room to spare.
 #[test]
 fn honest_bodies_fit_the_default_budget() {
-    let _turn = turn();
     let user = |i: i32| Value::Object {
         class: "org.apache.dubbo.demo.User".into(),
         fields: vec![

@@ -1,10 +1,9 @@
 //! Ports of Dubbo 3.3's load-balancer tests (`dubbo-cluster/src/test/.../loadbalance/`), with the
 //! assertions Dubbo makes and, where Dubbo's are vacuous, the ones it intended.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::*;
 use rand::{rngs::SmallRng, SeedableRng};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::consistent_hash::ConsistentHash;
@@ -17,7 +16,6 @@ use rudder_common::invocation::Invocation;
 use rudder_common::status::StatusRegistry;
 use rudder_common::url::DubboUrl;
 use rudder_common::Value;
-use support::*;
 
 #[test]
 fn random_over_equal_providers_is_roughly_uniform() {

@@ -309,7 +309,7 @@ fn a_consumer_without_metrics_has_no_handle() {
     assert!(Consumer::builder().build().metrics().is_none());
 }
 
-/// `cargo test -p rudder --features metrics --release --test metrics -- --ignored --nocapture`
+/// `cargo test -p rudder --features metrics --release --test rudder -- --ignored --nocapture metrics::`
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement; run in release"]
 async fn calls_per_second_with_and_without_metrics() {

@@ -7,12 +7,11 @@
 //! Needs Docker and the local image: run `scripts/it-setup.sh` first. The 30-second outage is part of
 //! what is being tested (picks must keep working throughout), not a synchronisation sleep.
 
-mod common;
-
+use crate::common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{must_reach, put_provider, CONSUMERS};
+use crate::common::{must_reach, put_provider, CONSUMERS};
 use rudder_cluster::balancer::Balancer;
 use rudder_cluster::directory::Directory;
 use rudder_common::invocation::Invocation;

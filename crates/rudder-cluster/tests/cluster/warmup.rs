@@ -1,15 +1,13 @@
 //! Warmup through the whole pick path: a fixed clock moves a new provider up its ramp, no sleeping.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{chi_square, CHI2_P001};
 use rudder_cluster::balancer::Balancer;
 use rudder_cluster::directory::Directory;
 use rudder_common::clock::ManualClock;
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
-use support::{chi_square, CHI2_P001};
 
 const START: i64 = 1_800_000_000_000;
 

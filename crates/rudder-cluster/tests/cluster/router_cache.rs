@@ -1,18 +1,16 @@
 //! Routed subsets and their picking state are built once per (snapshot, rule version, route), not per
 //! call, and rebuilt at publish time when the snapshot changes.
 
-mod support;
-
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
+use crate::support::Probe;
 use rudder_cluster::balancer::Balancer;
 use rudder_cluster::directory::{Change, Directory};
 use rudder_cluster::loadbalance::{LoadBalance, LoadBalanceRegistry};
 use rudder_cluster::router::{RouterChain, RuleKey};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
-use support::Probe;
 
 fn url(host: u8, region: &str) -> DubboUrl {
     DubboUrl::parse(&format!(

@@ -3,8 +3,7 @@
 //!
 //! Needs Docker and the local image: run `scripts/it-setup.sh` first.
 
-mod common;
-
+use crate::common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

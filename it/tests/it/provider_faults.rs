@@ -3,7 +3,7 @@
 //! Failover must keep the success rate at or above 99.9 % and the p99 latency bounded.
 //!
 //! No Docker needed. The socket-level provider faults (black hole, accept-and-close, a provider
-//! that stops reading, a close mid-frame) are in `crates/rudder-rpc/tests/provider_faults.rs`.
+//! that stops reading, a close mid-frame) are in `crates/rudder-rpc/tests/rpc/provider_faults.rs`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,12 +1,10 @@
 //! Client ↔ server round trips over loopback: every answer kind, generic calls, multiplexing.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::*;
 use rudder_common::value::Value;
 use rudder_rpc::DubboProtocol;
-use support::*;
 
 #[tokio::test]
 async fn string_int_object_and_null_results() {

@@ -1,14 +1,12 @@
 //! A provider (or anything between consumer and provider) that answers with a body built to decode
 //! into gigabytes fails that one call; the connection and the calls sharing it go on.
 
-mod support;
-
+use crate::support::*;
 use rudder_common::error::RpcErrorKind;
 use rudder_common::url::DubboUrl;
 use rudder_common::value::Value;
 use rudder_hessian::{Hessian2Reader, Hessian2Writer};
 use rudder_rpc::DubboProtocol;
-use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

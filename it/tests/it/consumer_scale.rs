@@ -4,7 +4,7 @@
 //! * 200 references to 200 interfaces of 20 providers each (the same 20 provider processes exporting
 //!   every interface, as Dubbo applications do): one ZooKeeper session, one connection per provider
 //!   address, and the time and memory it takes. Run with `--nocapture` to see the figures:
-//!   `cargo test --release -p rudder-it --test consumer_scale -- --nocapture`.
+//!   `cargo test --release -p rudder-it --test it consumer_scale -- --nocapture`.
 
 use std::time::{Duration, Instant};
 

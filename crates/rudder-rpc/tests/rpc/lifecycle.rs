@@ -1,11 +1,9 @@
 //! Who closes what: connections end with their last user, retired addresses close once their calls
 //! end, shutdown waits for every task. Every wait is on an event, bounded by the test deadline.
 
-mod support;
-
+use crate::support::*;
 use rudder_common::value::Value;
 use rudder_rpc::DubboProtocol;
-use support::*;
 
 fn sleep_call(ms: i64) -> rudder_common::invocation::Invocation {
     call("sleep", &["long"], vec![Value::Long(ms)])

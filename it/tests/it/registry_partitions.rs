@@ -8,12 +8,11 @@
 //!
 //! Needs Docker and the local image: run `scripts/it-setup.sh` first.
 
-mod common;
-
+use crate::common;
 use std::time::{Duration, Instant};
 
-use common::proxy::ZkProxy;
-use common::{addresses, must_reach, provider_path, put_provider, CONSUMERS, WAIT};
+use crate::common::proxy::ZkProxy;
+use crate::common::{addresses, must_reach, provider_path, put_provider, CONSUMERS, WAIT};
 use rudder_common::url::DubboUrl;
 use rudder_registry::{ConsumerSpec, RegistryOptions, ZookeeperRegistry};
 use zookeeper_client::{Acl, Acls, AuthId, Client, CreateMode, EventType, Permission};

@@ -4,8 +4,7 @@
 //!
 //! Needs Docker and the local image: run `scripts/it-setup.sh` first.
 
-mod common;
-
+use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,7 +17,7 @@ use rudder_registry::{ConsumerSpec, RegistryOptions, Subscription, ZookeeperRegi
 use tokio::sync::watch;
 use zookeeper_client::{Acls, Client, CreateMode};
 
-use common::WAIT;
+use crate::common::WAIT;
 
 /// Where dubbo-admin writes the service rule of `com.acme.Greeter` (no version, no group).
 const SERVICE_RULE: &str = "/dubbo/config/dubbo/com.acme.Greeter::.configurators";

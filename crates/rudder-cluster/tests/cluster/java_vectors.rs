@@ -1,8 +1,6 @@
 //! Checks rudder against vectors computed by a Java 17 program written from Dubbo 3.3's algorithms
 //! (tests/vectors/gen/VectorGen.java; the vectors are committed, Java is not needed to run this).
 
-mod support;
-
 use std::sync::Arc;
 
 use rand::{rngs::SmallRng, SeedableRng};
@@ -83,7 +81,7 @@ fn weighted_view(weights: &str, statuses: &StatusRegistry) -> MethodView {
         .map(|(i, w)| format!("dubbo://127.0.0.1:{}/DemoService?weight={w}", i + 1))
         .collect();
     let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
-    support::view(&urls, "test", statuses)
+    crate::support::view(&urls, "test", statuses)
 }
 
 fn rr_picks(policy: &RoundRobin, view: &MethodView, runs: usize) -> Vec<String> {
@@ -145,7 +143,7 @@ fn consistent_hash_owners_match_java() {
                 .map(|a| format!("dubbo://{a}/DemoService?hash.nodes={nodes}"))
                 .collect();
             let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
-            last = Some((list, support::view(&urls, "test", &statuses)));
+            last = Some((list, crate::support::view(&urls, "test", &statuses)));
         }
         let view = &last.as_ref().unwrap().1;
         let key = String::from_utf8(hex_decode(field(&line, "keyhex").unwrap())).unwrap();
