@@ -29,6 +29,8 @@
 mod caller;
 mod consumer;
 mod error;
+#[cfg(feature = "internals")]
+pub mod internals;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod reference;

@@ -13,6 +13,8 @@ use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
 use zookeeper_client::{Acls, Client, CreateMode};
 
+use crate::common::changes::reference_reaches;
+
 const WAIT: Duration = Duration::from_secs(60);
 
 async fn zookeeper() -> ZooKeeperContainer {
@@ -52,13 +54,10 @@ async fn register(zk: &Client, url: &DubboUrl) -> String {
     path
 }
 
-/// Polls a condition that the consumer must reach by itself, bounded by [`WAIT`].
-async fn until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+/// Waits for a condition the consumer must reach by itself, checked on each directory change,
+/// bounded by [`WAIT`].
+async fn until(reference: &Reference, what: &str, condition: impl FnMut() -> bool) {
+    reference_reaches(reference, what, WAIT, condition).await;
 }
 
 fn providers_of(reference: &Reference) -> usize {
@@ -97,7 +96,10 @@ async fn a_thousand_providers_come_and_go_and_leave_nothing_behind() {
     for server in &servers {
         paths.push(register(&zk, &provider_url(server, SERVICE)).await);
     }
-    until("1,000 providers", || providers_of(&reference) == N).await;
+    until(&reference, "1,000 providers", || {
+        providers_of(&reference) == N
+    })
+    .await;
     // Equal weights under round robin: one call to each provider, so one connection to each.
     for _ in 0..N {
         reference.invoke("ping", &[], vec![]).await.expect("call");
@@ -109,7 +111,10 @@ async fn a_thousand_providers_come_and_go_and_leave_nothing_behind() {
     for path in &paths {
         zk.delete(path, None).await.expect("delete");
     }
-    until("the providers to leave", || providers_of(&reference) == 0).await;
+    until(&reference, "the providers to leave", || {
+        providers_of(&reference) == 0
+    })
+    .await;
     tokio::time::timeout(WAIT, consumer.wait_until_idle())
         .await
         .expect("every connection of the departed providers closes");

@@ -26,6 +26,8 @@ use rudder::{CallError, Consumer, Reference, RpcErrorKind, Value};
 use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};
 use zookeeper_client::{Acls, Client, CreateMode};
 
+use crate::common::changes::reference_reaches;
+
 const SERVICE: &str = "org.rudder.it.GreetingService";
 /// The providers' application: the tag router reads `<provider app>.tag-router`.
 const PROVIDER_APP: &str = "parity-provider";
@@ -209,7 +211,7 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_the_same_rules() {
         .build()
         .await
         .expect("rudder reference");
-    wait_for("rudder to list the four providers", || {
+    wait_for(&rudder, "rudder to list the four providers", || {
         rudder.directory().snapshot().providers().len() == 4
     })
     .await;
@@ -490,9 +492,11 @@ async fn publish(writer: &Client, rudder: &Reference, rule: &Rule) {
             .set_rule(rule.key.clone(), Some(&rule.yaml))
             .expect("rudder parses the rule");
     }
-    wait_for(&format!("rudder to route by {}", rule.key.name), || {
-        in_force(rudder, rule)
-    })
+    wait_for(
+        rudder,
+        &format!("rudder to route by {}", rule.key.name),
+        || in_force(rudder, rule),
+    )
     .await;
 }
 
@@ -505,7 +509,7 @@ async fn withdraw(writer: &Client, rudder: &Reference, rule: &Rule) {
             .set_rule(rule.key.clone(), None)
             .expect("rudder deletes the rule");
     }
-    wait_for(&format!("rudder to drop {}", rule.key.name), || {
+    wait_for(rudder, &format!("rudder to drop {}", rule.key.name), || {
         !in_force(rudder, rule)
     })
     .await;
@@ -525,13 +529,10 @@ fn in_force(rudder: &Reference, rule: &Rule) -> bool {
     })
 }
 
-/// Polls `condition` until it holds; panics after [`WAIT`] saying what did not happen.
-async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !condition() {
-        assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+/// Waits until `condition` holds for `rudder`, checked on each snapshot or rule change; panics after
+/// [`WAIT`] saying what did not happen.
+async fn wait_for(rudder: &Reference, what: &str, condition: impl FnMut() -> bool) {
+    reference_reaches(rudder, what, WAIT, condition).await;
 }
 
 /// Runs the Java probe over `specs`; each spec's outcomes.

@@ -2,12 +2,14 @@
 //! rule written into a real ZooKeeper where (and as) dubbo-admin writes them, changed and deleted while
 //! calls go on, each decision explained.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rudder::rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::{run_rudder, ZooKeeperContainer};
 use zookeeper_client::{Acls, Client, CreateMode};
+
+use crate::common::changes::reference_reaches;
 
 const SERVICE: &str = "com.acme.Routed";
 const PROVIDER_APP: &str = "routed-provider";
@@ -91,14 +93,10 @@ async fn reached(reference: &Reference, tag: Option<&str>) -> Vec<i32> {
 
 /// Waits until the chain has applied a new rule version (the rule arrived from ZooKeeper).
 async fn rule_applied(reference: &Reference, after: u64) {
-    let deadline = Instant::now() + WAIT;
-    while reference.routers()[0].version() <= after {
-        assert!(
-            Instant::now() < deadline,
-            "the rule never reached the chain"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    reference_reaches(reference, "the rule to reach the chain", WAIT, || {
+        reference.routers()[0].version() > after
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -201,11 +199,10 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
     );
     let disable_path = format!("/dubbo/config/dubbo/{SERVICE}::.configurators");
     put(&zk, &disable_path, &disable).await;
-    let deadline = Instant::now() + WAIT;
-    while reference.directory().snapshot().providers().len() != 2 {
-        assert!(Instant::now() < deadline, "the configurator never applied");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    reference_reaches(&reference, "the configurator to apply", WAIT, || {
+        reference.directory().snapshot().providers().len() == 2
+    })
+    .await;
     let explained = run_rudder(&[
         "providers",
         "--registry",
@@ -228,11 +225,10 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
         explained.stdout
     );
     zk.delete(&disable_path, None).await.expect("delete");
-    let deadline = Instant::now() + WAIT;
-    while reference.directory().snapshot().providers().len() != 3 {
-        assert!(Instant::now() < deadline, "the provider never came back");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    reference_reaches(&reference, "the provider to come back", WAIT, || {
+        reference.directory().snapshot().providers().len() == 3
+    })
+    .await;
 
     // A service condition rule: whoAmI only to the third provider.
     let version = reference.routers()[0].version();

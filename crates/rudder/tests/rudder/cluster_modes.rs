@@ -7,14 +7,16 @@ use std::time::{Duration, Instant};
 use rudder::{CallError, Invocation, Reference, RpcErrorKind, Value};
 use rudder_common::value::JavaException;
 use rudder_rpc::server::DubboServer;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 
 /// A provider named `name`: `who` answers the name, `numbers` a list of `numbers`, `slow` the name after
-/// 2 s, `fail` throws; every call is counted and announced.
+/// 2 s, `fail` throws, `held` answers the name once the test releases it; every call is counted and
+/// announced.
 struct Provider {
     server: DubboServer,
     calls: Arc<AtomicUsize>,
     called: Arc<Notify>,
+    held: Arc<Semaphore>,
 }
 
 async fn provider(name: &'static str, numbers: &'static [i32]) -> Provider {
@@ -24,12 +26,18 @@ async fn provider(name: &'static str, numbers: &'static [i32]) -> Provider {
 async fn provider_on(port: u16, name: &'static str, numbers: &'static [i32]) -> Provider {
     let calls = Arc::new(AtomicUsize::new(0));
     let called = Arc::new(Notify::new());
-    let (count, notify) = (Arc::clone(&calls), Arc::clone(&called));
+    let held = Arc::new(Semaphore::new(0));
+    let (count, notify, gate) = (Arc::clone(&calls), Arc::clone(&called), Arc::clone(&held));
     let server = DubboServer::bind(port, move |call: Invocation| {
         count.fetch_add(1, Ordering::SeqCst);
         notify.notify_waiters();
+        let gate = Arc::clone(&gate);
         async move {
             match call.method_name() {
+                "held" => {
+                    let _released = gate.acquire().await;
+                    Ok(Value::from(name))
+                }
                 "numbers" => Ok(Value::List {
                     type_name: None,
                     items: numbers.iter().map(|n| Value::Int(*n)).collect(),
@@ -53,6 +61,7 @@ async fn provider_on(port: u16, name: &'static str, numbers: &'static [i32]) -> 
         server,
         calls,
         called,
+        held,
     }
 }
 
@@ -62,6 +71,10 @@ impl Provider {
             "dubbo://{}/com.acme.Greeter?{params}",
             self.server.local_addr()
         )
+    }
+    /// Lets this provider's `held` calls answer.
+    fn release(&self) {
+        self.held.add_permits(Semaphore::MAX_PERMITS / 2);
     }
     fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
@@ -125,16 +138,25 @@ async fn forking_returns_the_first_answer_and_a_timeout_lists_the_forks() {
     let greeter = builder()
         .cluster("forking")
         .parameter("forks", "2")
-        .parameter("who.timeout", "1000")
+        .parameter("held.timeout", "5000")
         .parameter("slow.timeout", "200")
         .provider(&slow.url(""))
         .provider(&fast.url(""))
         .build()
         .await
         .unwrap();
-    let answer = greeter.invoke("who", &[], vec![]).await.unwrap();
-    // Both were called, the fast one answers (the slow one's `who` is fast too: either may win).
-    assert!(answer == Value::from("fast") || answer == Value::from("slow"));
+    // Both providers get the call and hold it; then only the fast one may answer, so the first
+    // answer is known (the losers' calls are cancelled, so they must have arrived before it).
+    let call = tokio::spawn({
+        let greeter = greeter.clone();
+        async move { greeter.invoke("held", &[], vec![]).await }
+    });
+    fast.wait_for_calls(1).await;
+    slow.wait_for_calls(1).await;
+    fast.release();
+    assert_eq!(call.await.unwrap().unwrap(), Value::from("fast"));
+    assert_eq!((fast.calls(), slow.calls()), (1, 1));
+    slow.release();
 
     let started = Instant::now();
     let err = greeter
@@ -169,7 +191,17 @@ async fn broadcast_calls_every_provider_and_fails_on_any_exception() {
         .await
         .unwrap();
     let last = greeter.invoke("refresh", &[], vec![]).await.unwrap();
-    assert!(["a", "b", "c"].iter().any(|n| last == Value::from(*n)));
+    // One after another in list order, and the answer is the last one's. The list order of three
+    // loopback providers depends on their ports, so the expected name is read from the list.
+    let names = [("a", &a), ("b", &b), ("c", &c)];
+    let last_listed = greeter.directory().snapshot().providers()[2]
+        .address()
+        .to_owned();
+    let (expected, _) = names
+        .iter()
+        .find(|(_, p)| p.server.local_addr().to_string() == last_listed)
+        .expect("the last listed provider is one of the three");
+    assert_eq!(last, Value::from(*expected));
     assert_eq!((a.calls(), b.calls(), c.calls()), (1, 1, 1));
 
     let err = greeter.invoke("fail", &[], vec![]).await.unwrap_err();

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod changes;
 pub(crate) mod proxy;
 pub(crate) mod session;
 
