@@ -110,6 +110,8 @@ mod tests {
     #[test]
     fn booleans_are_java_parse_boolean() {
         assert!(java_boolean(&yaml("TRUE")) && java_boolean(&yaml("'True'")));
-        assert!(!java_boolean(&yaml("yes")) && !java_boolean(&yaml("1")) && !java_boolean(&yaml("~")));
+        assert!(
+            !java_boolean(&yaml("yes")) && !java_boolean(&yaml("1")) && !java_boolean(&yaml("~"))
+        );
     }
 }

@@ -98,9 +98,9 @@ fn match_cidr(pattern: &str, host: &str) -> Result<bool, IpPatternError> {
     let network: IpAddr = network
         .parse()
         .map_err(|_| IpPatternError::Unresolvable(network.to_owned()))?;
-    let prefix: u32 = prefix.parse().map_err(|_| {
-        IpPatternError::Malformed(format!("bad CIDR prefix length in {pattern:?}"))
-    })?;
+    let prefix: u32 = prefix
+        .parse()
+        .map_err(|_| IpPatternError::Malformed(format!("bad CIDR prefix length in {pattern:?}")))?;
     let host: IpAddr = host
         .parse()
         .map_err(|_| IpPatternError::Unresolvable(host.to_owned()))?;
@@ -170,8 +170,9 @@ pub fn match_ip_range(pattern: &str, host: &str, port: u16) -> Result<bool, IpPa
     let segments = java_split(&host, separator);
     let radix = if is_v4 { 10 } else { 16 };
     let number = |s: &str| {
-        i64::from_str_radix(s, radix)
-            .map_err(|_| IpPatternError::Malformed(format!("bad number {s:?} in IP pattern {pattern}")))
+        i64::from_str_radix(s, radix).map_err(|_| {
+            IpPatternError::Malformed(format!("bad number {s:?} in IP pattern {pattern}"))
+        })
     };
     for (m, segment) in mask.iter().zip(&segments) {
         if *m == "*" || m == segment {

@@ -245,8 +245,8 @@ mod linux {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             let read = |file: &str| fs::read_to_string(entry.path().join(file)).unwrap_or_default();
-            let flags = u32::from_str_radix(read("flags").trim().trim_start_matches("0x"), 16)
-                .unwrap_or(0);
+            let flags =
+                u32::from_str_radix(read("flags").trim().trim_start_matches("0x"), 16).unwrap_or(0);
             let index = read("ifindex").trim().parse().unwrap_or(u32::MAX - 1);
             interfaces.push(
                 NetworkInterface::new(&name, index)
@@ -276,8 +276,12 @@ mod linux {
             .skip(1)
             .filter_map(|line| {
                 let fields: Vec<&str> = line.split_whitespace().collect();
-                let (interface, destination, gateway, mask) =
-                    (fields.first()?, fields.get(1)?, fields.get(2)?, fields.get(7)?);
+                let (interface, destination, gateway, mask) = (
+                    fields.first()?,
+                    fields.get(1)?,
+                    fields.get(2)?,
+                    fields.get(7)?,
+                );
                 (word(gateway)? == 0).then_some(Route {
                     interface: (*interface).to_owned(),
                     destination: word(destination)?,

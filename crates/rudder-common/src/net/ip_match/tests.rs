@@ -81,11 +81,23 @@ fn net_utils_test_match_ipv6_with_ip_port() {
     yes("[234e:0:4567::3d:ee]", "234e:0:4567::3d:ee", 8090);
     yes("[234e:0:4567:0:0:0:3d:ee]", "234e:0:4567::3d:ee", 8090);
     yes("[234e:0:4567:0:0:0:3d:ee]:8090", "234e:0:4567::3d:ee", 8090);
-    yes("[234e:0:4567:0:0:0:3d:0-ee]:8090", "234e:0:4567::3d:ee", 8090);
-    yes("[234e:0:4567:0:0:0:3d:ee-ff]:8090", "234e:0:4567::3d:ee", 8090);
+    yes(
+        "[234e:0:4567:0:0:0:3d:0-ee]:8090",
+        "234e:0:4567::3d:ee",
+        8090,
+    );
+    yes(
+        "[234e:0:4567:0:0:0:3d:ee-ff]:8090",
+        "234e:0:4567::3d:ee",
+        8090,
+    );
     yes("[234e:0:4567:0:0:0:3d:*]:90", "234e:0:4567::3d:ff", 90);
     no("[234e:0:4567:0:0:0:3d:ee]:7289", "234e:0:4567::3d:ee", 8090);
-    no("[234e:0:4567:0:0:0:3d:ee-ff]:8090", "234e:0:4567::3d:ee", 9090);
+    no(
+        "[234e:0:4567:0:0:0:3d:ee-ff]:8090",
+        "234e:0:4567::3d:ee",
+        9090,
+    );
 }
 
 #[test]
@@ -165,7 +177,10 @@ fn names_are_never_resolved() {
 #[test]
 fn the_two_argument_form_splits_a_port_only_before_a_trailing_colon() {
     assert_eq!(match_ip_address("10.0.0.1:20880", "10.0.0.1"), Ok(false));
-    assert_eq!(match_ip_address("10.0.0.1:20880", "10.0.0.1:20880:"), Ok(true));
+    assert_eq!(
+        match_ip_address("10.0.0.1:20880", "10.0.0.1:20880:"),
+        Ok(true)
+    );
     assert_eq!(match_ip_address("10.0.0.1:0", "10.0.0.1:x:"), Ok(true));
     assert!(matches!(
         match_ip_address("10.0.0.*", "10.0.0.1:20880"),

@@ -60,7 +60,14 @@ fn without_ipv4_a_global_ipv6_of_the_first_interface_else_nothing() {
 
 #[test]
 fn invalid_hosts_are_dubbos() {
-    for host in ["", "localhost", "LocalHost", "0.0.0.0", "127.0.0.1", "127.1.2.3"] {
+    for host in [
+        "",
+        "localhost",
+        "LocalHost",
+        "0.0.0.0",
+        "127.0.0.1",
+        "127.1.2.3",
+    ] {
         assert!(is_invalid_local_host(host), "{host}");
     }
     for host in ["10.0.0.1", "::1x", "128.0.0.1", "db.local"] {
@@ -100,7 +107,8 @@ Local:
               /32 host LOCAL
 ";
 
-    const ROUTE: &str = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
+    const ROUTE: &str =
+        "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
 eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0
 eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
 ";
