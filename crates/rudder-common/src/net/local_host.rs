@@ -51,18 +51,27 @@ pub struct InvalidHost {
 /// # Errors
 /// [`InvalidHost`] when `DUBBO_IP_TO_REGISTRY` names a loopback address, `localhost` or `0.0.0.0`.
 pub fn consumer_host() -> Result<String, InvalidHost> {
-    match std::env::var(IP_TO_REGISTRY) {
-        Ok(host) if !host.is_empty() => {
-            if is_invalid_local_host(&host) {
+    host_to_register(std::env::var(IP_TO_REGISTRY).ok().as_deref(), local_host)
+}
+
+/// `ReferenceConfig`'s choice: the configured address when set and not empty (refused when invalid),
+/// else `local`.
+fn host_to_register(
+    configured: Option<&str>,
+    local: impl FnOnce() -> &'static str,
+) -> Result<String, InvalidHost> {
+    match configured {
+        Some(host) if !host.is_empty() => {
+            if is_invalid_local_host(host) {
                 Err(InvalidHost {
                     source_name: IP_TO_REGISTRY,
-                    host,
+                    host: host.to_owned(),
                 })
             } else {
-                Ok(host)
+                Ok(host.to_owned())
             }
         }
-        _ => Ok(local_host().to_owned()),
+        _ => Ok(local().to_owned()),
     }
 }
 

@@ -59,6 +59,25 @@ fn without_ipv4_a_global_ipv6_of_the_first_interface_else_nothing() {
 }
 
 #[test]
+fn the_configured_address_wins_and_a_loopback_one_is_refused() {
+    let local = || "10.0.0.7";
+    assert_eq!(
+        host_to_register(Some("10.20.153.10"), local).as_deref(),
+        Ok("10.20.153.10")
+    );
+    assert_eq!(host_to_register(Some(""), local).as_deref(), Ok("10.0.0.7"));
+    assert_eq!(host_to_register(None, local).as_deref(), Ok("10.0.0.7"));
+    let refused = host_to_register(Some("127.0.0.1"), local).unwrap_err();
+    assert_eq!(refused.host, "127.0.0.1");
+    assert!(
+        refused
+            .to_string()
+            .contains("DUBBO_IP_TO_REGISTRY=\"127.0.0.1\""),
+        "{refused}"
+    );
+}
+
+#[test]
 fn invalid_hosts_are_dubbos() {
     for host in [
         "",
