@@ -295,7 +295,9 @@ pub struct ReferenceBuilder {
 
 impl ReferenceBuilder {
     pub(crate) fn new(consumer: Consumer, interface: &str) -> ReferenceBuilder {
-        let mut consumer_url = DubboUrl::new("consumer", &local_host(), 0, interface)
+        // A bad `DUBBO_IP_TO_REGISTRY` fails `build` (`validate`); the URL needs some host until then.
+        let host = consumer.host().unwrap_or("127.0.0.1").to_owned();
+        let mut consumer_url = DubboUrl::new("consumer", &host, 0, interface)
             .with_parameter("interface", interface)
             .with_parameter("side", "consumer");
         if let Some(application) = consumer.application() {
@@ -453,6 +455,9 @@ impl ReferenceBuilder {
         if let Some(kind) = self.conflict {
             return Err(BuildError::ConflictingSources(kind));
         }
+        if let Err(invalid) = &self.consumer.inner.host {
+            return Err(BuildError::BadParameter(invalid.to_string()));
+        }
         ClusterMode::from_consumer(&self.consumer_url, "")?;
         registry_failover(&self.consumer_url)?;
         for (key, value) in self.consumer_url.parameters() {
@@ -587,9 +592,4 @@ fn registry_failover(consumer_url: &DubboUrl) -> Result<bool, BuildError> {
             "{REGISTRY_FAILOVER}={value:?} is not true or false"
         ))),
     }
-}
-
-/// The address this consumer registers under: `DUBBO_IP_TO_REGISTRY`, else loopback.
-fn local_host() -> String {
-    std::env::var("DUBBO_IP_TO_REGISTRY").unwrap_or_else(|_| "127.0.0.1".to_owned())
 }
