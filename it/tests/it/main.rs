@@ -10,6 +10,7 @@ mod cli_multi_registry;
 mod cli_registry;
 mod common;
 mod config_center;
+mod consumer_host;
 mod consumer_scale;
 mod interop_discovery;
 mod interop_peers;
