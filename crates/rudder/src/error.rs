@@ -5,7 +5,7 @@
 //! [`MethodService`](crate::MethodService)) fails with one type, [`CallError`]; its
 //! [`kind`](CallError::kind) is Dubbo's error classification whatever the variant.
 
-use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::error::{Attempt, RpcError, RpcErrorKind};
 use rudder_common::value::{JavaException, SerdeError};
 
 #[cfg(feature = "zookeeper")]
@@ -62,6 +62,12 @@ impl CallError {
             CallError::Rpc(error) => Some(error),
             _ => None,
         }
+    }
+
+    /// The providers a cluster mode tried before giving up, in the order tried (empty unless the
+    /// call failed on the way after several attempts).
+    pub fn attempts(&self) -> &[Attempt] {
+        self.rpc().map_or(&[], RpcError::attempts)
     }
 
     /// The provider's exception, when its method threw ([`CallError::Exception`]).

@@ -504,9 +504,11 @@ impl ReferenceBuilder {
         self.parameter("retries", &retries.to_string())
     }
 
-    /// Fault-tolerance mode and its settings (`cluster`, `retries`, `forks`, ...: the parameters
-    /// [`ClusterMode::parameters`] lists). `ClusterMode::Failfast`, or `"forking".parse()?` for a
-    /// name with Dubbo's defaults; a `group` of `*` or `a,b` selects mergeable by itself.
+    /// Fault-tolerance mode and its settings: writes `cluster` and the mode's own parameters
+    /// (`retries`, `forks`, `failbacktasks`, ...; forking's deadline is [`Self::timeout`]), so a
+    /// later [`Self::retries`] or [`Self::parameter`] still changes them. `ClusterMode::Failfast`, or
+    /// `"forking".parse()?` for a Dubbo name with Dubbo's defaults; `.parameter("cluster", name)`
+    /// sets the name alone. A `group` of `*` or `a,b` selects mergeable by itself.
     ///
     /// ```
     /// use rudder::{ClusterMode, Reference};

@@ -250,7 +250,8 @@ impl ClusterMode {
     }
 
     /// The consumer parameters that select this mode, as [`ClusterMode::from_consumer`] reads them
-    /// back (the inverse of it; forking's deadline is the call `timeout`, as in Dubbo).
+    /// back. Forking's deadline is not among them: it is the call's `timeout`, as in Dubbo, set on its
+    /// own.
     ///
     /// ```
     /// use rudder_cluster::cluster::{ClusterMode, Groups};
@@ -259,7 +260,7 @@ impl ClusterMode {
     ///     ClusterMode::Failover { retries: 4 },
     ///     ClusterMode::Failfast,
     ///     ClusterMode::Failback { retries: 1, tasks: 10, period_millis: 200 },
-    ///     ClusterMode::Forking { forks: 3, timeout_millis: 700 },
+    ///     ClusterMode::Forking { forks: 3, timeout_millis: 1000 }, // the default `timeout`
     ///     ClusterMode::Broadcast { fail_percent: 50 },
     ///     ClusterMode::Mergeable { merger: Some("list".into()), groups: Groups::Any, retries: 1 },
     /// ] {
@@ -284,13 +285,7 @@ impl ClusterMode {
                 ("failbacktasks", tasks.to_string()),
                 ("retry.period", period_millis.to_string()),
             ]),
-            ClusterMode::Forking {
-                forks,
-                timeout_millis,
-            } => parameters.extend([
-                ("forks", forks.to_string()),
-                ("timeout", timeout_millis.to_string()),
-            ]),
+            ClusterMode::Forking { forks, .. } => parameters.push(("forks", forks.to_string())),
             ClusterMode::Broadcast { fail_percent } => {
                 parameters.push(("broadcast.fail.percent", fail_percent.to_string()));
             }
