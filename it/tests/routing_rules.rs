@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use rudder::rpc::server::DubboServer;
+use rudder::internals::rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::{run_rudder, ZooKeeperContainer};
 use zookeeper_client::{Acls, Client, CreateMode};
@@ -202,7 +202,7 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
     let disable_path = format!("/dubbo/config/dubbo/{SERVICE}::.configurators");
     put(&zk, &disable_path, &disable).await;
     let deadline = Instant::now() + WAIT;
-    while reference.directory().snapshot().providers().len() != 2 {
+    while reference.snapshot().providers().len() != 2 {
         assert!(Instant::now() < deadline, "the configurator never applied");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -229,7 +229,7 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
     );
     zk.delete(&disable_path, None).await.expect("delete");
     let deadline = Instant::now() + WAIT;
-    while reference.directory().snapshot().providers().len() != 3 {
+    while reference.snapshot().providers().len() != 3 {
         assert!(Instant::now() < deadline, "the provider never came back");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

@@ -37,6 +37,12 @@
 //!
 //! See [`Consumer`] and [`Reference`]; `rudder demo` runs the whole path against embedded providers.
 
+/// The workspace README's code blocks (its library section), compiled as doctests so the README
+/// stays true to the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 mod arguments;
 mod caller;
 mod consumer;
