@@ -247,7 +247,7 @@ async fn shutdown_fails_later_calls_and_builds() {
     assert!(consumer.is_shut_down());
     let err = greeter.invoke("who", &[], vec![]).await.unwrap_err();
     assert!(
-        matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::Network),
+        matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::ShutDown),
         "{err}"
     );
     let late = consumer
