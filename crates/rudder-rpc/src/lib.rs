@@ -56,7 +56,7 @@ pub mod internals;
 mod pool;
 mod protocol;
 mod response;
-#[cfg(feature = "internals")]
+#[cfg(feature = "fuzzing")]
 mod scripted_peer;
 /// A small dubbo:// server for tests, examples and the CLI's demo (feature `internals`).
 #[cfg(feature = "internals")]

@@ -60,7 +60,7 @@ use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::status::StatusRegistry;
 use rudder_rpc::DubboProtocol;
 
-use crate::reference::ReferenceBuilder;
+use crate::builder::ReferenceBuilder;
 
 /// The process-level consumer runtime. Cheap to clone; clones share everything.
 #[derive(Clone)]

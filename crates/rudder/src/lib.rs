@@ -44,6 +44,7 @@
 struct ReadmeDoctests;
 
 mod arguments;
+mod builder;
 mod caller;
 mod consumer;
 mod error;
@@ -60,7 +61,8 @@ pub use consumer::{Consumer, ConsumerBuilder};
 #[cfg(feature = "zookeeper")]
 pub use error::RegistryError;
 pub use error::{BuildError, CallError};
-pub use reference::{Reference, ReferenceBuilder};
+pub use builder::ReferenceBuilder;
+pub use reference::Reference;
 pub use rudder_cluster::cluster::ClusterMode;
 pub use rudder_cluster::directory::ProviderSet;
 pub use rudder_cluster::provider::Provider;
