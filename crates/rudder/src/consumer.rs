@@ -5,11 +5,11 @@
 //!
 //! * registry sessions: one ZooKeeper session per distinct registry address, shared by every reference
 //!   subscribed through it (a reference with several registries uses one session of each);
-//! * connections: one set per provider address (see [`DubboProtocol`]), shared by every reference that
+//! * connections: one set per provider address, shared by every reference that
 //!   calls that address;
-//! * call statistics ([`StatusRegistry`]), per provider and per provider and method: `leastactive` on
+//! * call statistics ([`StatusRegistry`](crate::extension::StatusRegistry)), per provider and per provider and method: `leastactive` on
 //!   one reference sees the calls made through every other, as Dubbo's process-wide `RpcStatus` does;
-//! * the load-balance strategies by name ([`LoadBalanceRegistry`]): a custom strategy is registered once,
+//! * the load-balance strategies by name ([`ConsumerBuilder::loadbalance_policy`]): a custom strategy is registered once,
 //!   and a strategy's state (round-robin counters, response windows) is shared as Dubbo's singletons are;
 //! * the application name references register under.
 //!
@@ -19,16 +19,15 @@
 //! [`Consumer::shutdown`], every session, connection and task ends.
 //!
 //! ```
-//! use rudder::{Consumer, Value};
-//! use rudder_rpc::server::DubboServer;
-//! use rudder_common::invocation::Invocation;
+//! use rudder::{Consumer, Invocation, Value};
+//! # use rudder_rpc::server::DubboServer;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let server = DubboServer::bind(0, |call: Invocation| async move {
-//!     Ok(Value::from(call.method_name().to_owned()))
-//! })
-//! .await?;
+//! # let server = DubboServer::bind(0, |call: Invocation| async move {
+//! #     Ok(Value::from(call.method_name().to_owned()))
+//! # })
+//! # .await?;
 //! let consumer = Consumer::builder().application("orders").build();
 //! let greeter = consumer
 //!     .reference("com.acme.Greeter")
@@ -61,7 +60,7 @@ use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::status::StatusRegistry;
 use rudder_rpc::DubboProtocol;
 
-use crate::reference::ReferenceBuilder;
+use crate::builder::ReferenceBuilder;
 
 /// The process-level consumer runtime. Cheap to clone; clones share everything.
 #[derive(Clone)]
