@@ -49,6 +49,7 @@ mod caller;
 mod consumer;
 mod error;
 #[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod internals;
 #[cfg(feature = "metrics")]
 pub mod metrics;
@@ -59,11 +60,11 @@ mod service;
 mod strategy;
 
 pub use arguments::Arguments;
+pub use builder::ReferenceBuilder;
 pub use consumer::{Consumer, ConsumerBuilder};
 #[cfg(feature = "zookeeper")]
 pub use error::RegistryError;
 pub use error::{BuildError, CallError};
-pub use builder::ReferenceBuilder;
 pub use reference::Reference;
 pub use rudder_cluster::cluster::ClusterMode;
 pub use rudder_cluster::directory::ProviderSet;
@@ -100,16 +101,4 @@ pub mod extension {
     pub use rudder_cluster::loadbalance::{LoadBalance, MethodView, Pick, PickRng, StateKey};
     pub use rudder_common::clock::{Clock, ManualClock, SystemClock};
     pub use rudder_common::status::{MethodStatus, ProviderStatus, RpcStatus, StatusRegistry};
-}
-
-/// The layers beneath the facade, for rudder's own CLI, tests, benches and fuzz targets (feature
-/// `internals`). Not a stable API.
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod internals {
-    #[cfg(feature = "zookeeper")]
-    pub use crate::registry::{load_router_rules, RegistryTarget};
-    pub use rudder_cluster as cluster;
-    pub use rudder_common as common;
-    pub use rudder_rpc as rpc;
 }

@@ -308,4 +308,3 @@ fn invocation(
     let types = parameter_types.iter().map(|t| (*t).to_owned()).collect();
     Ok(Invocation::new(method, types, arguments))
 }
-
