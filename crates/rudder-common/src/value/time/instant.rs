@@ -303,7 +303,9 @@ impl FromStr for Date {
     /// An ISO-8601 instant (`Z` or an offset), to the millisecond.
     fn from_str(s: &str) -> Result<Self, ParseError> {
         let instant: Instant = s.parse().map_err(|_| ParseError::new(s, "Date"))?;
-        if !instant.nanos.is_multiple_of(1_000_000) {
+        // (`%` with a binding, not `is_multiple_of`: the crates' MSRV predates it.)
+        let below_millis = instant.nanos % 1_000_000;
+        if below_millis != 0 {
             return Err(ParseError::new(s, "Date (milliseconds at most)"));
         }
         let millis = instant

@@ -74,13 +74,10 @@ impl<'a> Cursor<'a> {
 /// Writes a nanosecond fraction the way Java's ISO formatters do: nothing for zero, else 3, 6 or
 /// 9 digits.
 pub(super) fn fraction(f: &mut fmt::Formatter<'_>, nano: u32) -> fmt::Result {
-    if nano == 0 {
-        Ok(())
-    } else if nano.is_multiple_of(1_000_000) {
-        write!(f, ".{:03}", nano / 1_000_000)
-    } else if nano.is_multiple_of(1000) {
-        write!(f, ".{:06}", nano / 1000)
-    } else {
-        write!(f, ".{nano:09}")
+    match (nano, nano % 1_000_000, nano % 1000) {
+        (0, _, _) => Ok(()),
+        (_, 0, _) => write!(f, ".{:03}", nano / 1_000_000),
+        (_, _, 0) => write!(f, ".{:06}", nano / 1000),
+        _ => write!(f, ".{nano:09}"),
     }
 }

@@ -63,8 +63,9 @@ impl fmt::Display for ZoneOffset {
         let abs = self.seconds.unsigned_abs();
         let sign = if self.seconds < 0 { '-' } else { '+' };
         write!(f, "{sign}{:02}:{:02}", abs / 3600, abs / 60 % 60)?;
-        if !abs.is_multiple_of(60) {
-            write!(f, ":{:02}", abs % 60)?;
+        let seconds = abs % 60;
+        if seconds != 0 {
+            write!(f, ":{seconds:02}")?;
         }
         Ok(())
     }
