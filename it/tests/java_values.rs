@@ -8,8 +8,7 @@ use std::time::Duration as StdDuration;
 
 use rudder::{CallError, Reference, Value};
 use rudder_common::value::{
-    from_value, to_value, BigDecimal, BigInteger, Date, Duration, Instant, LocalDate,
-    LocalDateTime,
+    from_value, to_value, BigDecimal, BigInteger, Date, Duration, Instant, LocalDate, LocalDateTime,
 };
 use rudder_it::{run_rudder, Peer, PeerConfig, PeerKind, ZooKeeperContainer};
 use serde::{Deserialize, Serialize};
@@ -74,9 +73,27 @@ async fn java_value_types_round_trip_through_a_java_provider() {
 
     // (echo method, Java type, the value's text, describe method, what Java's toString() says).
     let cases = [
-        ("echoDecimal", "java.math.BigDecimal", "12.340", "describeDecimal", "12.340 scale=3"),
-        ("echoDecimal", "java.math.BigDecimal", "-1E-8", "describeDecimal", "-1E-8 scale=8"),
-        ("echoDecimal", "java.math.BigDecimal", "1E+3", "describeDecimal", "1E+3 scale=-3"),
+        (
+            "echoDecimal",
+            "java.math.BigDecimal",
+            "12.340",
+            "describeDecimal",
+            "12.340 scale=3",
+        ),
+        (
+            "echoDecimal",
+            "java.math.BigDecimal",
+            "-1E-8",
+            "describeDecimal",
+            "-1E-8 scale=8",
+        ),
+        (
+            "echoDecimal",
+            "java.math.BigDecimal",
+            "1E+3",
+            "describeDecimal",
+            "1E+3 scale=-3",
+        ),
         (
             "echoBigInteger",
             "java.math.BigInteger",
@@ -84,7 +101,13 @@ async fn java_value_types_round_trip_through_a_java_provider() {
             "describeBigInteger",
             "-123456789012345678901234567890",
         ),
-        ("echoBigInteger", "java.math.BigInteger", "0", "describeBigInteger", "0"),
+        (
+            "echoBigInteger",
+            "java.math.BigInteger",
+            "0",
+            "describeBigInteger",
+            "0",
+        ),
         (
             "echoDate",
             "java.util.Date",
@@ -226,7 +249,12 @@ async fn cli_json_spells_java_values_as_text() {
     let peer = java_provider(&zookeeper).await;
     let url = provider_url(&peer, SERVICE);
     for (method, java_type, arg, printed) in [
-        ("echoDecimal", "java.math.BigDecimal", r#"["12.340"]"#, r#""12.340""#),
+        (
+            "echoDecimal",
+            "java.math.BigDecimal",
+            r#"["12.340"]"#,
+            r#""12.340""#,
+        ),
         (
             "echoBigInteger",
             "java.math.BigInteger",
@@ -239,15 +267,30 @@ async fn cli_json_spells_java_values_as_text() {
             r#"["2026-12-01T23:30:00Z"]"#,
             r#""2026-12-01T23:30:00Z""#,
         ),
-        ("echoLocalDate", "java.time.LocalDate", r#"["2026-12-31"]"#, r#""2026-12-31""#),
+        (
+            "echoLocalDate",
+            "java.time.LocalDate",
+            r#"["2026-12-31"]"#,
+            r#""2026-12-31""#,
+        ),
         (
             "echoLocalDateTime",
             "java.time.LocalDateTime",
             r#"["2026-12-01T23:30:00"]"#,
             r#""2026-12-01T23:30:00""#,
         ),
-        ("echoColor", "org.rudder.it.Color", r#"["BLUE"]"#, r#""BLUE""#),
-        ("nextColor", "org.rudder.it.Color", r#"["BLUE"]"#, r#""RED""#),
+        (
+            "echoColor",
+            "org.rudder.it.Color",
+            r#"["BLUE"]"#,
+            r#""BLUE""#,
+        ),
+        (
+            "nextColor",
+            "org.rudder.it.Color",
+            r#"["BLUE"]"#,
+            r#""RED""#,
+        ),
     ] {
         let out = run_rudder(&[
             "invoke", "--url", &url, "--method", method, "--types", java_type, "--args", arg,
@@ -281,22 +324,20 @@ async fn a_providers_stack_trace_reads_as_its_first_line() {
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
     let peer = java_provider(&zookeeper).await;
     let r = reference(&peer, "org.rudder.it.GreetingService").await;
-    let err = r
-        .invoke("nosuch", &["java.lang.String"], vec![Value::from("x")])
-        .await
-        .unwrap_err();
+    let err = r.invoke("nosuch", &[], vec![]).await.unwrap_err();
     let CallError::Rpc(rpc) = &err else {
         panic!("expected a status answer, got {err:?}");
     };
-    let provider = std::error::Error::source(rpc)
-        .and_then(|s| s.downcast_ref::<rudder::rpc::ProviderError>())
-        .expect("the ProviderError is the source");
+    // The cluster mode's error wraps the one call's, whose source is the status answer.
+    let provider = std::iter::successors(std::error::Error::source(rpc), |e| e.source())
+        .find_map(|e| e.downcast_ref::<rudder::rpc::ProviderError>())
+        .expect("a ProviderError in the source chain");
     let full = provider.message();
     assert!(full.lines().count() > 10, "a stack trace: {full}");
     let short = rpc.to_string();
     assert_eq!(short.lines().count(), 1, "{short}");
     assert!(
-        short.contains(r#"Not found method "nosuch" in class org.rudder.it.GreetingService"#),
+        short.ends_with(r#"SERVICE_ERROR: Not found method "nosuch" in class org.rudder.it.GreetingServiceImpl."#),
         "{short}"
     );
     assert!(!short.contains("\tat "), "{short}");

@@ -251,9 +251,9 @@ impl ProviderError {
         &self.message
     }
 
-    /// The message's first meaningful line: its first non-blank line, without the exception class
-    /// names Java prefixes to it (`RemotingException: NoSuchMethodException: ...`). The whole
-    /// message when that would leave nothing.
+    /// The message's first meaningful line: the root cause of a stack trace (its last
+    /// `Caused by:` line), else the first non-blank line, without the exception class names Java
+    /// prefixes to it (`RemotingException: NoSuchMethodException: ...`).
     pub fn headline(&self) -> &str {
         headline(&self.message)
     }
@@ -271,10 +271,16 @@ impl fmt::Display for ProviderError {
 }
 
 fn headline(message: &str) -> &str {
-    let Some(first) = message.lines().map(str::trim).find(|l| !l.is_empty()) else {
+    // A stack trace's last `Caused by:` is the root cause, which says what went wrong; the lines
+    // above it are the layers that passed it on.
+    let root_cause = message
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Caused by: "))
+        .next_back();
+    let first = message.lines().map(str::trim).find(|l| !l.is_empty());
+    let Some(mut line) = root_cause.or(first) else {
         return message;
     };
-    let mut line = first;
     while let Some((class, rest)) = line.split_once(": ") {
         if !is_throwable_class(class) || rest.trim().is_empty() {
             break;
@@ -320,8 +326,32 @@ mod tests {
                 "java.lang.OutOfMemoryError:",
             ),
             ("", ""),
+            (
+                "a.B.XException: outer\n\tat x\nCaused by: a.CException: middle\n\tat y\n\
+                 Caused by: java.io.IOException: disk full\n\t... 3 more",
+                "disk full",
+            ),
         ] {
             assert_eq!(headline(message), expected, "{message:?}");
         }
+    }
+
+    /// The 52-line message a Dubbo 3.3.6 provider (it/java-provider) answers, status 70, for a
+    /// call of a method its service does not have.
+    #[test]
+    fn a_real_service_error_reads_as_its_root_cause() {
+        let captured = include_str!("testdata/service-error-nosuch.txt");
+        assert!(captured.lines().count() > 50);
+        let e = ProviderError::new(ResponseStatus::ServiceError, captured);
+        assert_eq!(
+            e.headline(),
+            r#"Not found method "nosuch" in class org.rudder.it.GreetingServiceImpl."#
+        );
+        assert_eq!(
+            e.to_string(),
+            r#"provider answered 70 SERVICE_ERROR: Not found method "nosuch" in class org.rudder.it.GreetingServiceImpl."#
+        );
+        assert_eq!(e.message(), captured);
+        assert!(format!("{e:#}").ends_with(captured));
     }
 }
