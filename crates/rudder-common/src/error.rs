@@ -171,8 +171,28 @@ impl RpcError {
 }
 
 impl fmt::Display for RpcError {
+    /// `kind: message`; the alternate form (`{:#}`) adds each cause in its own alternate form, one
+    /// per line, so a provider's whole stack trace is there when asked for.
+    ///
+    /// ```
+    /// use rudder_common::error::{RpcError, RpcErrorKind};
+    /// let io = std::io::Error::other("connection reset");
+    /// let e = RpcError::new(RpcErrorKind::Network, "10.0.0.1:20880 failed").with_source(io);
+    /// assert_eq!(e.to_string(), "network: 10.0.0.1:20880 failed");
+    /// assert_eq!(format!("{e:#}"), "network: 10.0.0.1:20880 failed\ncaused by: connection reset");
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.0.kind, self.0.message)
+        write!(f, "{}: {}", self.0.kind, self.0.message)?;
+        if f.alternate() {
+            let mut cause = std::error::Error::source(self);
+            // Bounded: a cause chain could in principle be a long one.
+            for _ in 0..16 {
+                let Some(c) = cause else { break };
+                write!(f, "\ncaused by: {c:#}")?;
+                cause = c.source();
+            }
+        }
+        Ok(())
     }
 }
 
