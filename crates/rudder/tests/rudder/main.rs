@@ -11,3 +11,4 @@ mod lifecycle;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod reference;
+mod api;
