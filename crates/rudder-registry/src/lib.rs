@@ -13,6 +13,8 @@
 //! * [`RegistryAddress`]: the `zookeeper://` URL (backup hosts, group/root, chroot, digest credentials);
 //! * [`catalog`]: child names to provider URLs, with no I/O (unit-tested, benchmarked);
 //! * [`ZookeeperRegistry`] and [`Subscription`]: the session, watches and recovery;
+//! * [`ZookeeperRegistry::services`], [`ZookeeperRegistry::provider_urls`] and
+//!   [`ZookeeperRegistry::service_definitions`]: one-shot browsing for tools (`rudder list`);
 //! * [`config_center`] and [`rule_parser`]: governance rules (Dubbo's dynamic configuration, and raw
 //!   router rule texts for the routers) from the config center, by default the registry itself.
 //!
@@ -47,6 +49,7 @@ pub mod rule_parser;
 pub mod config_center;
 
 mod address;
+mod browse;
 mod consumer;
 mod error;
 mod options;
@@ -58,8 +61,9 @@ mod subscriber;
 mod subscription;
 
 pub use address::RegistryAddress;
+pub use browse::ServiceDefinition;
 pub use consumer::ConsumerSpec;
 pub use error::RegistryError;
 pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
-pub use subscription::{DisabledProvider, Subscription, SubscriptionStatus};
+pub use subscription::{DisabledProvider, ReweightedProvider, Subscription, SubscriptionStatus};

@@ -47,6 +47,9 @@ pub struct SubscriptionStatus {
     /// the rule that did, in node-name order: what `rudder providers --explain` shows as "out, by
     /// configurator".
     pub disabled: Vec<DisabledProvider>,
+    /// Listed providers whose `weight` a configurator rule changes, each with the rule that set it, in
+    /// node-name order: what `rudder providers` shows as `weight 300 (rule KEY)`.
+    pub reweighted: Vec<ReweightedProvider>,
 }
 
 /// A listed provider that a configurator rule takes out.
@@ -56,6 +59,20 @@ pub struct DisabledProvider {
     pub address: String,
     /// The rule that disabled it: `configurators` (the legacy category), `<app>.configurators` or
     /// `<interface>:<version>:<group>.configurators`.
+    pub rule: String,
+}
+
+/// A listed provider whose `weight` a configurator rule changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReweightedProvider {
+    /// `host:port`.
+    pub address: String,
+    /// Its `weight` before the rules (registered, consumer parameters merged), if it had one.
+    pub registered: Option<String>,
+    /// Its `weight` after the rules.
+    pub weight: String,
+    /// The last rule that changed it, labelled as in [`DisabledProvider::rule`].
     pub rule: String,
 }
 

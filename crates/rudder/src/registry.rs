@@ -30,6 +30,8 @@ pub(crate) struct Registries {
     open: tokio::sync::Mutex<HashMap<String, ZookeeperRegistry>>,
     /// Where governance rules are read, when not from each registry itself.
     config_center: Option<String>,
+    /// Connect timeout and retry pacing of every session.
+    pub(crate) options: RegistryOptions,
     /// How many are open, readable without the async lock.
     count: std::sync::atomic::AtomicUsize,
     /// The status channels of live subscriptions, for the metrics.
@@ -181,7 +183,7 @@ impl Registries {
         if let Some(registry) = open.get(&key) {
             return Ok(registry.clone());
         }
-        let registry = ZookeeperRegistry::connect(url, RegistryOptions::default())
+        let registry = ZookeeperRegistry::connect(url, self.options)
             .await
             .map_err(fail)?;
         open.insert(key, registry.clone());
