@@ -76,6 +76,24 @@ pub struct ReweightedProvider {
     pub rule: String,
 }
 
+impl ReweightedProvider {
+    /// `address` weighted `weight` (from `registered`) by `rule`.
+    ///
+    /// ```
+    /// use rudder_registry::ReweightedProvider;
+    /// let r = ReweightedProvider::new("10.0.0.1:20880", Some("100"), "300", "configurators");
+    /// assert_eq!(r.weight, "300");
+    /// ```
+    pub fn new(address: &str, registered: Option<&str>, weight: &str, rule: &str) -> ReweightedProvider {
+        ReweightedProvider {
+            address: address.to_owned(),
+            registered: registered.map(str::to_owned),
+            weight: weight.to_owned(),
+            rule: rule.to_owned(),
+        }
+    }
+}
+
 /// A live subscription: the sink it feeds follows ZooKeeper until this is dropped or closed.
 ///
 /// Dropping it stops following and removes the consumer node (in the background); [`Subscription::close`]

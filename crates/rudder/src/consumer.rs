@@ -317,10 +317,8 @@ impl ConsumerBuilder {
                 clock: self.clock,
                 seed: self.seed,
                 #[cfg(feature = "zookeeper")]
-                registries: crate::registry::Registries {
-                    options: self.registry_options,
-                    ..crate::registry::Registries::with_config_center(self.config_center)
-                },
+                registries: crate::registry::Registries::with_config_center(self.config_center)
+                    .with_options(self.registry_options),
                 #[cfg(feature = "metrics")]
                 metrics: self
                     .metrics

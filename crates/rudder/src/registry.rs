@@ -31,7 +31,7 @@ pub(crate) struct Registries {
     /// Where governance rules are read, when not from each registry itself.
     config_center: Option<String>,
     /// Connect timeout and retry pacing of every session.
-    pub(crate) options: RegistryOptions,
+    options: RegistryOptions,
     /// How many are open, readable without the async lock.
     count: std::sync::atomic::AtomicUsize,
     /// The status channels of live subscriptions, for the metrics.
@@ -161,6 +161,11 @@ impl Registries {
             config_center,
             ..Registries::default()
         }
+    }
+
+    /// These sessions, opened with `options`.
+    pub(crate) fn with_options(self, options: RegistryOptions) -> Registries {
+        Registries { options, ..self }
     }
 
     /// The session for `url`, reading its rules from the config center when one is set.
