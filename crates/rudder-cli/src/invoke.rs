@@ -170,6 +170,14 @@ async fn run_async(args: InvokeArgs, attempts: Option<AttemptLog>, out: &mut dyn
                 }
             }
             Err(error) => {
+                if last_error.is_none() && error.message().contains("Fail to decode request") {
+                    eprintln!(
+                        "hint: a Dubbo provider answers \"Fail to decode request\" when it exports no {} \
+                         (check --version and --group: `rudder list --registry R --interface {interface}`) \
+                         or cannot read the argument types",
+                        service_key(&interface, &args)
+                    );
+                }
                 *tally.failed.entry(label(error.kind())).or_insert(0) += 1;
                 if args.calls > 1 || args.verbose {
                     eprintln!("{}", line.unwrap_or_default());
@@ -197,6 +205,21 @@ async fn run_async(args: InvokeArgs, attempts: Option<AttemptLog>, out: &mut dyn
         Some(error) => Err(Reported(error.kind()).into()),
         None => Ok(()),
     }
+}
+
+/// `group/interface:version`, as Dubbo names an exported service.
+fn service_key(interface: &str, args: &InvokeArgs) -> String {
+    let mut key = String::new();
+    if let Some(group) = args.group.as_deref().filter(|g| !g.is_empty()) {
+        key.push_str(group);
+        key.push('/');
+    }
+    key.push_str(interface);
+    if let Some(version) = args.version.as_deref().filter(|v| !v.is_empty()) {
+        key.push(':');
+        key.push_str(version);
+    }
+    key
 }
 
 /// A failure already reported on stderr: only the exit code is left to give.

@@ -205,6 +205,23 @@ fn loadbalance(url: &DubboUrl, method: &str) -> String {
         .to_owned()
 }
 
+/// Fills in disabled rows whose registered URL was not found (a Dubbo provider re-registers itself
+/// when a rule changes it, so its node may be missing for a moment) from the last listing's row.
+pub(crate) fn fill_from(rows: &mut [Row], previous: &[Row]) {
+    for row in rows.iter_mut().filter(|r| r.disabled_by.is_some() && r.url.is_empty()) {
+        if let Some(known) = previous.iter().find(|p| p.address == row.address) {
+            let disabled_by = row.disabled_by.take();
+            *row = Row {
+                disabled_by,
+                effective: 0,
+                warming: false,
+                weight_rule: None,
+                ..known.clone()
+            };
+        }
+    }
+}
+
 /// The column titles of the text listing.
 const TITLES: [&str; 6] = ["ADDRESS", "PROTOCOL", "APPLICATION", "VERSION", "GROUP", "WEIGHT"];
 

@@ -132,7 +132,11 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
             }
             match args.format {
                 Format::Text => {
-                    let label = target.choice().to_string();
+                    let label = if several {
+                        target.choice().to_string()
+                    } else {
+                        target.choice().label().to_owned()
+                    };
                     let count = rows.len();
                     let plural = if count == 1 { "" } else { "s" };
                     let mut header = format!("# {} in {label}: {count} provider{plural}", query.service());
@@ -254,7 +258,8 @@ impl Session {
                     )?;
                 }
             }
-            let rows = self.rows_for(&now, method).await;
+            let mut rows = self.rows_for(&now, method).await;
+            provider_rows::fill_from(&mut rows, &shown);
             for line in provider_rows::diff(&shown, &rows) {
                 writeln!(out, "{line}")?;
             }

@@ -323,9 +323,10 @@ impl Catalog {
         out
     }
 
-    /// The listed providers whose `weight` the configurator rules change, each with its weight before and
+    /// The listed providers whose `weight` a configurator rule sets, each with its weight before and
     /// after and the rule that set it last (labels as in [`Catalog::disabled`]): what `rudder providers`
-    /// shows as `weight 300 (rule KEY)`. Disabled providers are left out.
+    /// shows as `weight 300 (rule KEY)`. A rule that sets the weight a provider registered counts too.
+    /// Disabled providers are left out.
     pub fn reweighted(&self) -> Vec<ReweightedProvider> {
         let [application, service] = self.dynamic.in_order();
         if self.configurators.is_empty() && self.dynamic.len() == 0 {
@@ -344,18 +345,22 @@ impl Catalog {
             }
             let merged = self.params.merge(url);
             let before = merged.parameter("weight").map(str::to_owned);
-            let mut current = before.clone();
+            // Applied to the URL without its weight, a rule that sets the weight shows even when it
+            // sets the registered value (a Dubbo provider re-registers with the rule applied).
+            let bare = merged.clone().without_parameter("weight");
+            let mut current = None;
             let mut decided = None;
-            let mut last = merged.clone();
             for n in 1..=sources.len() {
-                last = Configurators::apply_all(sources[..n].iter().copied(), merged.clone(), &self.consumer);
-                let weight = last.parameter("weight").map(str::to_owned);
+                let applied =
+                    Configurators::apply_all(sources[..n].iter().copied(), bare.clone(), &self.consumer);
+                let weight = applied.parameter("weight").map(str::to_owned);
                 if weight != current {
                     decided = Some(n);
                     current = weight;
                 }
             }
-            if is_disabled(&last) || current == before {
+            let all = Configurators::apply_all(sources, merged, &self.consumer);
+            if is_disabled(&all) {
                 continue;
             }
             if let (Some(n), Some(weight)) = (decided, current) {

@@ -362,3 +362,23 @@ fn junk_with_credentials_is_logged_once_and_without_them() {
     assert!(log.contains("dubbo://***@10.0.0.1:99999/S"), "{log}");
     assert_eq!(c.malformed(), 4);
 }
+
+#[test]
+fn reweighted_with_a_second_rule_disabling_another_provider() {
+    let spec = ConsumerSpec::new("I").version("1.0.0");
+    let mut c = Catalog::new(&spec, side());
+    c.set_providers(vec![
+        // As a Java provider re-registers itself after the rule: with the rule's weight.
+        node("dubbo://127.0.0.1:24001/I?version=1.0.0&weight=300"),
+        node("dubbo://127.0.0.1:24003/I?version=1.0.0&weight=100"),
+    ]);
+    c.set_configurators(vec![
+        node("override://127.0.0.1:24001/I?category=configurators&weight=300&version=1.0.0"),
+        node("override://127.0.0.1:24003/I?category=configurators&disabled=true&version=1.0.0"),
+    ]);
+    assert_eq!(c.disabled().len(), 1);
+    assert_eq!(
+        c.reweighted(),
+        [ReweightedProvider::new("127.0.0.1:24001", Some("300"), "300", "configurators")]
+    );
+}
