@@ -166,35 +166,35 @@ async fn run_async(args: InvokeArgs, attempts: Option<AttemptLog>, out: &mut dyn
             Ok(()) => {
                 tally.ok += 1;
                 if let Some(line) = line {
-                    eprintln!("{line}");
+                    crate::logging::say(format!("{line}"));
                 }
             }
             Err(error) => {
                 if last_error.is_none() && error.message().contains("Fail to decode request") {
-                    eprintln!(
+                    crate::logging::say(format!(
                         "hint: a Dubbo provider answers \"Fail to decode request\" when it exports no {} \
                          (check --version and --group: `rudder list --registry R --interface {interface}`) \
                          or cannot read the argument types",
                         service_key(&interface, &args)
-                    );
+                    ));
                 }
                 *tally.failed.entry(label(error.kind())).or_insert(0) += 1;
                 if args.calls > 1 || args.verbose {
-                    eprintln!("{}", line.unwrap_or_default());
+                    crate::logging::say(format!("{}", line.unwrap_or_default()));
                 }
                 last_error = Some(error);
             }
         }
     }
     if args.calls > 1 {
-        eprintln!("{}", tally.summary());
+        crate::logging::say(format!("{}", tally.summary()));
     }
     if args.linger {
         if let Some(server) = &metrics {
-            eprintln!(
+            crate::logging::say(format!(
                 "metrics: still serving http://{}/metrics; Ctrl-C to stop",
                 server.local_addr()
-            );
+            ));
             tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
         }
     }

@@ -151,7 +151,7 @@ async fn describe(
             &all,
         )
         .unwrap_or_else(|| format!("no provider of {interface}"));
-        eprintln!("{} {why}", crate::logging::warning_label());
+        crate::logging::say(format!("{} {why}", crate::logging::warning_label()));
     }
     let definitions = registry
         .service_definitions(interface)

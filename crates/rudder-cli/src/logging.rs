@@ -45,6 +45,13 @@ pub(crate) fn warning_label() -> &'static str {
     }
 }
 
+/// Writes one line to stderr, ignoring failure: a closed stderr (a reader that went away) must not
+/// turn a finished command into a panic, as `eprintln!` would.
+pub(crate) fn say(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// Installs the stderr logger, and with `attempts` the attempt log it returns.
 pub(crate) fn install(attempts: bool) -> Option<AttemptLog> {
     let filter = EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("warn"));

@@ -76,8 +76,8 @@ fn main() -> ExitCode {
         Err(error) => {
             let label = logging::error_label();
             match error.downcast_ref::<RpcError>() {
-                Some(rpc) => eprintln!("{label} {}: {}", invoke::label(rpc.kind()), rpc.message()),
-                None => eprintln!("{label} {error:#}"),
+                Some(rpc) => logging::say(format!("{label} {}: {}", invoke::label(rpc.kind()), rpc.message())),
+                None => logging::say(format!("{label} {error:#}")),
             }
             let call_failed = error
                 .chain()

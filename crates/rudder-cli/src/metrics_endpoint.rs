@@ -40,6 +40,6 @@ pub(crate) async fn serve(
         .serve(addr)
         .await
         .with_context(|| format!("binding --metrics-addr {addr}"))?;
-    eprintln!("metrics: http://{}/metrics", server.local_addr());
+    crate::logging::say(format!("metrics: http://{}/metrics", server.local_addr()));
     Ok(Some(server))
 }

@@ -164,7 +164,7 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
             writeln!(out, "{}", serde_json::Value::Array(all_rows))?;
         }
         for note in empty.into_iter().flatten() {
-            eprintln!("{} {note}", crate::logging::warning_label());
+            crate::logging::say(format!("{} {note}", crate::logging::warning_label()));
         }
         Ok(())
     })

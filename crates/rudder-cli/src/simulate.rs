@@ -238,12 +238,12 @@ fn warn_about(args: &SimulateArgs, registries: &[Simulated]) {
         .collect();
     if let Some(methods) = crate::service_info::listed_methods(urls.iter().copied()) {
         if !methods.iter().any(|m| m == &args.method) {
-            eprintln!(
+            crate::logging::say(format!(
                 "{} the providers list no method {} (they list: {}); simulating it anyway",
                 crate::logging::warning_label(),
                 args.method,
                 methods.join(", ")
-            );
+            ));
         }
     }
     let balancers: std::collections::BTreeSet<&str> =
@@ -254,10 +254,10 @@ fn warn_about(args: &SimulateArgs, registries: &[Simulated]) {
             "shortestresponse" => "the shortest measured response times",
             _ => continue,
         };
-        eprintln!(
+        crate::logging::say(format!(
             "note: {name} picks by {what}; a simulation makes no calls, so it acts as weighted \
              random here until calls are in flight or measured"
-        );
+        ));
     }
 }
 
