@@ -81,7 +81,11 @@ pub(crate) struct InvokeArgs {
     linger: bool,
 }
 
-pub(crate) fn run(args: InvokeArgs, attempts: Option<AttemptLog>, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn run(
+    args: InvokeArgs,
+    attempts: Option<AttemptLog>,
+    out: &mut dyn Write,
+) -> Result<()> {
     if args.url.is_none() && !args.registry.is_given() {
         bail!("--registry or --url is required");
     }
@@ -91,17 +95,21 @@ pub(crate) fn run(args: InvokeArgs, attempts: Option<AttemptLog>, out: &mut dyn 
     runtime.block_on(run_async(args, attempts, out))
 }
 
-async fn run_async(args: InvokeArgs, attempts: Option<AttemptLog>, out: &mut dyn Write) -> Result<()> {
+async fn run_async(
+    args: InvokeArgs,
+    attempts: Option<AttemptLog>,
+    out: &mut dyn Write,
+) -> Result<()> {
     let text = read_arguments(&args.args)?;
-    let json: serde_json::Value = serde_json::from_str(&text).with_context(|| {
-        format!("--args is not JSON: {}", excerpt(&text))
-    })?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("--args is not JSON: {}", excerpt(&text)))?;
     let Some(items) = json.as_array() else {
         bail!("--args must be a JSON array")
     };
     check_attachments(&args.attachments)?;
     let interface = invoke_target::interface(&args)?;
-    let consumer = metrics_endpoint::consumer("rudder-cli", args.metrics_addr, args.registry.options());
+    let consumer =
+        metrics_endpoint::consumer("rudder-cli", args.metrics_addr, args.registry.options());
     let metrics = metrics_endpoint::serve(&consumer, args.metrics_addr).await?;
     let reference = invoke_target::build_reference(&consumer, &args, &interface).await?;
 
@@ -195,7 +203,9 @@ async fn run_async(args: InvokeArgs, attempts: Option<AttemptLog>, out: &mut dyn
                 "metrics: still serving http://{}/metrics; Ctrl-C to stop",
                 server.local_addr()
             ));
-            tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+            tokio::signal::ctrl_c()
+                .await
+                .context("waiting for Ctrl-C")?;
         }
     }
     drop(metrics);
@@ -274,7 +284,11 @@ fn describe(
     match outcome {
         Ok(()) => detail.map(|d| format!("{head} ok: {d}")),
         Err(error) => {
-            let mut line = format!("{head} failed: {}: {}", label(error.kind()), error.message());
+            let mut line = format!(
+                "{head} failed: {}: {}",
+                label(error.kind()),
+                error.message()
+            );
             if let Some(detail) = detail {
                 line.push_str(&format!(" [{detail}]"));
             }
@@ -407,7 +421,14 @@ mod tests {
             tally.summary(),
             "22 calls: 11 ok, 11 failed (exception 9, timeout 2)"
         );
-        assert_eq!(Tally { ok: 3, ..Tally::default() }.summary(), "3 calls: 3 ok");
+        assert_eq!(
+            Tally {
+                ok: 3,
+                ..Tally::default()
+            }
+            .summary(),
+            "3 calls: 3 ok"
+        );
     }
 
     #[test]

@@ -32,10 +32,15 @@ pub(crate) fn direct_url(
             "--url {text}: {}:// is not supported yet; rudder calls providers over dubbo://",
             url.protocol()
         ),
-        other => bail!("--url {text}: {other}:// is not supported; rudder calls providers over dubbo://"),
+        other => {
+            bail!("--url {text}: {other}:// is not supported; rudder calls providers over dubbo://")
+        }
     }
     let in_url = url.service_interface().to_owned();
-    let interface = match (interface.map(str::trim).filter(|i| !i.is_empty()), in_url.is_empty()) {
+    let interface = match (
+        interface.map(str::trim).filter(|i| !i.is_empty()),
+        in_url.is_empty(),
+    ) {
         (Some(flag), false) if flag != in_url => {
             bail!("--interface {flag} conflicts with the service {in_url} in --url {text}")
         }
@@ -58,7 +63,11 @@ pub(crate) fn direct_url(
         let Some(flag) = flag.map(str::trim).filter(|v| !v.is_empty()) else {
             continue;
         };
-        match applied.parameter(key).map(str::trim).filter(|v| !v.is_empty()) {
+        match applied
+            .parameter(key)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+        {
             Some(in_url) if in_url != flag => {
                 bail!("--{key} {flag} conflicts with {key}={in_url} in --url {text}")
             }
@@ -229,22 +238,38 @@ mod tests {
 
     #[test]
     fn flags_apply_to_a_direct_url_and_conflicts_name_both() {
-        let url = direct_url("dubbo://127.0.0.1:20880", Some("peer.Greeter"), Some("1.0.0"), None)
-            .unwrap();
+        let url = direct_url(
+            "dubbo://127.0.0.1:20880",
+            Some("peer.Greeter"),
+            Some("1.0.0"),
+            None,
+        )
+        .unwrap();
         assert_eq!(
             url.to_full_string(),
             "dubbo://127.0.0.1:20880/peer.Greeter?version=1.0.0"
         );
-        let url = direct_url("dubbo://h:1/peer.Greeter?version=1.0.0", None, Some("1.0.0"), Some("g"))
-            .unwrap();
+        let url = direct_url(
+            "dubbo://h:1/peer.Greeter?version=1.0.0",
+            None,
+            Some("1.0.0"),
+            Some("g"),
+        )
+        .unwrap();
         assert_eq!(url.parameter("group"), Some("g"));
-        let err = direct_url("dubbo://h:1/peer.Greeter?version=1.0.0", None, Some("9.9"), None)
-            .unwrap_err();
+        let err = direct_url(
+            "dubbo://h:1/peer.Greeter?version=1.0.0",
+            None,
+            Some("9.9"),
+            None,
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "--version 9.9 conflicts with version=1.0.0 in --url dubbo://h:1/peer.Greeter?version=1.0.0"
         );
-        let err = direct_url("dubbo://h:1/peer.Greeter", Some("peer.Other"), None, None).unwrap_err();
+        let err =
+            direct_url("dubbo://h:1/peer.Greeter", Some("peer.Other"), None, None).unwrap_err();
         assert_eq!(
             err.to_string(),
             "--interface peer.Other conflicts with the service peer.Greeter in --url dubbo://h:1/peer.Greeter"

@@ -268,7 +268,11 @@ fn dash(value: &str) -> String {
 }
 
 /// Aligned columns under their titles (only the titles when there are no rows).
-fn table<const N: usize>(titles: [&str; N], rows: &[[String; N]], out: &mut dyn Write) -> Result<()> {
+fn table<const N: usize>(
+    titles: [&str; N],
+    rows: &[[String; N]],
+    out: &mut dyn Write,
+) -> Result<()> {
     let mut widths = titles.map(str::len);
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {

@@ -76,7 +76,11 @@ fn main() -> ExitCode {
         Err(error) => {
             let label = logging::error_label();
             match error.downcast_ref::<RpcError>() {
-                Some(rpc) => logging::say(format!("{label} {}: {}", invoke::label(rpc.kind()), rpc.message())),
+                Some(rpc) => logging::say(format!(
+                    "{label} {}: {}",
+                    invoke::label(rpc.kind()),
+                    rpc.message()
+                )),
                 None => logging::say(format!("{label} {error:#}")),
             }
             let call_failed = error

@@ -114,7 +114,12 @@ pub(crate) struct RuleNotes<'a> {
 
 /// The rows of every provider in `snapshot` for `method` ("" for the service level), then the
 /// disabled ones.
-pub(crate) fn rows(snapshot: &ProviderSet, method: &str, now: i64, notes: &RuleNotes<'_>) -> Vec<Row> {
+pub(crate) fn rows(
+    snapshot: &ProviderSet,
+    method: &str,
+    now: i64,
+    notes: &RuleNotes<'_>,
+) -> Vec<Row> {
     let view = snapshot.view(method);
     let pick = Pick::at(now);
     let mut rows = Vec::with_capacity(view.len() + notes.disabled.len());
@@ -124,7 +129,8 @@ pub(crate) fn rows(snapshot: &ProviderSet, method: &str, now: i64, notes: &RuleN
         let effective = view.weight(i, &pick);
         let warmup = provider.warmup();
         let uptime = now.saturating_sub(provider.timestamp());
-        let warming = provider.timestamp() > 0 && warmup > 0 && uptime < warmup && effective < weight;
+        let warming =
+            provider.timestamp() > 0 && warmup > 0 && uptime < warmup && effective < weight;
         let address = provider.address().to_owned();
         rows.push(Row {
             weight_rule: notes
@@ -208,7 +214,10 @@ fn loadbalance(url: &DubboUrl, method: &str) -> String {
 /// Fills in disabled rows whose registered URL was not found (a Dubbo provider re-registers itself
 /// when a rule changes it, so its node may be missing for a moment) from the last listing's row.
 pub(crate) fn fill_from(rows: &mut [Row], previous: &[Row]) {
-    for row in rows.iter_mut().filter(|r| r.disabled_by.is_some() && r.url.is_empty()) {
+    for row in rows
+        .iter_mut()
+        .filter(|r| r.disabled_by.is_some() && r.url.is_empty())
+    {
         if let Some(known) = previous.iter().find(|p| p.address == row.address) {
             let disabled_by = row.disabled_by.take();
             *row = Row {
@@ -223,7 +232,14 @@ pub(crate) fn fill_from(rows: &mut [Row], previous: &[Row]) {
 }
 
 /// The column titles of the text listing.
-const TITLES: [&str; 6] = ["ADDRESS", "PROTOCOL", "APPLICATION", "VERSION", "GROUP", "WEIGHT"];
+const TITLES: [&str; 6] = [
+    "ADDRESS",
+    "PROTOCOL",
+    "APPLICATION",
+    "VERSION",
+    "GROUP",
+    "WEIGHT",
+];
 
 /// Prints the rows as aligned columns under a title line (nothing but the titles when empty).
 pub(crate) fn print_table(rows: &[Row], out: &mut dyn Write) -> Result<()> {
@@ -299,18 +315,34 @@ fn changes(was: &Row, now: &Row) -> Vec<String> {
         out.push(format!("weight {} → {}{rule}", was.weight, now.weight));
     }
     for (name, a, b) in [
-        ("protocol", Some(was.protocol.clone()), Some(now.protocol.clone())),
-        ("application", was.application.clone(), now.application.clone()),
+        (
+            "protocol",
+            Some(was.protocol.clone()),
+            Some(now.protocol.clone()),
+        ),
+        (
+            "application",
+            was.application.clone(),
+            now.application.clone(),
+        ),
         ("version", was.version.clone(), now.version.clone()),
         ("group", was.group.clone(), now.group.clone()),
-        ("loadbalance", Some(was.loadbalance.clone()), Some(now.loadbalance.clone())),
+        (
+            "loadbalance",
+            Some(was.loadbalance.clone()),
+            Some(now.loadbalance.clone()),
+        ),
     ] {
         if a != b {
             out.push(format!("{name} {} → {}", show(&a), show(&b)));
         }
     }
     if was.methods != now.methods {
-        out.push(format!("methods {} → {}", was.methods.join(","), now.methods.join(",")));
+        out.push(format!(
+            "methods {} → {}",
+            was.methods.join(","),
+            now.methods.join(",")
+        ));
     }
     out
 }
@@ -328,12 +360,18 @@ mod tests {
 
     #[test]
     fn rows_show_warmup_share_rules_and_disabled_providers() {
-        let reweighted = [ReweightedProvider::new("10.0.0.1:1", Some("300"), "300", "configurators")];
+        let reweighted = [ReweightedProvider::new(
+            "10.0.0.1:1",
+            Some("300"),
+            "300",
+            "configurators",
+        )];
         let disabled = [DisabledProvider {
             address: "10.0.0.3:1".into(),
             rule: "app.configurators".into(),
         }];
-        let registered = [DubboUrl::parse("dubbo://10.0.0.3:1/S?application=gone&weight=50").unwrap()];
+        let registered =
+            [DubboUrl::parse("dubbo://10.0.0.3:1/S?application=gone&weight=50").unwrap()];
         let notes = RuleNotes {
             reweighted: &reweighted,
             disabled: &disabled,
@@ -373,7 +411,12 @@ ADDRESS     PROTOCOL  APPLICATION  VERSION  GROUP  WEIGHT
             0,
             &empty,
         );
-        let reweighted = [ReweightedProvider::new("10.0.0.1:1", Some("100"), "300", "S::.configurators")];
+        let reweighted = [ReweightedProvider::new(
+            "10.0.0.1:1",
+            Some("100"),
+            "300",
+            "S::.configurators",
+        )];
         let notes = RuleNotes {
             reweighted: &reweighted,
             ..RuleNotes::default()

@@ -139,16 +139,18 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
                     };
                     let count = rows.len();
                     let plural = if count == 1 { "" } else { "s" };
-                    let mut header = format!("# {} in {label}: {count} provider{plural}", query.service());
+                    let mut header =
+                        format!("# {} in {label}: {count} provider{plural}", query.service());
                     if !method.is_empty() {
                         header.push_str(&format!(", method {method}"));
                     }
                     writeln!(out, "{header}")?;
                     provider_rows::print_table(&rows, out)?;
                 }
-                Format::Json => all_rows.extend(rows.iter().map(|r| {
-                    r.to_json(several.then(|| target.choice().label()))
-                })),
+                Format::Json => all_rows.extend(
+                    rows.iter()
+                        .map(|r| r.to_json(several.then(|| target.choice().label()))),
+                ),
             }
             if args.explain {
                 let disabled = session.status().disabled;

@@ -14,7 +14,9 @@ use serde_json::Value as Json;
 const BUILT_IN: [&str; 3] = ["$echo", "$invoke", "$invokeAsync"];
 
 /// The methods the providers list, sorted; `None` when some provider lists none (nothing to check).
-pub(crate) fn listed_methods<'a>(urls: impl IntoIterator<Item = &'a DubboUrl>) -> Option<Vec<String>> {
+pub(crate) fn listed_methods<'a>(
+    urls: impl IntoIterator<Item = &'a DubboUrl>,
+) -> Option<Vec<String>> {
     let mut methods = BTreeSet::new();
     let mut any = false;
     for url in urls {
@@ -149,7 +151,10 @@ pub(crate) fn choose_types(
         .iter()
         .filter(|o| {
             o.parameter_types.len() == arguments.len()
-                && o.parameter_types.iter().zip(arguments).all(|(t, a)| fits(t, a))
+                && o.parameter_types
+                    .iter()
+                    .zip(arguments)
+                    .all(|(t, a)| fits(t, a))
         })
         .collect();
     match fitting.as_slice() {
@@ -200,9 +205,14 @@ pub(crate) fn fits(java_type: &str, json: &Json) -> bool {
         || java_type == "java.lang.Object";
     match json {
         Json::Null => !primitive,
-        Json::Bool(_) => matches!(java_type, "boolean" | "java.lang.Boolean" | "java.lang.Object"),
+        Json::Bool(_) => matches!(
+            java_type,
+            "boolean" | "java.lang.Boolean" | "java.lang.Object"
+        ),
         Json::Number(n) if n.is_i64() || n.is_u64() => {
-            INTEGRAL.contains(&java_type) || DECIMAL.contains(&java_type) || NUMBERS.contains(&java_type)
+            INTEGRAL.contains(&java_type)
+                || DECIMAL.contains(&java_type)
+                || NUMBERS.contains(&java_type)
         }
         Json::Number(_) => DECIMAL.contains(&java_type) || NUMBERS.contains(&java_type),
         Json::String(s) => match java_type {
@@ -218,7 +228,10 @@ pub(crate) fn fits(java_type: &str, json: &Json) -> bool {
                 && !INTEGRAL.contains(&java_type)
                 && !DECIMAL.contains(&java_type)
                 && !(java_type.ends_with("[]") || java_type.starts_with('['))
-                && !matches!(java_type, "java.util.List" | "java.util.Collection" | "java.util.Set")
+                && !matches!(
+                    java_type,
+                    "java.util.List" | "java.util.Collection" | "java.util.Set"
+                )
         }
     }
 }
@@ -330,7 +343,10 @@ mod tests {
             missing_version_or_group("peer.Greeter", Some("1.0.0"), Some("red,blue"), &all),
             None
         );
-        assert_eq!(missing_version_or_group("peer.Greeter", None, None, &all), None);
+        assert_eq!(
+            missing_version_or_group("peer.Greeter", None, None, &all),
+            None
+        );
         assert_eq!(
             missing_version_or_group("peer.Greeter", None, None, &[]).unwrap(),
             "nobody provides peer.Greeter in the registry"

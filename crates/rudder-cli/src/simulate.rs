@@ -246,8 +246,10 @@ fn warn_about(args: &SimulateArgs, registries: &[Simulated]) {
             ));
         }
     }
-    let balancers: std::collections::BTreeSet<&str> =
-        registries.iter().map(|r| r.view.loadbalance_name()).collect();
+    let balancers: std::collections::BTreeSet<&str> = registries
+        .iter()
+        .map(|r| r.view.loadbalance_name())
+        .collect();
     for name in balancers {
         let what = match name {
             "leastactive" => "the fewest calls in flight",

@@ -44,7 +44,11 @@ async fn provider(failures: usize) -> DubboServer {
 async fn rudder(args: &[&str], stdin: Option<&[u8]>) -> (i32, String, String) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rudder"))
         .args(args)
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -67,7 +71,9 @@ async fn calls_all_run_and_are_summarised() {
     let server = provider(9).await;
     let url = format!("dubbo://{}/com.acme.Greeter", server.local_addr());
     let (code, out, err) = rudder(
-        &["invoke", "--url", &url, "--method", "flaky", "--calls", "20"],
+        &[
+            "invoke", "--url", &url, "--method", "flaky", "--calls", "20",
+        ],
         None,
     )
     .await;
@@ -78,11 +84,17 @@ async fn calls_all_run_and_are_summarised() {
     for (i, line) in lines[..9].iter().enumerate() {
         assert_eq!(
             *line,
-            format!("call {}/20 failed: exception: com.acme.Flaky: not now", i + 1)
+            format!(
+                "call {}/20 failed: exception: com.acme.Flaky: not now",
+                i + 1
+            )
         );
     }
     assert_eq!(lines[9], "20 calls: 11 ok, 9 failed (exception 9)");
-    assert!(!err.contains('\x1b'), "no colour when stderr is not a terminal");
+    assert!(
+        !err.contains('\x1b'),
+        "no colour when stderr is not a terminal"
+    );
     server.shutdown().await;
 }
 
@@ -92,7 +104,9 @@ async fn verbose_names_the_provider_the_time_and_the_attempts() {
     let address = server.local_addr().to_string();
     let url = format!("dubbo://{address}/com.acme.Greeter");
     let (code, out, err) = rudder(
-        &["invoke", "--url", &url, "--method", "flaky", "--calls", "2", "-v"],
+        &[
+            "invoke", "--url", &url, "--method", "flaky", "--calls", "2", "-v",
+        ],
         None,
     )
     .await;
@@ -100,10 +114,14 @@ async fn verbose_names_the_provider_the_time_and_the_attempts() {
     assert_eq!(out, "\"ok\"\n");
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 3, "{err}");
-    let failed = format!("call 1/2 failed: exception: com.acme.Flaky: not now [provider {address}, ");
+    let failed =
+        format!("call 1/2 failed: exception: com.acme.Flaky: not now [provider {address}, ");
     assert!(lines[0].starts_with(&failed), "{err}");
     assert!(lines[0].ends_with(" ms, 1 attempt]"), "{err}");
-    assert!(lines[1].starts_with(&format!("call 2/2 ok: provider {address}, ")), "{err}");
+    assert!(
+        lines[1].starts_with(&format!("call 2/2 ok: provider {address}, ")),
+        "{err}"
+    );
     assert!(lines[1].ends_with(" ms, 1 attempt"), "{err}");
     assert_eq!(lines[2], "2 calls: 1 ok, 1 failed (exception 1)");
     server.shutdown().await;
@@ -122,7 +140,9 @@ async fn arguments_come_from_a_file_or_stdin() {
         .unwrap();
     let file_arg = format!("@{}", path.display());
     let (code, out, err) = rudder(
-        &["invoke", "--url", &url, "--method", "length", "--args", &file_arg],
+        &[
+            "invoke", "--url", &url, "--method", "length", "--args", &file_arg,
+        ],
         None,
     )
     .await;
@@ -134,7 +154,15 @@ async fn arguments_come_from_a_file_or_stdin() {
     .await;
     assert_eq!((code, out.as_str()), (0, "4\n"), "{err}");
     let (code, _, err) = rudder(
-        &["invoke", "--url", &url, "--method", "length", "--args", "@/nonexistent/args.json"],
+        &[
+            "invoke",
+            "--url",
+            &url,
+            "--method",
+            "length",
+            "--args",
+            "@/nonexistent/args.json",
+        ],
         None,
     )
     .await;
@@ -155,9 +183,17 @@ async fn url_flags_apply_and_conflicts_are_errors() {
         rudder(&args, None).await
     };
     let (code, out, err) = call(with_path.clone(), &["--version", "1.0.0"]).await;
-    assert_eq!((code, out.as_str()), (0, "\"com.acme.Greeter:1.0.0\"\n"), "{err}");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "\"com.acme.Greeter:1.0.0\"\n"),
+        "{err}"
+    );
     let (code, out, err) = call(bare.clone(), &["--interface", "com.acme.Other"]).await;
-    assert_eq!((code, out.as_str()), (0, "\"com.acme.Other:0.0.0\"\n"), "{err}");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "\"com.acme.Other:0.0.0\"\n"),
+        "{err}"
+    );
     let (code, _, err) = call(format!("{with_path}?version=1.0.0"), &["--version", "2.0"]).await;
     assert_eq!(code, 2);
     assert_eq!(
@@ -177,7 +213,10 @@ async fn url_flags_apply_and_conflicts_are_errors() {
         let url = format!("{scheme}://{}/com.acme.Greeter", server.local_addr());
         let (code, out, err) = call(url, &[]).await;
         assert_eq!((code, out.as_str()), (2, ""), "{err}");
-        assert!(err.contains(&format!("{scheme}:// is not supported")), "{err}");
+        assert!(
+            err.contains(&format!("{scheme}:// is not supported")),
+            "{err}"
+        );
     }
     let (code, _, err) = rudder(&["invoke", "--method", "where"], None).await;
     assert_eq!(code, 2);
@@ -191,8 +230,16 @@ async fn linger_keeps_the_metrics_endpoint_after_the_calls() {
     let url = format!("dubbo://{}/com.acme.Greeter", server.local_addr());
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rudder"))
         .args([
-            "invoke", "--url", &url, "--method", "where", "--calls", "3",
-            "--metrics-addr", "127.0.0.1:0", "--linger",
+            "invoke",
+            "--url",
+            &url,
+            "--method",
+            "where",
+            "--calls",
+            "3",
+            "--metrics-addr",
+            "127.0.0.1:0",
+            "--linger",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -203,7 +250,9 @@ async fn linger_keeps_the_metrics_endpoint_after_the_calls() {
     let mut address = None;
     while let Some(line) = stderr.next_line().await.unwrap() {
         if let Some(rest) = line.strip_prefix("metrics: still serving http://") {
-            address = rest.strip_suffix("/metrics; Ctrl-C to stop").map(str::to_owned);
+            address = rest
+                .strip_suffix("/metrics; Ctrl-C to stop")
+                .map(str::to_owned);
             break;
         }
     }
@@ -228,7 +277,11 @@ async fn linger_keeps_the_metrics_endpoint_after_the_calls() {
         .unwrap();
     assert!(status.success());
     let exit = child.wait().await.unwrap();
-    assert_eq!(exit.code(), Some(0), "Ctrl-C ends a lingering invoke cleanly");
+    assert_eq!(
+        exit.code(),
+        Some(0),
+        "Ctrl-C ends a lingering invoke cleanly"
+    );
     server.shutdown().await;
 }
 

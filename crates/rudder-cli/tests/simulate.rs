@@ -252,7 +252,12 @@ fn the_summary_gives_shares_and_notes_what_a_simulation_cannot_show() {
         ("shortestresponse", "the shortest measured response times"),
     ] {
         let (code, _, err) = rudder(&[
-            "simulate", "--provider", listing, "--loadbalance", balancer, "--summary",
+            "simulate",
+            "--provider",
+            listing,
+            "--loadbalance",
+            balancer,
+            "--summary",
         ]);
         assert_eq!(code, 0, "{err}");
         assert_eq!(

@@ -127,7 +127,9 @@ impl ZookeeperRegistry {
                         let applications = match client.list_children(&provider_dir).await {
                             Ok(apps) => apps,
                             Err(zookeeper_client::Error::NoNode) => continue,
-                            Err(e) => return Err(RegistryError::zookeeper("list", &provider_dir, e)),
+                            Err(e) => {
+                                return Err(RegistryError::zookeeper("list", &provider_dir, e))
+                            }
                         };
                         for application in applications {
                             let node = format!("{provider_dir}/{application}");
@@ -139,7 +141,9 @@ impl ZookeeperRegistry {
                             let (version, group) = match segments.as_slice() {
                                 [] => (None, None),
                                 [version] => (Some(version.clone()), None),
-                                [version, group, ..] => (Some(version.clone()), Some(group.clone())),
+                                [version, group, ..] => {
+                                    (Some(version.clone()), Some(group.clone()))
+                                }
                             };
                             found.push(ServiceDefinition {
                                 path: node

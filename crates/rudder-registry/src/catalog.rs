@@ -351,8 +351,11 @@ impl Catalog {
             let mut current = None;
             let mut decided = None;
             for n in 1..=sources.len() {
-                let applied =
-                    Configurators::apply_all(sources[..n].iter().copied(), bare.clone(), &self.consumer);
+                let applied = Configurators::apply_all(
+                    sources[..n].iter().copied(),
+                    bare.clone(),
+                    &self.consumer,
+                );
                 let weight = applied.parameter("weight").map(str::to_owned);
                 if weight != current {
                     decided = Some(n);

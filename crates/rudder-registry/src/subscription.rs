@@ -84,7 +84,12 @@ impl ReweightedProvider {
     /// let r = ReweightedProvider::new("10.0.0.1:20880", Some("100"), "300", "configurators");
     /// assert_eq!(r.weight, "300");
     /// ```
-    pub fn new(address: &str, registered: Option<&str>, weight: &str, rule: &str) -> ReweightedProvider {
+    pub fn new(
+        address: &str,
+        registered: Option<&str>,
+        weight: &str,
+        rule: &str,
+    ) -> ReweightedProvider {
         ReweightedProvider {
             address: address.to_owned(),
             registered: registered.map(str::to_owned),

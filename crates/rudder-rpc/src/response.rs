@@ -252,7 +252,10 @@ mod tests {
     fn bad_request_is_a_serialization_failure_that_is_not_retried() {
         let kind = ResponseStatus::BadRequest.error_kind("Fail to decode request due to: ...");
         assert_eq!(kind, RpcErrorKind::Serialization);
-        assert!(!kind.is_retryable(), "another provider refuses the same bytes");
+        assert!(
+            !kind.is_retryable(),
+            "another provider refuses the same bytes"
+        );
         let missing = ResponseStatus::BadRequest.error_kind("Not found exported service: x");
         assert_eq!(missing, RpcErrorKind::MethodNotFound);
         assert!(missing.is_retryable(), "another provider may export it");

@@ -379,6 +379,11 @@ fn reweighted_with_a_second_rule_disabling_another_provider() {
     assert_eq!(c.disabled().len(), 1);
     assert_eq!(
         c.reweighted(),
-        [ReweightedProvider::new("127.0.0.1:24001", Some("300"), "300", "configurators")]
+        [ReweightedProvider::new(
+            "127.0.0.1:24001",
+            Some("300"),
+            "300",
+            "configurators"
+        )]
     );
 }
