@@ -106,7 +106,15 @@ async fn a_dubbo_engineer_lists_inspects_and_calls() {
     assert_eq!(provider["version"], "1.0.0");
     assert_eq!(provider["group"], serde_json::Value::Null);
     assert_eq!(provider["weight"], 200);
-    assert_eq!(provider["effective_weight"], 200);
+    // Just started: inside Dubbo's default 10-minute warmup, so a share of its weight.
+    assert_eq!(provider["warming"], true, "{provider}");
+    let effective = provider["effective_weight"].as_i64().unwrap();
+    assert!((1..200).contains(&effective), "{provider}");
+    assert_eq!(
+        provider["warmup_percent"],
+        (effective * 100 + 100) / 200,
+        "{provider}"
+    );
     assert!(provider["methods"]
         .as_array()
         .unwrap()

@@ -221,6 +221,28 @@ async fn url_flags_apply_and_conflicts_are_errors() {
     let (code, _, err) = rudder(&["invoke", "--method", "where"], None).await;
     assert_eq!(code, 2);
     assert_eq!(err, "error: --registry or --url is required\n");
+    let (code, _, err) = call(with_path.clone(), &["--types", "int", "--args", "[\"x\"]"]).await;
+    assert_eq!(code, 2);
+    assert_eq!(err, "error: argument 1: argument \"x\" is not an int\n");
+    // One attempt is "1 attempt".
+    let (code, _, err) = rudder(
+        &[
+            "invoke",
+            "--url",
+            "dubbo://127.0.0.1:1/com.acme.Greeter",
+            "--method",
+            "where",
+            "--param",
+            "retries=0",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("after 1 attempt on providers [127.0.0.1:1]"),
+        "{err}"
+    );
     server.shutdown().await;
 }
 
@@ -292,4 +314,32 @@ async fn help_names_the_log_variable() {
     assert!(out.contains("RUDDER_LOG"), "{out}");
     assert!(out.contains("NO_COLOR"), "{out}");
     assert!(out.contains("list"), "{out}");
+}
+
+/// On a terminal (a pty from util-linux `script`) the error label is coloured, unless NO_COLOR is set.
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let run = |no_color: bool| {
+        let command = format!("'{}' invoke --method where", env!("CARGO_BIN_EXE_rudder"));
+        let mut script = std::process::Command::new("script");
+        script
+            .args(["-qec", &command, "/dev/null"])
+            .env_remove("NO_COLOR");
+        if no_color {
+            script.env("NO_COLOR", "1");
+        }
+        let out = script.output().expect("util-linux script runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let coloured = run(false);
+    assert!(
+        coloured.contains("\x1b[1;31merror:\x1b[0m --registry or --url is required"),
+        "{coloured:?}"
+    );
+    let plain = run(true);
+    assert!(
+        plain.contains("error: --registry or --url is required"),
+        "{plain:?}"
+    );
+    assert!(!plain.contains('\x1b'), "{plain:?}");
 }
