@@ -16,7 +16,9 @@ pub enum RpcErrorKind {
     Biz = 3,
     /// 4: the call was refused (e.g. the registry pushed `empty://`).
     Forbidden = 4,
-    /// 5: a request or response could not be (de)serialized.
+    /// 5: a request or response could not be (de)serialized, or the provider could not decode the
+    /// request (status `BAD_REQUEST`, "Fail to decode request"); never retried: every provider would
+    /// refuse the same bytes, and a response that could not be read came from a call that ran.
     Serialization = 5,
     /// 6: no provider is left after routing.
     NoProvider = 6,
@@ -41,10 +43,15 @@ impl RpcErrorKind {
         }
     }
 
-    /// Whether failover may try another provider after this kind of failure (Dubbo: all but business;
-    /// rudder also never retries a call on a shut-down consumer).
+    /// Whether failover may try another provider after this kind of failure: all but a business
+    /// exception, a serialization failure and a call on a shut-down consumer. (Dubbo retries everything
+    /// but business exceptions, so a request one provider cannot decode is sent to the next ones, which
+    /// refuse it too.)
     pub fn is_retryable(self) -> bool {
-        !matches!(self, RpcErrorKind::Biz | RpcErrorKind::ShutDown)
+        !matches!(
+            self,
+            RpcErrorKind::Biz | RpcErrorKind::Serialization | RpcErrorKind::ShutDown
+        )
     }
 }
 
@@ -202,6 +209,27 @@ impl std::error::Error for RpcError {
             .source
             .as_deref()
             .map(|source| source as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RpcErrorKind;
+
+    #[test]
+    fn business_and_serialization_failures_are_not_retried() {
+        assert!(!RpcErrorKind::Biz.is_retryable());
+        assert!(!RpcErrorKind::Serialization.is_retryable());
+        for kind in [
+            RpcErrorKind::Unknown,
+            RpcErrorKind::Network,
+            RpcErrorKind::Timeout,
+            RpcErrorKind::NoProvider,
+            RpcErrorKind::MethodNotFound,
+            RpcErrorKind::LimitExceeded,
+        ] {
+            assert!(kind.is_retryable(), "{kind}");
+        }
     }
 }
 
