@@ -186,6 +186,18 @@ impl Balancer {
         invocation: &Invocation,
         excluded: &[Arc<Provider>],
     ) -> Result<usize, RpcError> {
+        self.select_reporting(view, invocation, excluded)
+            .map(|(index, _)| index)
+    }
+
+    /// [`Balancer::select_index_in`], and whether the policy asked for a load report with the
+    /// answer ([`Pick::ask_load_report`]).
+    pub(crate) fn select_reporting(
+        &self,
+        view: &MethodView,
+        invocation: &Invocation,
+        excluded: &[Arc<Provider>],
+    ) -> Result<(usize, bool), RpcError> {
         if view.is_empty() {
             return Err(RpcError::new(
                 RpcErrorKind::NoProvider,
@@ -206,7 +218,8 @@ impl Balancer {
         let chosen = self
             .rng
             .with(|rng| select(policy, view, invocation, &pick, rng));
-        chosen.ok_or_else(|| {
+        let asked = pick.load_report_asked();
+        chosen.map(|index| (index, asked)).ok_or_else(|| {
             RpcError::new(
                 RpcErrorKind::NoProvider,
                 format!(

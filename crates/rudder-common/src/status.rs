@@ -30,6 +30,9 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 
+mod adaptive;
+pub use adaptive::{AdaptiveMetrics, ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST};
+
 /// Counters for one provider, or one method of one provider (Dubbo's `RpcStatus`).
 #[derive(Debug, Default)]
 pub struct RpcStatus {
@@ -267,12 +270,19 @@ impl fmt::Debug for MethodStatus {
 pub struct ProviderStatus {
     service: RpcStatus,
     methods: DashMap<Box<str>, MethodStatus>,
+    adaptive: AdaptiveMetrics,
 }
 
 impl ProviderStatus {
     /// Provider-wide counters.
     pub fn service(&self) -> &RpcStatus {
         &self.service
+    }
+
+    /// What the `adaptive` balancer knows of this provider (Dubbo keys it by address and service, as
+    /// this provider's identity is).
+    pub fn adaptive(&self) -> &AdaptiveMetrics {
+        &self.adaptive
     }
 
     /// Counters of `method`, created on first use. Hold on to the handle on hot paths.
