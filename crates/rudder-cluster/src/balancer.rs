@@ -33,7 +33,9 @@ use rudder_common::invocation::Invocation;
 
 use crate::directory::{Directory, ProviderSet, PublishHook};
 use crate::loadbalance::view::ResolvedPolicy;
+use crate::loadbalance::outlier;
 use crate::loadbalance::weight::WeightSource;
+use rudder_common::status::{ejections_ever, ejections_in_force};
 use crate::loadbalance::{
     select, LoadBalance, LoadBalanceRegistry, MethodView, Pick, StateKey, UnknownLoadBalance,
 };
@@ -207,6 +209,30 @@ impl Balancer {
                 ),
             ));
         }
+        // Ejected outliers join the exclusions, unless that leaves nobody (then they are picked from).
+        let ejected = match view.outlier() {
+            Some(settings) if ejections_ever() => {
+                let now = self.clock.now_millis();
+                ejections_in_force(now)
+                    .then(|| outlier::ejected(view, settings, excluded, now))
+                    .flatten()
+            }
+            _ => None,
+        };
+        if let Some(with_ejected) = &ejected {
+            if let Ok(found) = self.pick_among(view, invocation, with_ejected) {
+                return Ok(found);
+            }
+        }
+        self.pick_among(view, invocation, excluded)
+    }
+
+    fn pick_among(
+        &self,
+        view: &MethodView,
+        invocation: &Invocation,
+        excluded: &[Arc<Provider>],
+    ) -> Result<(usize, bool), RpcError> {
         let pick = Pick::reading(&*self.clock)
             .excluding(excluded)
             .weighted_by(self.weight_source.as_deref());

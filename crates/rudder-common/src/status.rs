@@ -31,7 +31,9 @@ use std::sync::Arc;
 use dashmap::DashMap;
 
 mod adaptive;
+mod outlier;
 pub use adaptive::{AdaptiveMetrics, ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST};
+pub use outlier::{ejections_ever, ejections_in_force, OutlierState};
 
 /// Counters for one provider, or one method of one provider (Dubbo's `RpcStatus`).
 #[derive(Debug, Default)]
@@ -46,6 +48,8 @@ pub struct RpcStatus {
     max_elapsed: AtomicI64,
     failed_max_elapsed: AtomicI64,
     succeeded_max_elapsed: AtomicI64,
+    /// Consecutive errors and ejection (`outlier.*` parameters).
+    outlier: OutlierState,
 }
 
 impl RpcStatus {
@@ -101,6 +105,10 @@ impl RpcStatus {
     /// Longest succeeded call.
     pub fn succeeded_max_elapsed(&self) -> i64 {
         self.succeeded_max_elapsed.load(Relaxed)
+    }
+    /// Outlier ejection state: consecutive RPC errors and the ejection in force, if any.
+    pub fn outlier(&self) -> &OutlierState {
+        &self.outlier
     }
     /// `total_elapsed / total` (integer division; 0 with no calls).
     pub fn average_elapsed(&self) -> i64 {

@@ -419,6 +419,24 @@ impl<C: Caller + 'static> Core<C> {
         let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         // A business exception is an answer (`Ok` here), so it counts as a success, as in Dubbo.
         active.finish(elapsed, result.is_ok());
+        if let Some(outlier) = &picked.outlier {
+            let now = self.balancer.clock().now_millis();
+            let ejected = picked.method_status.outlier().record(
+                result.is_ok(),
+                outlier.consecutive_errors,
+                outlier.base_ejection_ms,
+                now,
+            );
+            if ejected {
+                tracing::warn!(
+                    provider = picked.provider.address(),
+                    method = invocation.method_name(),
+                    until = picked.method_status.outlier().ejected_until(),
+                    "outlier ejected after {} consecutive errors",
+                    outlier.consecutive_errors
+                );
+            }
+        }
         if picked.load_report {
             let now = self.balancer.clock().now_millis();
             let adaptive = status.adaptive();
@@ -477,6 +495,8 @@ struct Picked {
     sticky: bool,
     /// The policy asked for the provider's load report (`adaptive`).
     load_report: bool,
+    /// Outlier ejection settings, when on.
+    outlier: Option<crate::loadbalance::outlier::OutlierSettings>,
 }
 
 impl Picked {
@@ -487,6 +507,7 @@ impl Picked {
             max_active: view.max_active(index),
             sticky: view.sticky(),
             load_report: false,
+            outlier: view.outlier().copied(),
         }
     }
 }

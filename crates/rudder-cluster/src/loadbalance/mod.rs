@@ -47,6 +47,7 @@ pub mod adaptive;
 pub mod consistent_hash;
 pub mod least_active;
 mod least_key;
+pub mod outlier;
 pub mod p2c;
 pub mod peak_ewma;
 mod pick;
