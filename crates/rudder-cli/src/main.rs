@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 success, 1 a call failed or no provider was found, 2 bad usage or an internal error.
 
+mod bench;
 mod bounds;
 mod demo;
 mod invoke;
@@ -10,6 +11,7 @@ mod json;
 mod metrics_endpoint;
 mod params;
 mod providers;
+mod scenario;
 mod simulate;
 
 use std::io::Write;
@@ -36,16 +38,25 @@ enum Command {
     Invoke(invoke::InvokeArgs),
     /// Run the five balancers against embedded providers and show how each splits the traffic.
     Demo(demo::DemoArgs),
+    /// Load a Dubbo service: N calls in flight, latency percentiles, errors, per-provider shares.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RUDDER_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+    use tracing_subscriber::prelude::*;
+    let log_filter =
+        tracing_subscriber::EnvFilter::try_from_env("RUDDER_LOG").unwrap_or_else(|_| "warn".into());
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(log_filter),
         )
+        // `rudder bench` reads each attempt's provider from its span; off otherwise.
+        .with(bench::attempts::AttemptLayer.with_filter(
+            tracing_subscriber::filter::filter_fn(bench::attempts::wanted),
+        ))
         .init();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -54,6 +65,7 @@ fn main() -> ExitCode {
         Command::Providers(args) => providers::run(args, &mut out),
         Command::Demo(args) => demo::run(args, &mut out),
         Command::Invoke(args) => invoke::run(args, &mut out),
+        Command::Bench(args) => bench::run(args, &mut out),
     };
     let flushed = out.flush();
     match result.and(flushed.map_err(Into::into)) {

@@ -50,6 +50,8 @@ pub struct RpcStatus {
     succeeded_max_elapsed: AtomicI64,
     /// Consecutive errors and ejection (`outlier.*` parameters).
     outlier: OutlierState,
+    /// Answers that carried a business exception (counted as successes everywhere else).
+    exceptions: AtomicI64,
 }
 
 impl RpcStatus {
@@ -105,6 +107,16 @@ impl RpcStatus {
     /// Longest succeeded call.
     pub fn succeeded_max_elapsed(&self) -> i64 {
         self.succeeded_max_elapsed.load(Relaxed)
+    }
+    /// Answers that carried a business exception: successes for Dubbo's statistics, failures for
+    /// `peakewma`'s penalty.
+    #[inline]
+    pub fn exceptions(&self) -> i64 {
+        self.exceptions.load(Relaxed)
+    }
+    /// Counts an answer that carried a business exception (the cluster does, after the call ended).
+    pub fn record_exception(&self) {
+        self.exceptions.fetch_add(1, Relaxed);
     }
     /// Outlier ejection state: consecutive RPC errors and the ejection in force, if any.
     pub fn outlier(&self) -> &OutlierState {

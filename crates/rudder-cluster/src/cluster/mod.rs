@@ -417,7 +417,13 @@ impl<C: Caller + 'static> Core<C> {
         let started = Instant::now();
         let result = self.caller.call(&picked.provider, invocation).await;
         let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        // A business exception is an answer (`Ok` here), so it counts as a success, as in Dubbo.
+        // A business exception is an answer (`Ok` here), so it counts as a success, as in Dubbo;
+        // `peakewma` also reads the exceptions, counted first so a pick never sees the call without.
+        if let Ok(output) = &result {
+            if self.caller.exception(output).is_some() {
+                picked.method_status.record_exception();
+            }
+        }
         active.finish(elapsed, result.is_ok());
         if let Some(outlier) = &picked.outlier {
             let now = self.balancer.clock().now_millis();

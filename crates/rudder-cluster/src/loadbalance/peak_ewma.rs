@@ -9,8 +9,8 @@
 //!   provider that was avoided (and so observed no more) is tried again after a few decay periods, and
 //!   a recovered provider wins its traffic back.
 //! * **Failure penalty.** A failed call (an RPC error: refused, reset, timed out) is observed as taking
-//!   at least the method's `timeout` (1000 ms by default): a provider that fails fast does not look
-//!   fast. A business exception is an answer, as everywhere in rudder.
+//!   at least the method's `timeout` (1000 ms by default), and so is an answer carrying a business
+//!   exception: a provider that fails fast does not look fast.
 //! * **Load.** The estimate is multiplied by calls in flight + 1, so a provider that stalls collects
 //!   calls in flight and loses every comparison before any of them completes, and divided by the
 //!   weight (warmup included), so weights keep their meaning.
@@ -74,6 +74,7 @@ struct Seen {
     elapsed: i64,
     failed: i64,
     failed_elapsed: i64,
+    exceptions: i64,
 }
 
 impl Seen {
@@ -83,6 +84,7 @@ impl Seen {
             elapsed: status.total_elapsed(),
             failed: status.failed(),
             failed_elapsed: status.failed_elapsed(),
+            exceptions: status.exceptions(),
         }
     }
 }
@@ -126,7 +128,9 @@ impl Estimate {
             0 => 0.0,
             n => (failed_elapsed as f64 / n as f64).max(penalty) * n as f64,
         };
-        let rtt = (succeeded_elapsed as f64 + failed_cost) / calls as f64;
+        // A business exception is an answer, but a provider throwing fast must not look fast either.
+        let exceptions = (current.exceptions - seen.exceptions).clamp(0, calls - failed);
+        let rtt = (succeeded_elapsed as f64 + failed_cost + exceptions as f64 * penalty) / calls as f64;
         *seen = current;
         self.seen_total.store(current.total, Relaxed);
         let next = peak_ewma(
