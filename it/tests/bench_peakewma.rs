@@ -64,9 +64,21 @@ async fn peakewma_avoids_the_slow_java_provider() {
     let (random_share, random_p99) = bench(&registry, "random", slow_port).await;
     let (ewma_share, ewma_p99) = bench(&registry, "peakewma", slow_port).await;
     // random: a third of the calls, ± 4 standard deviations of 600 draws (±0.077).
-    assert!((0.25..=0.42).contains(&random_share), "random sent {random_share:.3} to the slow one");
-    assert!(random_p99 >= 45.0, "random's p99 waits for the slow provider: {random_p99}");
+    assert!(
+        (0.25..=0.42).contains(&random_share),
+        "random sent {random_share:.3} to the slow one"
+    );
+    assert!(
+        random_p99 >= 45.0,
+        "random's p99 waits for the slow provider: {random_p99}"
+    );
     // peakewma learns it is slow from its first answers and sends it a small share.
-    assert!(ewma_share < 0.10, "peakewma sent {ewma_share:.3} to the slow one");
-    assert!(ewma_p99 < random_p99, "peakewma p99 {ewma_p99} vs random {random_p99}");
+    assert!(
+        ewma_share < 0.10,
+        "peakewma sent {ewma_share:.3} to the slow one"
+    );
+    assert!(
+        ewma_p99 < random_p99,
+        "peakewma p99 {ewma_p99} vs random {random_p99}"
+    );
 }

@@ -25,7 +25,12 @@ use crate::{bounds, java_types};
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     /// Find providers in this registry (zookeeper://HOST:PORT); repeatable.
-    #[arg(long, value_name = "URL", required_unless_present = "url", conflicts_with = "url")]
+    #[arg(
+        long,
+        value_name = "URL",
+        required_unless_present = "url",
+        conflicts_with = "url"
+    )]
     registry: Vec<String>,
     /// Call this provider directly (dubbo://HOST:PORT/INTERFACE?...).
     #[arg(long, value_name = "URL")]
@@ -90,7 +95,9 @@ fn duration(text: &str) -> Result<Duration, String> {
     let (number, unit) = text
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .map_or((text, "s"), |i| text.split_at(i));
-    let value: f64 = number.parse().map_err(|_| format!("not a duration: {text:?}"))?;
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("not a duration: {text:?}"))?;
     let seconds = match unit {
         "ms" => value / 1000.0,
         "s" => value,
@@ -107,7 +114,9 @@ fn duration(text: &str) -> Result<Duration, String> {
 fn rate(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(r) if (0.001..=10_000_000.0).contains(&r) => Ok(r),
-        _ => Err(format!("expected a rate in 0.001..=10000000 calls/s, got {text:?}")),
+        _ => Err(format!(
+            "expected a rate in 0.001..=10000000 calls/s, got {text:?}"
+        )),
     }
 }
 
@@ -220,17 +229,30 @@ fn invocation(args: &BenchArgs) -> Result<Invocation> {
         bail!("--args must be a JSON array")
     };
     let types: Vec<String> = match &args.types {
-        Some(t) => t.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect(),
-        None => items.iter().map(|j| java_types::infer(j).to_owned()).collect(),
+        Some(t) => t
+            .split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        None => items
+            .iter()
+            .map(|j| java_types::infer(j).to_owned())
+            .collect(),
     };
     if types.len() != items.len() {
-        bail!("--types names {} parameter(s) but --args has {}", types.len(), items.len());
+        bail!(
+            "--types names {} parameter(s) but --args has {}",
+            types.len(),
+            items.len()
+        );
     }
     let values = types
         .iter()
         .zip(items)
         .enumerate()
-        .map(|(i, (t, j))| java_types::convert(t, j, false).with_context(|| format!("argument {}", i + 1)))
+        .map(|(i, (t, j))| {
+            java_types::convert(t, j, false).with_context(|| format!("argument {}", i + 1))
+        })
         .collect::<Result<Vec<Value>>>()?;
     let mut call = Invocation::new(args.method.clone(), types, values);
     for (key, value) in &args.attachments {
@@ -242,7 +264,9 @@ fn invocation(args: &BenchArgs) -> Result<Invocation> {
 async fn build_reference(consumer: &Consumer, args: &BenchArgs) -> Result<Reference> {
     let interface = match (&args.interface, &args.url) {
         (Some(i), _) => i.clone(),
-        (None, Some(url)) => rudder::DubboUrl::parse_any(url)?.service_interface().to_owned(),
+        (None, Some(url)) => rudder::DubboUrl::parse_any(url)?
+            .service_interface()
+            .to_owned(),
         (None, None) => bail!("--interface is required with --registry"),
     };
     let mut builder = consumer.reference(&interface);
@@ -332,11 +356,17 @@ async fn phase(reference: &Arc<Reference>, call: &Invocation, load: &Load) -> Ve
         Stop::After(d) => Some(tokio::time::Instant::now() + d),
         Stop::Calls(_) => None,
     };
-    let progress = load.progress.then(|| tokio::spawn(show_progress(Arc::clone(&shared))));
+    let progress = load
+        .progress
+        .then(|| tokio::spawn(show_progress(Arc::clone(&shared))));
     let workers: Vec<_> = (0..load.concurrency)
         .map(|_| {
-            let (reference, call, shared, load) =
-                (Arc::clone(reference), call.clone(), Arc::clone(&shared), load.clone());
+            let (reference, call, shared, load) = (
+                Arc::clone(reference),
+                call.clone(),
+                Arc::clone(&shared),
+                load.clone(),
+            );
             tokio::spawn(async move { worker(&reference, &call, &shared, &load, deadline).await })
         })
         .collect();
@@ -374,7 +404,10 @@ async fn worker(
         }
         if let Some(rate) = load.rate {
             let slot = {
-                let mut next = shared.next_slot.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut next = shared
+                    .next_slot
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
                 let slot = (*next).max(Instant::now());
                 *next = slot + Duration::from_secs_f64(1.0 / rate);
                 slot
@@ -410,7 +443,10 @@ async fn show_progress(shared: Arc<Shared>) {
         tick.tick().await;
         let done = shared.done.load(Relaxed);
         let qps = done as f64 / started.elapsed().as_secs_f64();
-        eprint!("\r{done} calls, {} errors, {qps:.0} calls/s", shared.errors.load(Relaxed));
+        eprint!(
+            "\r{done} calls, {} errors, {qps:.0} calls/s",
+            shared.errors.load(Relaxed)
+        );
     }
 }
 
@@ -449,11 +485,19 @@ fn write_text(report: &Report, out: &mut dyn Write) -> Result<()> {
         report.latency.max() as f64 / 1000.0
     )?;
     if !report.errors_by_kind.is_empty() {
-        let kinds: Vec<String> = report.errors_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let kinds: Vec<String> = report
+            .errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
         writeln!(out, "errors by kind: {}", kinds.join(", "))?;
     }
     let attempts: u64 = report.providers.iter().map(|p| p.calls).sum();
-    writeln!(out, "{:<24} {:>9} {:>7} {:>8} {:>9} {:>9}", "provider", "calls", "share", "errors", "p50 ms", "p99 ms")?;
+    writeln!(
+        out,
+        "{:<24} {:>9} {:>7} {:>8} {:>9} {:>9}",
+        "provider", "calls", "share", "errors", "p50 ms", "p99 ms"
+    )?;
     for p in &report.providers {
         writeln!(
             out,
@@ -593,8 +637,14 @@ pub(crate) mod attempts {
 
         fn on_close(&self, id: Id, ctx: Context<'_, S>) {
             let Some(span) = ctx.span(&id) else { return };
-            let Some(attempt) = span.extensions_mut().remove::<Attempt>() else { return };
-            let micros = attempt.started.elapsed().as_micros().clamp(1, 3_600_000_000) as u64;
+            let Some(attempt) = span.extensions_mut().remove::<Attempt>() else {
+                return;
+            };
+            let micros = attempt
+                .started
+                .elapsed()
+                .as_micros()
+                .clamp(1, 3_600_000_000) as u64;
             let address = format!("{}:{}", attempt.host, attempt.port);
             let mut rows = ROWS.lock().unwrap_or_else(PoisonError::into_inner);
             let row = rows.entry(address.clone()).or_insert_with(|| ProviderRow {

@@ -54,9 +54,11 @@ fn main() -> ExitCode {
                 .with_filter(log_filter),
         )
         // `rudder bench` reads each attempt's provider from its span; off otherwise.
-        .with(bench::attempts::AttemptLayer.with_filter(
-            tracing_subscriber::filter::filter_fn(bench::attempts::wanted),
-        ))
+        .with(
+            bench::attempts::AttemptLayer.with_filter(tracing_subscriber::filter::filter_fn(
+                bench::attempts::wanted,
+            )),
+        )
         .init();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

@@ -72,7 +72,11 @@ fn behaviour(scenario: Scenario, index: usize) -> Behaviour {
     Behaviour {
         fails: scenario == Scenario::Failing && odd,
         stalls: scenario == Scenario::Stall && odd,
-        service: if scenario == Scenario::Slow && odd { BASE * 10 } else { BASE },
+        service: if scenario == Scenario::Slow && odd {
+            BASE * 10
+        } else {
+            BASE
+        },
         workers: match (scenario, index) {
             (Scenario::Capacity, 0 | 1) => 8,
             (Scenario::Capacity, _) => 4,

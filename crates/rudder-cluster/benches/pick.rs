@@ -153,8 +153,14 @@ fn load(directory: &Directory) -> Vec<ActiveCall> {
 fn subjects() -> Vec<(String, bool)> {
     let mut all: Vec<(String, bool)> = POLICIES.iter().map(|p| (p.to_string(), false)).collect();
     all.extend(
-        ["leastactive", "shortestresponse", "adaptive", "p2c", "peakewma"]
-            .map(|p| (p.to_string(), true)),
+        [
+            "leastactive",
+            "shortestresponse",
+            "adaptive",
+            "p2c",
+            "peakewma",
+        ]
+        .map(|p| (p.to_string(), true)),
     );
     all
 }
@@ -180,6 +186,10 @@ fn print_allocations() {
             }
             let per_pick = (ALLOCATIONS.load(Relaxed) - before) as f64 / 20_000.0;
             println!("  {:>26} n={n:<5} {per_pick}", label(&policy, loaded));
+            // The reactive policies promise no allocation on the pick path, loaded or not.
+            if ["adaptive", "p2c", "peakewma"].contains(&policy.as_str()) {
+                assert_eq!(per_pick, 0.0, "{policy} allocates on the pick path");
+            }
         }
     }
 }

@@ -32,16 +32,16 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 
 use crate::directory::{Directory, ProviderSet, PublishHook};
-use crate::loadbalance::view::ResolvedPolicy;
 use crate::loadbalance::outlier;
+use crate::loadbalance::view::ResolvedPolicy;
 use crate::loadbalance::weight::WeightSource;
-use rudder_common::status::{ejections_ever, ejections_in_force};
 use crate::loadbalance::{
     select, LoadBalance, LoadBalanceRegistry, MethodView, Pick, StateKey, UnknownLoadBalance,
 };
 use crate::provider::Provider;
 use crate::rng::RngSource;
 use crate::router::RouterChain;
+use rudder_common::status::{ejections_ever, ejections_in_force};
 
 /// Picks a provider for each call. Share it behind an `Arc`; `select` takes `&self`.
 pub struct Balancer {

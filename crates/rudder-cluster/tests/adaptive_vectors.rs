@@ -18,10 +18,17 @@ fn scenarios() -> Vec<(String, Vec<String>)> {
     let path = format!("{}/tests/vectors/adaptive.txt", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut all: Vec<(String, Vec<String>)> = Vec::new();
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         match line.strip_prefix("scenario ") {
             Some(name) => all.push((name.to_owned(), Vec::new())),
-            None => all.last_mut().expect("a scenario first").1.push(line.to_owned()),
+            None => all
+                .last_mut()
+                .expect("a scenario first")
+                .1
+                .push(line.to_owned()),
         }
     }
     assert!(all.len() >= 600, "{path} has {} scenarios", all.len());
@@ -91,7 +98,9 @@ fn metrics_match_dubbos_adaptive_metrics() {
 
 #[test]
 fn choices_match_dubbos_adaptive_load_balance() {
-    let policy = LoadBalanceRegistry::with_builtins().get("adaptive").unwrap();
+    let policy = LoadBalanceRegistry::with_builtins()
+        .get("adaptive")
+        .unwrap();
     let call = Invocation::new("sayHello", vec![], vec![]);
     let mut rng = SmallRng::seed_from_u64(5);
     let (mut decided, mut ties) = (0, 0);
@@ -118,8 +127,16 @@ fn choices_match_dubbos_adaptive_load_balance() {
                     // as a pick reads them), then Java's choice, so the state stays Java's.
                     let w = |i: usize| view.configured_weight(i);
                     let t = |i: usize| head[2 + 2 * i].parse::<i32>().unwrap();
-                    assert_eq!(metrics(0).load(w(0), t(0), NOW).to_bits(), bits(l0), "{name}:{i}");
-                    assert_eq!(metrics(1).load(w(1), t(1), NOW).to_bits(), bits(l1), "{name}:{i}");
+                    assert_eq!(
+                        metrics(0).load(w(0), t(0), NOW).to_bits(),
+                        bits(l0),
+                        "{name}:{i}"
+                    );
+                    assert_eq!(
+                        metrics(1).load(w(1), t(1), NOW).to_bits(),
+                        bits(l1),
+                        "{name}:{i}"
+                    );
                     metrics(java_choice.parse().unwrap()).picked(NOW);
                     ties += 1;
                 }
@@ -137,5 +154,8 @@ fn choices_match_dubbos_adaptive_load_balance() {
             }
         }
     }
-    assert!(decided > 300 && ties > 300, "{decided} decided, {ties} ties");
+    assert!(
+        decided > 300 && ties > 300,
+        "{decided} decided, {ties} ties"
+    );
 }

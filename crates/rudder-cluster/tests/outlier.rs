@@ -55,9 +55,9 @@ struct Fixture {
 
 fn fixture(params: &str, failing: &[u16]) -> Fixture {
     let directory = Arc::new(Directory::default());
-    directory.replace((1..=4).map(|i| {
-        DubboUrl::parse(&format!("dubbo://127.0.0.1:{i}/S?{params}")).unwrap()
-    }));
+    directory.replace(
+        (1..=4).map(|i| DubboUrl::parse(&format!("dubbo://127.0.0.1:{i}/S?{params}")).unwrap()),
+    );
     let clock = Arc::new(ManualClock::new(START));
     let balancer = Balancer::builder(Arc::clone(&directory))
         .clock(clock.clone())
@@ -89,7 +89,10 @@ impl Fixture {
 
 #[test]
 fn consecutive_errors_eject_for_a_growing_interval() {
-    let f = fixture("outlier.consecutive-errors=3&outlier.base-ejection-ms=1000", &[1]);
+    let f = fixture(
+        "outlier.consecutive-errors=3&outlier.base-ejection-ms=1000",
+        &[1],
+    );
     // The clock stands still: port 1 gets exactly the three calls that eject it.
     assert_eq!(f.calls(400)[1], 3);
     let view = f.directory.snapshot().view("m");
@@ -100,7 +103,11 @@ fn consecutive_errors_eject_for_a_growing_interval() {
     f.clock.advance(1000);
     assert_eq!(f.calls(400)[1], 3);
     f.clock.advance(1999);
-    assert_eq!(f.calls(200)[1], 0, "still out 1999 ms into a 2000 ms ejection");
+    assert_eq!(
+        f.calls(200)[1],
+        0,
+        "still out 1999 ms into a 2000 ms ejection"
+    );
     f.clock.advance(1);
     assert_eq!(f.calls(400)[1], 3);
 }
@@ -109,7 +116,9 @@ fn consecutive_errors_eject_for_a_growing_interval() {
 fn successes_reset_the_count_every_policy_ejects_and_off_means_off() {
     let state = rudder_common::status::RpcStatus::default();
     let outcomes = [false, false, true, false, false];
-    let ejected = outcomes.iter().any(|&ok| state.outlier().record(ok, 3, 1000, START));
+    let ejected = outcomes
+        .iter()
+        .any(|&ok| state.outlier().record(ok, 3, 1000, START));
     assert!(!ejected, "a success between errors starts the count again");
 
     let f = fixture("loadbalance=roundrobin&outlier.consecutive-errors=3", &[1]);
@@ -117,7 +126,10 @@ fn successes_reset_the_count_every_policy_ejects_and_off_means_off() {
 
     let off = fixture("", &[1]);
     let counts = off.calls(400);
-    assert!(counts[1] > 60, "no ejection without the parameter: {counts:?}");
+    assert!(
+        counts[1] > 60,
+        "no ejection without the parameter: {counts:?}"
+    );
 }
 
 #[test]
@@ -129,7 +141,14 @@ fn at_most_the_maximum_share_is_out_and_an_outage_still_reaches_someone() {
     let (one, two) = (counts[1], counts[2]);
     assert!(one.min(two) == 2 && one.max(two) > 100, "{counts:?}");
 
-    let all_down = fixture("outlier.consecutive-errors=1&outlier.max-ejection-percent=100", &[1, 2, 3, 4]);
+    let all_down = fixture(
+        "outlier.consecutive-errors=1&outlier.max-ejection-percent=100",
+        &[1, 2, 3, 4],
+    );
     let counts = all_down.calls(100);
-    assert_eq!(counts.iter().sum::<u32>(), 100, "every call still reaches a provider: {counts:?}");
+    assert_eq!(
+        counts.iter().sum::<u32>(),
+        100,
+        "every call still reaches a provider: {counts:?}"
+    );
 }

@@ -141,7 +141,10 @@ fn peak_rises_at_once_and_falls_with_time() {
     assert_eq!(at(START + 1), 200.0, "a slower call replaces the estimate");
     // Read one decay period (10 s) later without new calls: e^-1 of it.
     let later = at(START + 10_001);
-    assert!((later - 200.0 / std::f64::consts::E).abs() < 1e-9, "{later}");
+    assert!(
+        (later - 200.0 / std::f64::consts::E).abs() < 1e-9,
+        "{later}"
+    );
 }
 
 #[test]
@@ -152,7 +155,11 @@ fn peakewma_counts_calls_in_flight_and_honours_warmup() {
         f.finished(port, 2, 10, true);
     }
     let _stalled = f.in_flight(2, 3);
-    assert_eq!(f.shares(2000)[1], 0, "a provider with calls stuck in flight loses");
+    assert_eq!(
+        f.shares(2000)[1],
+        0,
+        "a provider with calls stuck in flight loses"
+    );
 
     // A provider that started a second ago with a 10-minute warmup weighs 1 of 100.
     let warming = format!("&timestamp={}&warmup=600000", START - 1000);
@@ -230,7 +237,10 @@ fn adaptive_asks_for_load_reports_and_feeds_them_back() {
         answered += success;
         assert_eq!(errors, 0);
         if success > 0 {
-            assert_eq!(provider.status().adaptive().provider_load_and_ewma().0, 25.0);
+            assert_eq!(
+                provider.status().adaptive().provider_load_and_ewma().0,
+                25.0
+            );
         }
     }
     assert_eq!((picked, answered), (20, 20));

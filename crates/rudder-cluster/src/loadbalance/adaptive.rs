@@ -100,7 +100,11 @@ pub(crate) fn nth_allowed(view: &MethodView, pick: &Pick<'_>, rank: usize) -> us
 }
 
 /// The two candidates of a power-of-two-choices pick; `None` when fewer than two are allowed.
-pub(crate) fn pair(view: &MethodView, pick: &Pick<'_>, rng: &mut dyn PickRng) -> Option<(usize, usize)> {
+pub(crate) fn pair(
+    view: &MethodView,
+    pick: &Pick<'_>,
+    rng: &mut dyn PickRng,
+) -> Option<(usize, usize)> {
     let allowed = match pick.excluded.is_empty() {
         true => view.len(),
         false => (0..view.len()).filter(|&i| pick.allows(view, i)).count(),
@@ -120,7 +124,11 @@ pub(crate) fn pair(view: &MethodView, pick: &Pick<'_>, rng: &mut dyn PickRng) ->
 pub(crate) fn weighted_coin(a: (usize, i32), b: (usize, i32), rng: &mut dyn PickRng) -> usize {
     let total = a.1.saturating_add(b.1);
     if total > 0 {
-        return if (rng.below(total as u64) as i32) < a.1 { a.0 } else { b.0 };
+        return if (rng.below(total as u64) as i32) < a.1 {
+            a.0
+        } else {
+            b.0
+        };
     }
     if rng.below(2) == 0 {
         a.0

@@ -106,6 +106,11 @@ pub fn ejections(view: &MethodView, now: i64) -> Vec<(Arc<Provider>, i64)> {
         .iter()
         .enumerate()
         .filter(|(i, _)| view.method_status(*i).outlier().is_ejected(now))
-        .map(|(i, p)| (Arc::clone(p), view.method_status(i).outlier().ejected_until()))
+        .map(|(i, p)| {
+            (
+                Arc::clone(p),
+                view.method_status(i).outlier().ejected_until(),
+            )
+        })
         .collect()
 }

@@ -37,7 +37,10 @@ impl LoadBalance for PowerOfTwo {
         rng: &mut dyn PickRng,
     ) -> Option<usize> {
         let (a, b) = pair(view, pick, rng)?;
-        let (active_a, active_b) = (view.method_status(a).active(), view.method_status(b).active());
+        let (active_a, active_b) = (
+            view.method_status(a).active(),
+            view.method_status(b).active(),
+        );
         Some(match active_a.cmp(&active_b) {
             std::cmp::Ordering::Less => a,
             std::cmp::Ordering::Greater => b,

@@ -130,7 +130,8 @@ impl Estimate {
         };
         // A business exception is an answer, but a provider throwing fast must not look fast either.
         let exceptions = (current.exceptions - seen.exceptions).clamp(0, calls - failed);
-        let rtt = (succeeded_elapsed as f64 + failed_cost + exceptions as f64 * penalty) / calls as f64;
+        let rtt =
+            (succeeded_elapsed as f64 + failed_cost + exceptions as f64 * penalty) / calls as f64;
         *seen = current;
         self.seen_total.store(current.total, Relaxed);
         let next = peak_ewma(
@@ -219,7 +220,10 @@ impl PeakEwma {
     /// the view: what `rudder providers` and tests show.
     pub fn latency_estimate(&self, view: &MethodView, index: usize, now: i64) -> Option<f64> {
         let provider = view.providers().get(index)?;
-        let key = (Arc::clone(provider.shared_identity()), Arc::from(view.method()));
+        let key = (
+            Arc::clone(provider.shared_identity()),
+            Arc::from(view.method()),
+        );
         let estimate = self.estimates.get(&key)?;
         let penalty = ADAPTIVE_TIMEOUT.method_value(provider.url(), view.method()) as f64;
         Some(estimate.cost_at(now, penalty, self.decay))
@@ -273,7 +277,10 @@ mod tests {
         assert_eq!(peak_ewma(10.0, 0, 50.0, 0, 1000.0), 50.0);
         // One decay period later, a lower observation has pulled the estimate 63 % of the way.
         let pulled = peak_ewma(50.0, 0, 10.0, 1000, 1000.0);
-        assert!((pulled - (10.0 + 40.0 / std::f64::consts::E)).abs() < 1e-9, "{pulled}");
+        assert!(
+            (pulled - (10.0 + 40.0 / std::f64::consts::E)).abs() < 1e-9,
+            "{pulled}"
+        );
         // No time passed: a lower observation does not move it at all.
         assert_eq!(peak_ewma(50.0, 7, 10.0, 7, 1000.0), 50.0);
     }

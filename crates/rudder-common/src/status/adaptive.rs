@@ -184,14 +184,23 @@ impl<'a> Report<'a> {
         // to a comma dropped; empty pieces are never `key:value`, so only "all empty" matters.
         let pieces = attachment.split(',').count();
         let part = |i: usize, piece: &'a str| {
-            let piece = if i > 0 { piece.trim_start_matches(java_whitespace) } else { piece };
+            let piece = if i > 0 {
+                piece.trim_start_matches(java_whitespace)
+            } else {
+                piece
+            };
             if i + 1 < pieces {
                 piece.trim_end_matches(java_whitespace)
             } else {
                 piece
             }
         };
-        if pieces > 1 && attachment.split(',').enumerate().all(|(i, p)| part(i, p).is_empty()) {
+        if pieces > 1
+            && attachment
+                .split(',')
+                .enumerate()
+                .all(|(i, p)| part(i, p).is_empty())
+        {
             return None;
         }
         let mut report = Report::default();

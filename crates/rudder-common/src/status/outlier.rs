@@ -61,7 +61,8 @@ impl OutlierState {
         }
         self.consecutive.store(0, Relaxed);
         let times = self.ejections.fetch_add(1, Relaxed).saturating_add(1);
-        let until = now.saturating_add(base_millis.saturating_mul(i64::from(times).min(MAX_MULTIPLIER)));
+        let until =
+            now.saturating_add(base_millis.saturating_mul(i64::from(times).min(MAX_MULTIPLIER)));
         self.ejected_until.store(until, Relaxed);
         LAST_EJECTION_END.fetch_max(until, Relaxed);
         true
