@@ -190,7 +190,7 @@ async fn build_reference(consumer: &Consumer, args: &InvokeArgs) -> Result<Refer
         builder = builder.parameter(&key, &value);
     }
     if let Some(t) = args.timeout {
-        builder = builder.timeout_millis(t);
+        builder = builder.timeout(std::time::Duration::from_millis(t));
     }
     Ok(builder.build().await?)
 }
