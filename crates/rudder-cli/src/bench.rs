@@ -19,19 +19,14 @@ use hdrhistogram::Histogram;
 use rudder::{CallError, Consumer, Invocation, Reference, Value};
 
 use crate::params::ConsumerArgs;
+use crate::registry_args::RegistryArgs;
 use crate::{bounds, java_types};
 
 /// Arguments of `rudder bench`.
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
-    /// Find providers in this registry (zookeeper://HOST:PORT); repeatable.
-    #[arg(
-        long,
-        value_name = "URL",
-        required_unless_present = "url",
-        conflicts_with = "url"
-    )]
-    registry: Vec<String>,
+    #[command(flatten)]
+    registry: RegistryArgs,
     /// Call this provider directly (dubbo://HOST:PORT/INTERFACE?...).
     #[arg(long, value_name = "URL")]
     url: Option<String>,
@@ -201,7 +196,10 @@ pub(crate) fn run(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
 async fn run_async(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
     crate::invoke::check_attachments(&args.attachments)?;
     let call = invocation(&args)?;
-    let consumer = crate::metrics_endpoint::consumer("rudder-bench", None);
+    if args.url.is_none() && !args.registry.is_given() {
+        bail!("--registry or --url is required");
+    }
+    let consumer = crate::metrics_endpoint::consumer("rudder-bench", None, args.registry.options());
     let reference = Arc::new(build_reference(&consumer, &args).await?);
     let load = Load {
         concurrency: args.concurrency,
@@ -262,19 +260,30 @@ fn invocation(args: &BenchArgs) -> Result<Invocation> {
 }
 
 async fn build_reference(consumer: &Consumer, args: &BenchArgs) -> Result<Reference> {
-    let interface = match (&args.interface, &args.url) {
-        (Some(i), _) => i.clone(),
-        (None, Some(url)) => rudder::DubboUrl::parse_any(url)?
-            .service_interface()
-            .to_owned(),
+    // The same target rules as `rudder invoke`: flags apply to a direct URL, conflicts are errors.
+    let interface = match (&args.url, &args.interface) {
+        (Some(url), _) => {
+            crate::invoke_target::direct_url(url, args.interface.as_deref(), None, None)?
+                .service_interface()
+                .to_owned()
+        }
+        (None, Some(interface)) => interface.clone(),
         (None, None) => bail!("--interface is required with --registry"),
     };
     let mut builder = consumer.reference(&interface);
     if let Some(url) = &args.url {
-        builder = builder.provider(url);
+        let url = crate::invoke_target::direct_url(
+            url,
+            Some(&interface),
+            args.version.as_deref(),
+            args.group.as_deref(),
+        )?;
+        builder = builder.provider(&url.to_full_string());
+    } else {
+        args.registry.check_reachable().await?;
     }
-    for registry in &args.registry {
-        builder = builder.registry(registry);
+    for target in &args.registry.registry {
+        builder = builder.registry(target);
     }
     if let Some(v) = &args.version {
         builder = builder.version(v);
@@ -286,7 +295,7 @@ async fn build_reference(consumer: &Consumer, args: &BenchArgs) -> Result<Refere
         builder = builder.parameter(&key, &value);
     }
     if let Some(t) = args.timeout {
-        builder = builder.timeout_millis(t);
+        builder = builder.timeout(std::time::Duration::from_millis(t));
     }
     Ok(builder.build().await?)
 }
