@@ -19,8 +19,8 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder::internals::cluster::router::RuleKey;
 use rudder::extension::{Clock, ManualClock, SystemClock};
+use rudder::internals::cluster::router::RuleKey;
 use rudder::Invocation;
 use rudder::{CallError, Consumer, Reference, RpcErrorKind, Value};
 use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};

@@ -58,7 +58,9 @@ mod tests {
 
     #[test]
     fn every_tuple_keeps_its_order_and_length() {
-        let values = (1i32, "two", 3i64, true, 5u8, 6i16, 7.0f64, 'c', 9i32, 10i32, 11i32, 12i32)
+        let values = (
+            1i32, "two", 3i64, true, 5u8, 6i16, 7.0f64, 'c', 9i32, 10i32, 11i32, 12i32,
+        )
             .to_values()
             .unwrap();
         assert_eq!(values.len(), 12);

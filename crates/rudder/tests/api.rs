@@ -102,7 +102,11 @@ async fn typed_settings_reach_the_consumer_url() {
         .await
         .unwrap();
     let url = reference.consumer_url();
-    assert_eq!(url.parameter("timeout"), Some("3"), "rounded up to whole ms");
+    assert_eq!(
+        url.parameter("timeout"),
+        Some("3"),
+        "rounded up to whole ms"
+    );
     assert_eq!(url.parameter("cluster"), Some("forking"));
     assert_eq!(url.parameter("forks"), Some("3"));
     assert_eq!(url.parameter("loadbalance"), Some("leastactive"));
@@ -201,7 +205,11 @@ async fn argument_counts_are_checked_before_anything_is_sent() {
         ),
         "{error}"
     );
-    assert_eq!(signals.calls.load(Ordering::SeqCst), 0, "nothing reached the provider");
+    assert_eq!(
+        signals.calls.load(Ordering::SeqCst),
+        0,
+        "nothing reached the provider"
+    );
     let answer: String = reference.call("who", &[], ()).await.unwrap();
     assert_eq!(answer, "a");
 }
@@ -250,7 +258,11 @@ async fn a_call_cut_by_shutdown_is_never_retried() {
         .unwrap_err();
     assert_eq!(error.kind(), RpcErrorKind::ShutDown, "{error}");
     assert!(error.is_shut_down());
-    assert_eq!(signals.calls.load(Ordering::SeqCst), 1, "no retry on the other provider");
+    assert_eq!(
+        signals.calls.load(Ordering::SeqCst),
+        1,
+        "no retry on the other provider"
+    );
     assert!(error.attempts().len() <= 1, "{:?}", error.attempts());
 
     let after = reference.invoke("who", &[], vec![]).await.unwrap_err();

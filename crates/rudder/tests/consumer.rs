@@ -212,9 +212,7 @@ async fn unknown_strategy_names_fail_the_build_and_custom_ones_are_registered_on
         .build()
         .await
         .unwrap();
-    let last = greeter.snapshot().providers()[1]
-        .address()
-        .to_owned();
+    let last = greeter.snapshot().providers()[1].address().to_owned();
     let expected = if last == a.local_addr().to_string() {
         "a"
     } else {
@@ -278,9 +276,7 @@ async fn poll_ready_waits_while_every_provider_is_at_its_actives_limit() {
     .await
     .unwrap();
     let first = tokio::spawn(service.call(Invocation::new("hold", vec![], vec![])));
-    let status = greeter.snapshot().providers()[0]
-        .status()
-        .clone();
+    let status = greeter.snapshot().providers()[0].status().clone();
     eventually("the first call to hold its slot", || {
         status.method("hold").active() == 1
     })

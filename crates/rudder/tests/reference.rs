@@ -107,9 +107,7 @@ async fn business_exception_is_returned_not_retried() {
         }
         other => panic!("expected a business exception, got {other:?}"),
     }
-    let status = greeter.snapshot().providers()[0]
-        .status()
-        .method("fail");
+    let status = greeter.snapshot().providers()[0].status().method("fail");
     assert_eq!(
         (status.total(), status.failed()),
         (1, 0),

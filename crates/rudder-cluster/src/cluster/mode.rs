@@ -351,7 +351,8 @@ impl std::str::FromStr for ClusterMode {
     type Err = UnsupportedClusterMode;
 
     fn from_str(name: &str) -> Result<ClusterMode, UnsupportedClusterMode> {
-        let consumer = DubboUrl::new("consumer", "127.0.0.1", 0, "").with_parameter("cluster", name);
+        let consumer =
+            DubboUrl::new("consumer", "127.0.0.1", 0, "").with_parameter("cluster", name);
         ClusterMode::from_consumer(&consumer, "")
     }
 }
