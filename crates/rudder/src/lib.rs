@@ -74,7 +74,7 @@ pub use rudder_rpc::RpcResponse;
 pub use service::MethodService;
 pub use strategy::LoadBalanceStrategy;
 
-/// Converting Rust types to and from [`Value`](crate::Value)s with serde, as
+/// Converting Rust types to and from [`Value`]s with serde, as
 /// [`Reference::call`](crate::Reference::call) does.
 pub mod value {
     pub use rudder_common::value::{
@@ -87,14 +87,14 @@ pub mod explain {
     pub use rudder_cluster::router::{Explanation, ProviderFate, RuleRef, RuleSlot, StepReport};
 }
 
-/// Extension points: your own load-balance strategy ([`LoadBalance`], registered with
+/// Extension points: your own load-balance strategy ([`LoadBalance`](crate::extension::LoadBalance), registered with
 /// [`ConsumerBuilder::loadbalance_policy`](crate::ConsumerBuilder::loadbalance_policy)), provider
-/// weights from your own source ([`WeightSource`],
+/// weights from your own source ([`WeightSource`](crate::extension::WeightSource),
 /// [`ReferenceBuilder::weight_source`](crate::ReferenceBuilder::weight_source)), and the clock rudder
-/// reads ([`Clock`], [`ConsumerBuilder::clock`](crate::ConsumerBuilder::clock)).
+/// reads ([`Clock`](crate::extension::Clock), [`ConsumerBuilder::clock`](crate::ConsumerBuilder::clock)).
 ///
-/// A strategy sees one method's providers as a [`MethodView`] (weights, statistics, per-strategy
-/// state under a [`StateKey`]) and the pick's context as a [`Pick`].
+/// A strategy sees one method's providers as a [`MethodView`](crate::extension::MethodView) (weights, statistics, per-strategy
+/// state under a [`StateKey`](crate::extension::StateKey)) and the pick's context as a [`Pick`](crate::extension::Pick).
 ///
 /// ```
 /// use std::sync::Arc;
