@@ -65,7 +65,15 @@ pub struct ReferenceBuilder {
 
 impl ReferenceBuilder {
     pub(crate) fn new(consumer: Consumer, interface: &str) -> ReferenceBuilder {
-        let mut consumer_url = DubboUrl::new("consumer", &local_host(), 0, interface)
+        // A bad `DUBBO_IP_TO_REGISTRY` is the builder's first error; the URL needs some host anyway.
+        let host = consumer.host().unwrap_or("127.0.0.1").to_owned();
+        let host_error = consumer
+            .inner
+            .host
+            .as_ref()
+            .err()
+            .map(|invalid| BuildError::BadParameter(invalid.to_string()));
+        let mut consumer_url = DubboUrl::new("consumer", &host, 0, interface)
             .with_parameter("interface", interface)
             .with_parameter("side", "consumer");
         if let Some(application) = consumer.application() {
@@ -75,7 +83,7 @@ impl ReferenceBuilder {
             consumer,
             consumer_url,
             source: Source::None,
-            error: None,
+            error: host_error,
             weight_source: None,
             clock: None,
             seed: None,
@@ -408,9 +416,4 @@ fn registry_failover(consumer_url: &DubboUrl) -> Result<bool, BuildError> {
             "{REGISTRY_FAILOVER}={value:?} is not true or false"
         ))),
     }
-}
-
-/// The address this consumer registers under: `DUBBO_IP_TO_REGISTRY`, else loopback.
-fn local_host() -> String {
-    std::env::var("DUBBO_IP_TO_REGISTRY").unwrap_or_else(|_| "127.0.0.1".to_owned())
 }

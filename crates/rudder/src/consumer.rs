@@ -71,6 +71,10 @@ pub struct Consumer {
 /// What a consumer owns, shared by its handles and its references.
 pub(crate) struct ConsumerInner {
     pub(crate) application: Option<String>,
+    /// The one address this consumer registers under, is matched by configurators as, and routes as
+    /// (`host` in condition rules); `Err` when `DUBBO_IP_TO_REGISTRY` is unusable (reference builds
+    /// fail with it).
+    pub(crate) host: Result<String, rudder_common::net::InvalidHost>,
     pub(crate) protocol: DubboProtocol,
     pub(crate) statuses: Arc<StatusRegistry>,
     pub(crate) policies: LoadBalanceRegistry,
@@ -91,6 +95,7 @@ impl Consumer {
     pub fn builder() -> ConsumerBuilder {
         ConsumerBuilder {
             application: None,
+            host: None,
             policies: LoadBalanceRegistry::with_builtins(),
             clock: Arc::new(SystemClock),
             seed: None,
@@ -109,6 +114,13 @@ impl Consumer {
     /// The application name references register under, if set.
     pub fn application(&self) -> Option<&str> {
         self.inner.application.as_deref()
+    }
+
+    /// The address references register under and route as (see [`ConsumerBuilder::host`]); `None`
+    /// when `DUBBO_IP_TO_REGISTRY` names an address that cannot be used (building a reference then
+    /// says why).
+    pub fn host(&self) -> Option<&str> {
+        self.inner.host.as_deref().ok()
     }
 
     /// The call statistics of every provider this consumer calls.
@@ -219,6 +231,7 @@ impl fmt::Debug for Consumer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Consumer")
             .field("application", &self.inner.application)
+            .field("host", &self.inner.host)
             .field("providers_with_statistics", &self.inner.statuses.len())
             .field("policies", &self.inner.policies)
             .field("shut_down", &self.is_shut_down())
@@ -229,6 +242,7 @@ impl fmt::Debug for Consumer {
 /// Configures a [`Consumer`].
 pub struct ConsumerBuilder {
     application: Option<String>,
+    host: Option<String>,
     policies: LoadBalanceRegistry,
     clock: Arc<dyn Clock>,
     seed: Option<u64>,
@@ -242,6 +256,20 @@ impl ConsumerBuilder {
     /// The application name references register under (Dubbo's `<dubbo:application name>`).
     pub fn application(mut self, name: &str) -> Self {
         self.application = Some(name.to_owned());
+        self
+    }
+
+    /// The address this consumer registers under and routing rules read as its `host` (a condition
+    /// `host = 10.20.153.10 => ...`, a configurator's `addresses`). Without it, Dubbo's choice:
+    /// `DUBBO_IP_TO_REGISTRY`, else this machine's first non-loopback address
+    /// ([`rudder_common::net::consumer_host`]).
+    ///
+    /// ```
+    /// let consumer = rudder::Consumer::builder().host("10.20.153.10").build();
+    /// assert_eq!(consumer.host(), Some("10.20.153.10"));
+    /// ```
+    pub fn host(mut self, host: &str) -> Self {
+        self.host = Some(host.trim().to_owned());
         self
     }
 
@@ -287,6 +315,10 @@ impl ConsumerBuilder {
         Consumer {
             inner: Arc::new(ConsumerInner {
                 application: self.application,
+                host: match self.host {
+                    Some(host) => Ok(host),
+                    None => rudder_common::net::consumer_host(),
+                },
                 protocol: DubboProtocol::new(),
                 statuses: Arc::new(StatusRegistry::default()),
                 policies: self.policies,

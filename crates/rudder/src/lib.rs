@@ -48,6 +48,8 @@ mod builder;
 mod caller;
 mod consumer;
 mod error;
+#[cfg(feature = "internals")]
+pub mod internals;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod reference;

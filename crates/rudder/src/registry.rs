@@ -221,6 +221,8 @@ impl Registries {
             spec = spec.application(application);
         }
         spec = spec.parameters(ConsumerParams::new(consumer));
+        // Registered under the host the consumer URL (and so every routing rule) carries.
+        spec.host = Some(consumer.host().to_owned());
         let subscription = registry.subscribe(spec, sink).await?;
         #[cfg(feature = "metrics")]
         self.watch(url, consumer.service_interface(), subscription.status());
@@ -342,9 +344,14 @@ fn rule_slots(
         .collect();
     provider_apps.sort_unstable();
     provider_apps.dedup();
+    let own_app = consumer_url.parameter("application").unwrap_or("");
     for app in provider_apps {
         add(router::RuleKey::tag(app));
-        add(router::RuleKey::provider_app_condition(app));
+        // Dubbo's ProviderAppStateRouter skips the consumer's own application: its
+        // `<app>.condition-router` is the application rule already.
+        if app != own_app {
+            add(router::RuleKey::provider_app_condition(app));
+        }
     }
     slots
 }
@@ -383,8 +390,7 @@ pub async fn load_router_rules(
 /// Hands rule texts from the config center to a reference's router chain.
 struct RouterRules {
     chain: Weak<RouterChain>,
-    /// Config-center key → the chain slots it fills (one key can be two: an application that both
-    /// provides and consumes has one `<app>.condition-router`).
+    /// Config-center key → the chain keys it fills.
     slots: HashMap<String, Vec<router::RuleKey>>,
 }
 
