@@ -49,6 +49,7 @@ mod caller;
 mod consumer;
 mod error;
 #[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod internals;
 #[cfg(feature = "metrics")]
 pub mod metrics;
@@ -122,16 +123,4 @@ pub mod extension {
     pub use rudder_cluster::loadbalance::{LoadBalance, MethodView, Pick, PickRng, StateKey};
     pub use rudder_common::clock::{Clock, ManualClock, SystemClock};
     pub use rudder_common::status::{MethodStatus, ProviderStatus, RpcStatus, StatusRegistry};
-}
-
-/// The layers beneath the facade, for rudder's own CLI, tests, benches and fuzz targets (feature
-/// `internals`). Not a stable API.
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod internals {
-    #[cfg(feature = "zookeeper")]
-    pub use crate::registry::{load_router_rules, RegistryTarget};
-    pub use rudder_cluster as cluster;
-    pub use rudder_common as common;
-    pub use rudder_rpc as rpc;
 }
