@@ -13,6 +13,8 @@
 //! * [`RegistryAddress`]: the `zookeeper://` URL (backup hosts, group/root, chroot, digest credentials);
 //! * the catalog: child names to provider URLs, with no I/O (unit-tested, benchmarked, fuzzed);
 //! * [`ZookeeperRegistry`] and [`Subscription`]: the session, watches and recovery;
+//! * [`ZookeeperRegistry::services`], [`ZookeeperRegistry::provider_urls`] and
+//!   [`ZookeeperRegistry::service_definitions`]: one-shot browsing for tools (`rudder list`);
 //! * [`config_center`]: governance rules (Dubbo's dynamic configuration, and raw
 //!   router rule texts for the routers) from the config center, by default the registry itself.
 //!
@@ -75,6 +77,7 @@ mod rule_parser;
 pub mod config_center;
 
 mod address;
+mod browse;
 mod consumer;
 mod error;
 mod options;
@@ -86,8 +89,9 @@ mod subscriber;
 mod subscription;
 
 pub use address::RegistryAddress;
+pub use browse::ServiceDefinition;
 pub use consumer::ConsumerSpec;
 pub use error::RegistryError;
 pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
-pub use subscription::{DisabledProvider, Subscription, SubscriptionStatus};
+pub use subscription::{DisabledProvider, ReweightedProvider, Subscription, SubscriptionStatus};

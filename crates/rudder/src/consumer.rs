@@ -101,6 +101,8 @@ impl Consumer {
             seed: None,
             #[cfg(feature = "zookeeper")]
             config_center: None,
+            #[cfg(feature = "zookeeper")]
+            registry_options: rudder_registry::RegistryOptions::default(),
             #[cfg(feature = "metrics")]
             metrics: None,
         }
@@ -248,6 +250,8 @@ pub struct ConsumerBuilder {
     seed: Option<u64>,
     #[cfg(feature = "zookeeper")]
     config_center: Option<String>,
+    #[cfg(feature = "zookeeper")]
+    registry_options: rudder_registry::RegistryOptions,
     #[cfg(feature = "metrics")]
     metrics: Option<crate::metrics::MetricsConfig>,
 }
@@ -302,6 +306,25 @@ impl ConsumerBuilder {
         self
     }
 
+    /// How long to wait for each registry's ZooKeeper and how fast to retry when it is gone (default:
+    /// [`RegistryOptions::default`](rudder_registry::RegistryOptions), a 10 s connect timeout); applies
+    /// to every registry session the consumer opens.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rudder_registry::RegistryOptions;
+    ///
+    /// let consumer = rudder::Consumer::builder()
+    ///     .registry_options(RegistryOptions::default().with_connect_timeout(Duration::from_secs(3)))
+    ///     .build();
+    /// # drop(consumer);
+    /// ```
+    #[cfg(feature = "zookeeper")]
+    pub fn registry_options(mut self, options: rudder_registry::RegistryOptions) -> Self {
+        self.registry_options = options;
+        self
+    }
+
     /// Keeps Prometheus metrics of every call (feature `metrics`); read them through
     /// [`Consumer::metrics`]. See [`crate::metrics`] for the metric names.
     #[cfg(feature = "metrics")]
@@ -325,7 +348,8 @@ impl ConsumerBuilder {
                 clock: self.clock,
                 seed: self.seed,
                 #[cfg(feature = "zookeeper")]
-                registries: crate::registry::Registries::with_config_center(self.config_center),
+                registries: crate::registry::Registries::with_config_center(self.config_center)
+                    .with_options(self.registry_options),
                 #[cfg(feature = "metrics")]
                 metrics: self
                     .metrics

@@ -1,5 +1,5 @@
-//! The layers beneath the facade and seams for rudder's own CLI, tests, benches and fuzz targets
-//! (feature `internals`): not part of the API, no stability promise.
+//! The layers beneath the facade, for rudder's own CLI, tests, benches and fuzz targets (feature
+//! `internals`): not part of the API, no stability promise.
 //!
 //! The call-path bench (`cargo bench -p rudder --features internals --bench call_path`) measures
 //! what a call costs rudder itself (reference, cluster mode, router chain, balancer, statistics,

@@ -30,6 +30,8 @@ pub(crate) struct Registries {
     open: tokio::sync::Mutex<HashMap<String, ZookeeperRegistry>>,
     /// Where governance rules are read, when not from each registry itself.
     config_center: Option<String>,
+    /// Connect timeout and retry pacing of every session.
+    options: RegistryOptions,
     /// How many are open, readable without the async lock.
     count: std::sync::atomic::AtomicUsize,
     /// The status channels of live subscriptions, for the metrics.
@@ -158,6 +160,11 @@ impl Registries {
         }
     }
 
+    /// These sessions, opened with `options`.
+    pub(crate) fn with_options(self, options: RegistryOptions) -> Registries {
+        Registries { options, ..self }
+    }
+
     /// The session for `url`, reading its rules from the config center when one is set.
     pub(crate) async fn governed(&self, url: &str) -> Result<ZookeeperRegistry, BuildError> {
         let registry = self.session(url).await?;
@@ -177,7 +184,7 @@ impl Registries {
         if let Some(registry) = open.get(&key) {
             return Ok(registry.clone());
         }
-        let registry = ZookeeperRegistry::connect(url, RegistryOptions::default()).await?;
+        let registry = ZookeeperRegistry::connect(url, self.options).await?;
         open.insert(key, registry.clone());
         self.count
             .store(open.len(), std::sync::atomic::Ordering::Relaxed);

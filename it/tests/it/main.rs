@@ -22,3 +22,4 @@ mod registry_partitions;
 mod routing_parity;
 mod routing_rules;
 mod zookeeper_smoke;
+mod java_values;

@@ -16,3 +16,4 @@ mod router_tag;
 mod router_v31;
 mod support;
 mod warmup;
+mod router_tag_apps;

@@ -11,3 +11,4 @@ mod hostile_input;
 mod roundtrip;
 mod serde_types;
 mod vectors;
+mod java_types;

@@ -12,3 +12,4 @@ mod lifecycle;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod reference;
+mod api;
