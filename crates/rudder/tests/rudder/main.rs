@@ -6,10 +6,10 @@
 //! process-wide counter) gets a binary of its own, and says why.
 
 mod api;
+mod api;
 mod cluster_modes;
 mod consumer;
 mod lifecycle;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod reference;
-mod api;
