@@ -6,7 +6,6 @@
 //! process-wide counter) gets a binary of its own, and says why.
 
 mod api;
-mod api;
 mod cluster_modes;
 mod consumer;
 mod lifecycle;
