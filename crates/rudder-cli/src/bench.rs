@@ -201,7 +201,11 @@ pub(crate) fn run(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
 async fn run_async(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
     crate::invoke::check_attachments(&args.attachments)?;
     let call = invocation(&args)?;
-    let consumer = crate::metrics_endpoint::consumer("rudder-bench", None);
+    let consumer = crate::metrics_endpoint::consumer(
+        "rudder-bench",
+        None,
+        rudder_registry::RegistryOptions::default(),
+    );
     let reference = Arc::new(build_reference(&consumer, &args).await?);
     let load = Load {
         concurrency: args.concurrency,
@@ -286,7 +290,7 @@ async fn build_reference(consumer: &Consumer, args: &BenchArgs) -> Result<Refere
         builder = builder.parameter(&key, &value);
     }
     if let Some(t) = args.timeout {
-        builder = builder.timeout_millis(t);
+        builder = builder.timeout(std::time::Duration::from_millis(t));
     }
     Ok(builder.build().await?)
 }
