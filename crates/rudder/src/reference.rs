@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use rudder_cluster::balancer::Balancer;
-use rudder_cluster::cluster::{ClusterInvoker, ClusterMode};
+use rudder_cluster::cluster::{ClusterInvoker, ClusterMode, MethodModes};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::weight::WeightSource;
 use rudder_cluster::router::{Explanation, RouterChain, RuleError, RuleKey};
@@ -67,6 +67,8 @@ pub struct Reference {
 struct ReferenceInner {
     consumer: Arc<ConsumerInner>,
     consumer_url: DubboUrl,
+    /// Each method's cluster mode, read from `consumer_url` once, not on every call.
+    modes: MethodModes,
     /// One cluster invoker per registry; a single one for provider URLs, a directory or one registry.
     invoker: ZoneAwareInvoker<DubboCaller>,
     /// The routers of each registry's cluster, in the same order (one chain per directory, so each
@@ -178,8 +180,7 @@ impl Reference {
                 "the consumer is shut down",
             ));
         }
-        let mode = ClusterMode::from_consumer(&inner.consumer_url, invocation.method_name())
-            .unwrap_or_default();
+        let mode = inner.modes.get(invocation.method_name());
         inner.invoker.invoke_in_mode(&invocation, &mode).await
     }
 
@@ -554,6 +555,7 @@ impl ReferenceBuilder {
         Ok(Reference {
             inner: Arc::new(ReferenceInner {
                 consumer,
+                modes: MethodModes::new(self.consumer_url.clone()),
                 consumer_url: self.consumer_url,
                 routers,
                 invoker,
