@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use rudder::cluster::router::RuleKey;
+use rudder::internals::cluster::router::RuleKey;
 use rudder::internals::NO_OP_PROTOCOL;
 use rudder::{Consumer, Invocation, Reference, Value};
 use tokio::runtime::Runtime;

@@ -1,4 +1,5 @@
-//! Seams for benches and fuzzing (feature `internals`): not part of the API, no stability promise.
+//! The layers beneath the facade, for rudder's own CLI, tests, benches and fuzz targets (feature
+//! `internals`): not part of the API, no stability promise.
 //!
 //! The call-path bench (`cargo bench -p rudder --features internals --bench call_path`) measures
 //! what a call costs rudder itself (reference, cluster mode, router chain, balancer, statistics,
@@ -21,3 +22,9 @@
 /// # }
 /// ```
 pub const NO_OP_PROTOCOL: &str = "rudder-noop";
+
+#[cfg(feature = "zookeeper")]
+pub use crate::registry::{load_router_rules, RegistryTarget};
+pub use rudder_cluster as cluster;
+pub use rudder_common as common;
+pub use rudder_rpc as rpc;

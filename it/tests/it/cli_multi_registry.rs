@@ -2,7 +2,7 @@
 //! `providers` lists each registry, `simulate` picks the registry per call as a reference would, and
 //! `invoke` sends the attachment that routes the call. Build the binary first: `cargo build -p rudder-cli`.
 
-use rudder::rpc::server::DubboServer;
+use rudder::internals::rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Value};
 use rudder_it::{run_rudder, ZooKeeperContainer};
 use rudder_registry::{RegistryOptions, ZookeeperRegistry};
@@ -40,6 +40,9 @@ async fn answering(name: &'static str) -> DubboServer {
     .expect("bind")
 }
 
+/// The title line of a `rudder providers` table whose addresses are `127.0.0.1:PORT` (5-digit ports).
+const TITLES: &str = "ADDRESS          PROTOCOL  APPLICATION  VERSION  GROUP  WEIGHT";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registry_and_attachment_repeat_on_providers_simulate_and_invoke() {
     let (hz, sh) = tokio::join!(ZooKeeperContainer::start(), ZooKeeperContainer::start());
@@ -69,8 +72,8 @@ async fn registry_and_attachment_repeat_on_providers_simulate_and_invoke() {
     assert_eq!(
         out,
         format!(
-            "# registry {hz_label} zone=hz weight=100\n{hz_address} dubbo weight=100 loadbalance=random\n\
-             # registry {sh_label} zone=sh weight=300\n{sh_address} dubbo weight=100 loadbalance=random\n"
+            "# {SERVICE} in {hz_label} zone=hz weight=100: 1 provider\n{TITLES}\n{hz_address}  dubbo     -            -        -      weight 100, effective 100\n\
+             # {SERVICE} in {sh_label} zone=sh weight=300: 1 provider\n{TITLES}\n{sh_address}  dubbo     -            -        -      weight 100, effective 100\n"
         )
     );
 
@@ -119,7 +122,15 @@ async fn registry_and_attachment_repeat_on_providers_simulate_and_invoke() {
         ("registry", sh_label.as_str()),
         "{out}"
     );
-    let count = |line: &[&str]| line.last().unwrap().parse::<usize>().unwrap();
+    // `ADDRESS CALLS SHARE % (weight W)` and `registry LABEL CALLS`.
+    let count = |line: &[&str]| {
+        let calls = if line[0] == "registry" {
+            line[2]
+        } else {
+            line[1]
+        };
+        calls.parse::<usize>().unwrap()
+    };
     assert_eq!(
         count(&lines[0]),
         count(&lines[2]),

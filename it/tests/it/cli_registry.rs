@@ -43,9 +43,15 @@ async fn providers_and_simulate_read_the_live_registry() {
 
     let (code, out, err) = rudder(&["providers", "--registry", &url, "--interface", SERVICE]).await;
     assert_eq!(code, 0, "{err}");
+    let label = format!("zookeeper://{}/dubbo", zookeeper.connect_string());
     assert_eq!(
         out,
-        "127.0.0.1:20881 dubbo weight=100 loadbalance=roundrobin\n127.0.0.1:20882 dubbo weight=300 loadbalance=roundrobin\n"
+        format!(
+            "# {SERVICE} in {label}: 2 providers\n\
+             ADDRESS          PROTOCOL  APPLICATION  VERSION  GROUP  WEIGHT\n\
+             127.0.0.1:20881  dubbo     -            -        -      weight 100, effective 100\n\
+             127.0.0.1:20882  dubbo     -            -        -      weight 300, effective 300\n"
+        )
     );
     let (code, out, _) = rudder(&[
         "providers",
@@ -58,7 +64,14 @@ async fn providers_and_simulate_read_the_live_registry() {
     ])
     .await;
     assert_eq!(code, 0);
-    assert!(out.starts_with("127.0.0.1:20883 dubbo weight=50"), "{out}");
+    assert!(
+        out.lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("127.0.0.1:20883  dubbo"),
+        "{out}"
+    );
+    assert!(out.contains("weight 50, effective 50"), "{out}");
     let (code, _, err) = rudder(&[
         "providers",
         "--registry",
@@ -67,7 +80,8 @@ async fn providers_and_simulate_read_the_live_registry() {
         "com.acme.Nobody",
     ])
     .await;
-    assert_eq!(code, 1, "no provider is exit code 1: {err}");
+    assert_eq!(code, 0, "an empty listing is an answer: {err}");
+    assert!(err.contains("nobody provides com.acme.Nobody"), "{err}");
 
     let (code, out, err) = rudder(&[
         "simulate",
@@ -81,7 +95,10 @@ async fn providers_and_simulate_read_the_live_registry() {
     ])
     .await;
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out, "127.0.0.1:20881 100\n127.0.0.1:20882 300\n");
+    assert_eq!(
+        out,
+        "127.0.0.1:20881 100 25.0 % (weight 100)\n127.0.0.1:20882 300 75.0 % (weight 300)\n"
+    );
 }
 
 #[tokio::test]

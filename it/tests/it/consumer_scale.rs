@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use rudder::rpc::server::DubboServer;
+use rudder::internals::rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
 use zookeeper_client::{Acls, Client, CreateMode};
@@ -61,7 +61,7 @@ async fn until(reference: &Reference, what: &str, condition: impl FnMut() -> boo
 }
 
 fn providers_of(reference: &Reference) -> usize {
-    reference.directory().snapshot().providers().len()
+    reference.snapshot().providers().len()
 }
 
 /// Resident memory of this process, from /proc (Linux), in bytes.
@@ -88,7 +88,7 @@ async fn a_thousand_providers_come_and_go_and_leave_nothing_behind() {
         .reference(SERVICE)
         .registry(&format!("zookeeper://{}", zookeeper.connect_string()))
         .loadbalance("roundrobin")
-        .timeout_millis(5000)
+        .timeout(std::time::Duration::from_millis(5000))
         .build()
         .await
         .expect("reference");

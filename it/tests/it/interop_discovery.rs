@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rudder::cluster::loadbalance::Pick;
-use rudder::common::clock::{Clock, ManualClock, SystemClock};
+use rudder::extension::Pick;
+use rudder::extension::{Clock, ManualClock, SystemClock};
 
 use rudder::{Reference, Value};
 use rudder_it::{run_rudder, Peer, PeerConfig, PeerKind, ZooKeeperContainer};
@@ -54,7 +54,7 @@ async fn weights_registered_by_java_providers_drive_the_split_and_failover_hides
         .build()
         .await
         .unwrap();
-    let view = probe.directory().snapshot().view("sayHello");
+    let view = probe.snapshot().view("sayHello");
     assert_eq!(view.len(), 2, "both providers discovered");
     for i in 0..view.len() {
         let warming = view.weight(i, &Pick::at(now));
@@ -71,7 +71,7 @@ async fn weights_registered_by_java_providers_drive_the_split_and_failover_hides
         .application("rudder-it")
         .loadbalance("roundrobin")
         .clock(Arc::clone(&later))
-        .timeout_millis(5000)
+        .timeout(std::time::Duration::from_millis(5000))
         .build()
         .await
         .unwrap();
@@ -85,7 +85,7 @@ async fn weights_registered_by_java_providers_drive_the_split_and_failover_hides
     let random = Reference::builder(SERVICE)
         .registry(&registry)
         .clock(later)
-        .timeout_millis(5000)
+        .timeout(std::time::Duration::from_millis(5000))
         .seed(5)
         .build()
         .await
@@ -100,8 +100,6 @@ async fn weights_registered_by_java_providers_drive_the_split_and_failover_hides
     let counts = split(&round_robin, 50).await;
     assert_eq!(counts.get("java-light"), Some(&50), "{counts:?}");
     let heavy_status = round_robin
-        .directory()
-        .snapshot()
         .providers()
         .iter()
         .find(|p| p.url().port() == heavy.port())

@@ -24,7 +24,7 @@ fn direct_builder(peer: &Peer, query: &str) -> rudder::ReferenceBuilder {
             "dubbo://127.0.0.1:{}/{SERVICE}?{query}",
             peer.port()
         ))
-        .timeout_millis(5000)
+        .timeout(std::time::Duration::from_millis(5000))
 }
 
 async fn direct(peer: &Peer, query: &str) -> Reference {
@@ -60,7 +60,7 @@ async fn java_dubbo_provider_answers_every_kind_of_call() {
         tags: vec!["x".into()],
     };
     let back: User = greeter
-        .call("echoUser", &["org.rudder.it.User"], &[&alice])
+        .call("echoUser", &["org.rudder.it.User"], (&alice,))
         .await
         .unwrap();
     assert_eq!(

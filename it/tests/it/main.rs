@@ -6,13 +6,16 @@
 //! gets a `mod` line here. Only a test that measures process-wide state (a global allocator, a
 //! process-wide counter) gets a binary of its own, and says why.
 
+mod cli_dubbo_user;
 mod cli_multi_registry;
 mod cli_registry;
 mod common;
 mod config_center;
+mod consumer_host;
 mod consumer_scale;
 mod interop_discovery;
 mod interop_peers;
+mod java_values;
 mod multi_registry;
 mod provider_faults;
 mod registry_discovery;

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use rudder::rpc::server::DubboServer;
+use rudder::internals::rpc::server::DubboServer;
 use rudder::{CallError, Consumer, DubboUrl, Invocation, Reference, RpcErrorKind, Value};
 use rudder_it::ZooKeeperContainer;
 use zookeeper_client::{Acls, Client, CreateMode};
@@ -140,7 +140,7 @@ async fn preferred_then_zone_then_force_choose_the_registry() {
         .build()
         .await
         .expect("reference");
-    assert_eq!(preferring_sh.directories().len(), 2);
+    assert_eq!(preferring_sh.snapshots().len(), 2);
     assert_eq!(
         split(&preferring_sh, 50, &[("registry_zone", "hz")]).await,
         (0, 50)
@@ -197,8 +197,9 @@ async fn registries_without_providers_are_skipped() {
         .await
         .expect("reference");
     let sizes: Vec<usize> = stock
-        .directories()
-        .map(|d| d.snapshot().providers().len())
+        .snapshots()
+        .iter()
+        .map(|s| s.providers().len())
         .collect();
     assert_eq!(sizes, [0, 1]);
     assert_eq!(
@@ -239,7 +240,7 @@ async fn weights_100_to_300_split_calls_one_to_three() {
         .reference("com.acme.Catalog")
         .registry(&dcs.hz_url("zone=hz&weight=100"))
         .registry(&dcs.sh_url("zone=sh&weight=300"))
-        .timeout_millis(5000)
+        .timeout(std::time::Duration::from_millis(5000))
         .build()
         .await
         .expect("reference");
@@ -275,7 +276,7 @@ async fn failover_across_registries_only_when_enabled() {
             .registry(&dcs.hz_url("zone=hz&preferred=true"))
             .registry(&dcs.sh_url("zone=sh"))
             .retries(1)
-            .timeout_millis(2000)
+            .timeout(std::time::Duration::from_millis(2000))
             .parameter("registry.failover", failover)
             .build()
     };

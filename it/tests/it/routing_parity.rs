@@ -19,9 +19,9 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder::cluster::router::RuleKey;
-use rudder::common::clock::{Clock, ManualClock, SystemClock};
-use rudder::common::invocation::Invocation;
+use rudder::extension::{Clock, ManualClock, SystemClock};
+use rudder::internals::cluster::router::RuleKey;
+use rudder::Invocation;
 use rudder::{CallError, Consumer, Reference, RpcErrorKind, Value};
 use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};
 use zookeeper_client::{Acls, Client, CreateMode};
@@ -207,7 +207,7 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_the_same_rules() {
         .registry(&registry)
         .loadbalance("random")
         .retries(0)
-        .timeout_millis(5000)
+        .timeout(std::time::Duration::from_millis(5000))
         .build()
         .await
         .expect("rudder reference");

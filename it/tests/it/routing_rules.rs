@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use rudder::rpc::server::DubboServer;
+use rudder::internals::rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::{run_rudder, ZooKeeperContainer};
 use zookeeper_client::{Acls, Client, CreateMode};

@@ -166,6 +166,7 @@ fn simulate_summarises_a_large_count_exactly() {
     );
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
-        "10.0.0.1:20880 100000\n10.0.0.2:20880 200000\n10.0.0.3:20880 300000\n"
+        "10.0.0.1:20880 100000 16.7 % (weight 1)\n10.0.0.2:20880 200000 33.3 % (weight 2)\n\
+         10.0.0.3:20880 300000 50.0 % (weight 3)\n"
     );
 }

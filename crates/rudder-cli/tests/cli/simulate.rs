@@ -79,7 +79,7 @@ fn summary_counts_follow_weights_with_a_seed() {
     assert_eq!(code, 0, "{err}");
     let counts: Vec<usize> = out
         .lines()
-        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
         .collect();
     assert_eq!(counts.iter().sum::<usize>(), 6000);
     for (count, weight) in counts.iter().zip([1usize, 2, 3]) {
@@ -155,20 +155,31 @@ fn bad_input_is_a_clear_error() {
 
 #[test]
 fn an_unreachable_registry_is_a_clear_error_that_never_shows_the_password() {
+    // Nothing listens on port 1: refused at once, not after the 10 s connect timeout.
     let registry = "zookeeper://admin:s3cret@127.0.0.1:1";
-    let (code, out, err) = rudder(&[
-        "providers",
-        "--registry",
-        registry,
-        "--interface",
-        "com.acme.Greeter",
-        "--connect-timeout",
-        "1",
-    ]);
-    assert_eq!(code, 2);
-    assert!(out.is_empty());
-    assert!(err.contains("unreachable"), "{err}");
-    assert!(!err.contains("s3cret"), "the password leaked: {err}");
+    for command in ["providers", "list", "simulate", "invoke"] {
+        let mut args = vec![command, "--registry", registry];
+        if command != "list" {
+            args.extend(["--interface", "com.acme.Greeter"]);
+        }
+        if command == "invoke" {
+            args.extend(["--method", "sayHello"]);
+        }
+        let started = std::time::Instant::now();
+        let (code, out, err) = rudder(&args);
+        assert_eq!(code, 2, "{command}: {err}");
+        assert!(out.is_empty(), "{command}: {out}");
+        assert!(
+            err.contains("connection refused by 127.0.0.1:1"),
+            "{command}: {err}"
+        );
+        assert!(!err.contains("s3cret"), "the password leaked: {err}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{command} waited {:?} for a refused connection",
+            started.elapsed()
+        );
+    }
 }
 
 #[test]
@@ -212,4 +223,55 @@ fn consumer_params_merge_as_dubbo_resolves_them() {
     ]);
     assert_ne!(code, 0);
     assert!(err.contains("p2c"), "{err}");
+}
+
+#[test]
+fn the_summary_gives_shares_and_notes_what_a_simulation_cannot_show() {
+    let listing = "dubbo://10.0.0.1:20880/com.acme.Greeter?weight=1&methods=sayHello,add";
+    let other = "dubbo://10.0.0.2:20880/com.acme.Greeter?weight=3&methods=sayHello,add";
+    let (code, out, err) = rudder(&[
+        "simulate",
+        "--provider",
+        listing,
+        "--provider",
+        other,
+        "--loadbalance",
+        "roundrobin",
+        "--calls",
+        "400",
+        "--summary",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "10.0.0.1:20880 100 25.0 % (weight 1)\n10.0.0.2:20880 300 75.0 % (weight 3)\n"
+    );
+    assert!(err.is_empty(), "{err}");
+    for (balancer, reads) in [
+        ("leastactive", "the fewest calls in flight"),
+        ("shortestresponse", "the shortest measured response times"),
+    ] {
+        let (code, _, err) = rudder(&[
+            "simulate",
+            "--provider",
+            listing,
+            "--loadbalance",
+            balancer,
+            "--summary",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            err,
+            format!(
+                "note: {balancer} picks by {reads}; a simulation makes no calls, so it acts as \
+                 weighted random here until calls are in flight or measured\n"
+            )
+        );
+    }
+    let (code, _, err) = rudder(&["simulate", "--provider", listing, "--method", "sayHi"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        "warning: the providers list no method sayHi (they list: add, sayHello); simulating it anyway\n"
+    );
 }

@@ -156,9 +156,9 @@ fn dynamic_addresses_force_and_fallback() {
     let (chain, balancer) = setup(
         CONSUMER,
         &[
-            "dubbo://30.5.120.16:20880/DemoInterface",
-            "dubbo://30.5.120.16:20881/DemoInterface",
-            "dubbo://30.5.120.17:20880/DemoInterface",
+            "dubbo://30.5.120.16:20880/DemoInterface?application=demo-provider",
+            "dubbo://30.5.120.16:20881/DemoInterface?application=demo-provider",
+            "dubbo://30.5.120.17:20880/DemoInterface?application=demo-provider",
         ],
     );
     let rule = |force: bool| {
@@ -192,7 +192,10 @@ fn dynamic_addresses_force_and_fallback() {
 
 #[test]
 fn untagged_requests_fail_when_every_provider_is_tagged() {
-    let (chain, balancer) = setup(CONSUMER, &["dubbo://10.0.0.1:20880/DemoInterface"]);
+    let (chain, balancer) = setup(
+        CONSUMER,
+        &["dubbo://10.0.0.1:20880/DemoInterface?application=p"],
+    );
     chain
         .set_rule(
             RuleKey::tag("p"),

@@ -134,11 +134,13 @@ async fn shutdown_fails_calls_in_flight_and_later_ones() {
         };
         assert_eq!(entered.recv().await.as_deref(), Some("block"));
         protocol.shutdown().await;
+        // Its own kind, so that no cluster mode retries it on another provider.
         let err = in_flight.await.unwrap().unwrap_err();
-        assert_eq!(err.kind(), RpcErrorKind::Network);
+        assert_eq!(err.kind(), RpcErrorKind::ShutDown);
+        assert!(!err.kind().is_retryable());
         assert!(err.message().contains("shut down"), "{err}");
         let later = protocol.invoke(&url, &say_hello("x")).await.unwrap_err();
-        assert_eq!(later.kind(), RpcErrorKind::Network);
+        assert_eq!(later.kind(), RpcErrorKind::ShutDown);
         server.shutdown().await;
     })
     .await;

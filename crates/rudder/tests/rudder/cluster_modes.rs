@@ -4,8 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder::{CallError, Invocation, Reference, RpcErrorKind, Value};
-use rudder_common::value::JavaException;
+use rudder::{CallError, ClusterMode, Invocation, JavaException, Reference, RpcErrorKind, Value};
 use rudder_rpc::server::DubboServer;
 use tokio::sync::{Notify, Semaphore};
 
@@ -110,14 +109,14 @@ fn dead_url(params: &str) -> String {
 }
 
 fn builder() -> rudder::ReferenceBuilder {
-    Reference::builder("com.acme.Greeter").timeout_millis(5_000)
+    Reference::builder("com.acme.Greeter").timeout(Duration::from_millis(5_000))
 }
 
 #[tokio::test]
 async fn failback_answers_empty_and_retries_the_call_once_the_provider_is_up() {
     let port = free_port();
     let greeter = builder()
-        .cluster("failback")
+        .parameter("cluster", "failback")
         .parameter("retry.period", "300")
         .provider(&format!("dubbo://127.0.0.1:{port}/com.acme.Greeter"))
         .build()
@@ -136,7 +135,7 @@ async fn failback_answers_empty_and_retries_the_call_once_the_provider_is_up() {
 async fn forking_returns_the_first_answer_and_a_timeout_lists_the_forks() {
     let (fast, slow) = (provider("fast", &[]).await, provider("slow", &[]).await);
     let greeter = builder()
-        .cluster("forking")
+        .parameter("cluster", "forking")
         .parameter("forks", "2")
         .parameter("held.timeout", "5000")
         .parameter("slow.timeout", "200")
@@ -183,7 +182,7 @@ async fn broadcast_calls_every_provider_and_fails_on_any_exception() {
         provider("c", &[]).await,
     );
     let greeter = builder()
-        .cluster("broadcast")
+        .cluster(ClusterMode::Broadcast { fail_percent: 100 })
         .provider(&a.url(""))
         .provider(&b.url(""))
         .provider(&c.url(""))
@@ -249,7 +248,7 @@ async fn a_multi_group_reference_merges_the_groups_lists() {
 async fn available_skips_a_provider_whose_connection_failed() {
     let live = provider("live", &[]).await;
     let greeter = builder()
-        .cluster("available")
+        .cluster(ClusterMode::Available)
         .provider(&dead_url(""))
         .provider(&live.url(""))
         .build()

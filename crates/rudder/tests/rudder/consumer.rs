@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rudder::cluster::loadbalance::{LoadBalance, MethodView, Pick, PickRng};
+use rudder::extension::{LoadBalance, MethodView, Pick, PickRng};
 use rudder::{BuildError, CallError, Consumer, Invocation, RpcErrorKind, Value};
 use rudder_rpc::server::DubboServer;
 use tokio::sync::Semaphore;
@@ -53,7 +53,7 @@ async fn references_of_one_consumer_share_call_statistics() {
     let fast = consumer
         .reference("com.acme.Greeter")
         .provider(&url(&a, ""))
-        .timeout_millis(5000)
+        .timeout(Duration::from_millis(5000))
         .build()
         .await
         .unwrap();
@@ -69,7 +69,7 @@ async fn references_of_one_consumer_share_call_statistics() {
         async move { fast.invoke("hold", &[], vec![]).await }
     });
     // The call made through `fast` is in flight in the statistics `other` picks by.
-    let seen = other.directory().snapshot().providers()[0].status().clone();
+    let seen = other.snapshot().providers()[0].status().clone();
     eventually("the held call to be counted", || {
         seen.method("hold").active() == 1
     })
@@ -109,7 +109,7 @@ async fn consumer_loadbalance_beats_the_providers_and_method_settings_beat_both(
     for (i, answer) in answers.iter().enumerate() {
         assert_eq!((i % 2 == 0), (*answer == first), "{answers:?}");
     }
-    let view = greeter.directory().snapshot().view("who");
+    let view = greeter.snapshot().view("who");
     assert_eq!(view.loadbalance_name(), "roundrobin");
 
     // A provider's `<method>.loadbalance` beats the consumer's plain `loadbalance`, and the consumer's
@@ -122,7 +122,7 @@ async fn consumer_loadbalance_beats_the_providers_and_method_settings_beat_both(
         .build()
         .await
         .unwrap();
-    let snapshot = per_method.directory().snapshot();
+    let snapshot = per_method.snapshot();
     assert_eq!(snapshot.view("who").loadbalance_name(), "leastactive");
     assert_eq!(snapshot.view("hold").loadbalance_name(), "consistenthash");
     assert_eq!(snapshot.view("other").loadbalance_name(), "roundrobin");
@@ -155,33 +155,20 @@ async fn provider_retries_and_cluster_are_ignored_as_in_dubbo_3() {
     }
 }
 
+#[cfg(feature = "zookeeper")]
 #[tokio::test]
 async fn one_provider_source_per_reference() {
     let consumer = Consumer::builder().build();
-    let directory = Arc::new(rudder::cluster::directory::Directory::default());
-    let mixed = consumer
+    let twice = consumer
         .reference("S")
+        .registry("zookeeper://127.0.0.1:1")
         .provider("dubbo://127.0.0.1:1/S")
-        .directory(directory)
         .build()
         .await;
     assert!(
-        matches!(mixed, Err(BuildError::ConflictingSources("directory"))),
-        "{mixed:?}"
+        matches!(twice, Err(BuildError::ConflictingSources("provider"))),
+        "{twice:?}"
     );
-    #[cfg(feature = "zookeeper")]
-    {
-        let twice = consumer
-            .reference("S")
-            .registry("zookeeper://127.0.0.1:1")
-            .provider("dubbo://127.0.0.1:1/S")
-            .build()
-            .await;
-        assert!(
-            matches!(twice, Err(BuildError::ConflictingSources("provider"))),
-            "{twice:?}"
-        );
-    }
 }
 
 #[tokio::test]
@@ -225,9 +212,7 @@ async fn unknown_strategy_names_fail_the_build_and_custom_ones_are_registered_on
         .build()
         .await
         .unwrap();
-    let last = greeter.directory().snapshot().providers()[1]
-        .address()
-        .to_owned();
+    let last = greeter.snapshot().providers()[1].address().to_owned();
     let expected = if last == a.local_addr().to_string() {
         "a"
     } else {
@@ -260,7 +245,7 @@ async fn shutdown_fails_later_calls_and_builds() {
     assert!(consumer.is_shut_down());
     let err = greeter.invoke("who", &[], vec![]).await.unwrap_err();
     assert!(
-        matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::Network),
+        matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::ShutDown),
         "{err}"
     );
     let late = consumer
@@ -279,7 +264,7 @@ async fn poll_ready_waits_while_every_provider_is_at_its_actives_limit() {
         .build()
         .reference("com.acme.Greeter")
         .provider(&url(&a, "hold.actives=1"))
-        .timeout_millis(10_000)
+        .timeout(Duration::from_millis(10_000))
         .build()
         .await
         .unwrap();
@@ -291,9 +276,7 @@ async fn poll_ready_waits_while_every_provider_is_at_its_actives_limit() {
     .await
     .unwrap();
     let first = tokio::spawn(service.call(Invocation::new("hold", vec![], vec![])));
-    let status = greeter.directory().snapshot().providers()[0]
-        .status()
-        .clone();
+    let status = greeter.snapshot().providers()[0].status().clone();
     eventually("the first call to hold its slot", || {
         status.method("hold").active() == 1
     })

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rudder::metrics::{ManualTicker, MetricsConfig, MetricsServer};
-use rudder::{Consumer, Invocation, Value};
+use rudder::{ClusterMode, Consumer, Invocation, Value};
 use rudder_rpc::server::DubboServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -115,8 +115,8 @@ async fn scraped_metrics_count_every_call_with_exact_durations_and_forget_pruned
         .provider(&url(&a))
         .provider(&url(&b))
         .loadbalance("roundrobin")
-        .cluster("failfast")
-        .timeout_millis(300)
+        .cluster(ClusterMode::Failfast)
+        .timeout(Duration::from_millis(300))
         .build()
         .await
         .unwrap();

@@ -1,9 +1,6 @@
 //! A `Reference` over real dubbo:// connections to in-process providers on loopback.
 
-use std::sync::Arc;
-
-use rudder::{CallError, Invocation, Reference, RpcErrorKind, Value};
-use rudder_common::value::JavaException;
+use rudder::{CallError, ClusterMode, Invocation, JavaException, Reference, RpcErrorKind, Value};
 use rudder_rpc::server::DubboServer;
 use serde::{Deserialize, Serialize};
 
@@ -52,7 +49,7 @@ async fn round_robin_split_over_the_wire_follows_weights_exactly() {
     }
     assert_eq!(counts, [100, 300]);
     // Every call was counted, and none is left active.
-    let snapshot = greeter.directory().snapshot();
+    let snapshot = greeter.snapshot();
     let totals: Vec<i64> = snapshot
         .providers()
         .iter()
@@ -84,7 +81,7 @@ async fn failover_hides_a_dead_provider() {
     }
     let failfast = Reference::builder("com.acme.Greeter")
         .provider(&dead_url)
-        .cluster("failfast")
+        .cluster(ClusterMode::Failfast)
         .build()
         .await
         .unwrap();
@@ -110,9 +107,7 @@ async fn business_exception_is_returned_not_retried() {
         }
         other => panic!("expected a business exception, got {other:?}"),
     }
-    let status = greeter.directory().snapshot().providers()[0]
-        .status()
-        .method("fail");
+    let status = greeter.snapshot().providers()[0].status().method("fail");
     assert_eq!(
         (status.total(), status.failed()),
         (1, 0),
@@ -162,7 +157,7 @@ async fn typed_call_round_trips_a_java_object() {
         age: 30,
     };
     let back: User = greeter
-        .call("echoUser", &["org.rudder.it.User"], &[&alice])
+        .call("echoUser", &["org.rudder.it.User"], (&alice,))
         .await
         .unwrap();
     assert_eq!(back, alice);
@@ -170,13 +165,16 @@ async fn typed_call_round_trips_a_java_object() {
 
 #[tokio::test]
 async fn no_providers_is_a_clear_error() {
-    let empty = Arc::new(rudder::cluster::directory::Directory::default());
+    // Every provider is routed away: a forced tag no provider carries.
     let greeter = Reference::builder("com.acme.Greeter")
-        .directory(empty)
+        .provider("dubbo://127.0.0.1:1/com.acme.Greeter")
         .build()
         .await
         .unwrap();
-    let err = greeter.invoke("who", &[], vec![]).await.unwrap_err();
+    let mut call = Invocation::new("who", vec![], vec![]);
+    call.set_attachment("dubbo.tag", "gray");
+    call.set_attachment("dubbo.force.tag", "true");
+    let err = greeter.invoke_invocation(call).await.unwrap_err();
     assert!(
         matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::NoProvider),
         "{err}"
