@@ -60,8 +60,9 @@ use tracing::Instrument;
 pub use available::RECHECK_MILLIS as AVAILABLE_RECHECK_MILLIS;
 pub use failback::FailbackStats;
 pub use mode::{
-    ClusterMode, Groups, UnsupportedClusterMode, BROADCAST_FAIL_PERCENT, DEFAULT_FAILBACK_RETRIES,
-    DEFAULT_RETRIES, FAILBACK_TASKS, FORKING_TIMEOUT, FORKS, RETRIES, RETRY_PERIOD,
+    ClusterMode, Groups, MethodModes, UnsupportedClusterMode, BROADCAST_FAIL_PERCENT,
+    DEFAULT_FAILBACK_RETRIES, DEFAULT_RETRIES, FAILBACK_TASKS, FORKING_TIMEOUT, FORKS, RETRIES,
+    RETRY_PERIOD,
 };
 pub use timer::{BoxFuture, Timer};
 
@@ -465,16 +466,6 @@ impl<C: Caller + 'static> Core<C> {
                 Some(Arc::clone(&picked.provider));
         }
         result
-    }
-
-    /// The service name for traces: the interface of the first listed provider.
-    fn service_name(&self) -> String {
-        let snapshot = self.balancer.directory().snapshot();
-        snapshot
-            .providers()
-            .first()
-            .map(|p| p.url().service_interface().to_owned())
-            .unwrap_or_default()
     }
 }
 
