@@ -49,7 +49,7 @@ use crate::subscription::{Subscription, SubscriptionStatus};
 /// ([`ZookeeperRegistry::without_dynamic_configuration`]).
 #[derive(Debug, Clone)]
 pub struct ZookeeperRegistry {
-    sessions: Arc<Sessions>,
+    pub(crate) sessions: Arc<Sessions>,
     /// Where governance rules are read: this registry's own session unless another was given.
     config_center: Arc<Sessions>,
     /// Whether subscriptions follow the config center's configurator rules.

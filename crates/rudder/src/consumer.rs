@@ -5,11 +5,11 @@
 //!
 //! * registry sessions: one ZooKeeper session per distinct registry address, shared by every reference
 //!   subscribed through it (a reference with several registries uses one session of each);
-//! * connections: one set per provider address (see [`DubboProtocol`]), shared by every reference that
+//! * connections: one set per provider address, shared by every reference that
 //!   calls that address;
-//! * call statistics ([`StatusRegistry`]), per provider and per provider and method: `leastactive` on
+//! * call statistics ([`StatusRegistry`](crate::extension::StatusRegistry)), per provider and per provider and method: `leastactive` on
 //!   one reference sees the calls made through every other, as Dubbo's process-wide `RpcStatus` does;
-//! * the load-balance strategies by name ([`LoadBalanceRegistry`]): a custom strategy is registered once,
+//! * the load-balance strategies by name ([`ConsumerBuilder::loadbalance_policy`]): a custom strategy is registered once,
 //!   and a strategy's state (round-robin counters, response windows) is shared as Dubbo's singletons are;
 //! * the application name references register under.
 //!
@@ -19,16 +19,15 @@
 //! [`Consumer::shutdown`], every session, connection and task ends.
 //!
 //! ```
-//! use rudder::{Consumer, Value};
-//! use rudder_rpc::server::DubboServer;
-//! use rudder_common::invocation::Invocation;
+//! use rudder::{Consumer, Invocation, Value};
+//! # use rudder_rpc::server::DubboServer;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let server = DubboServer::bind(0, |call: Invocation| async move {
-//!     Ok(Value::from(call.method_name().to_owned()))
-//! })
-//! .await?;
+//! # let server = DubboServer::bind(0, |call: Invocation| async move {
+//! #     Ok(Value::from(call.method_name().to_owned()))
+//! # })
+//! # .await?;
 //! let consumer = Consumer::builder().application("orders").build();
 //! let greeter = consumer
 //!     .reference("com.acme.Greeter")
@@ -61,7 +60,7 @@ use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::status::StatusRegistry;
 use rudder_rpc::DubboProtocol;
 
-use crate::reference::ReferenceBuilder;
+use crate::builder::ReferenceBuilder;
 
 /// The process-level consumer runtime. Cheap to clone; clones share everything.
 #[derive(Clone)]
@@ -102,6 +101,8 @@ impl Consumer {
             seed: None,
             #[cfg(feature = "zookeeper")]
             config_center: None,
+            #[cfg(feature = "zookeeper")]
+            registry_options: rudder_registry::RegistryOptions::default(),
             #[cfg(feature = "metrics")]
             metrics: None,
         }
@@ -249,6 +250,8 @@ pub struct ConsumerBuilder {
     seed: Option<u64>,
     #[cfg(feature = "zookeeper")]
     config_center: Option<String>,
+    #[cfg(feature = "zookeeper")]
+    registry_options: rudder_registry::RegistryOptions,
     #[cfg(feature = "metrics")]
     metrics: Option<crate::metrics::MetricsConfig>,
 }
@@ -303,6 +306,25 @@ impl ConsumerBuilder {
         self
     }
 
+    /// How long to wait for each registry's ZooKeeper and how fast to retry when it is gone (default:
+    /// [`RegistryOptions::default`](rudder_registry::RegistryOptions), a 10 s connect timeout); applies
+    /// to every registry session the consumer opens.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rudder_registry::RegistryOptions;
+    ///
+    /// let consumer = rudder::Consumer::builder()
+    ///     .registry_options(RegistryOptions::default().with_connect_timeout(Duration::from_secs(3)))
+    ///     .build();
+    /// # drop(consumer);
+    /// ```
+    #[cfg(feature = "zookeeper")]
+    pub fn registry_options(mut self, options: rudder_registry::RegistryOptions) -> Self {
+        self.registry_options = options;
+        self
+    }
+
     /// Keeps Prometheus metrics of every call (feature `metrics`); read them through
     /// [`Consumer::metrics`]. See [`crate::metrics`] for the metric names.
     #[cfg(feature = "metrics")]
@@ -326,7 +348,8 @@ impl ConsumerBuilder {
                 clock: self.clock,
                 seed: self.seed,
                 #[cfg(feature = "zookeeper")]
-                registries: crate::registry::Registries::with_config_center(self.config_center),
+                registries: crate::registry::Registries::with_config_center(self.config_center)
+                    .with_options(self.registry_options),
                 #[cfg(feature = "metrics")]
                 metrics: self
                     .metrics

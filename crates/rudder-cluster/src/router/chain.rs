@@ -139,6 +139,8 @@ pub struct RouterChain {
     state: ArcSwap<ChainState>,
     table: ArcSwap<Table>,
     rules: Mutex<Rules>,
+    /// The version last published, for [`RouterChain::watch`].
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl RouterChain {
@@ -154,6 +156,7 @@ impl RouterChain {
         let state = Arc::new(build_state(&rules));
         RouterChain {
             table: ArcSwap::from_pointee(Table::detached(Arc::clone(&state))),
+            changes: tokio::sync::watch::Sender::new(rules.version),
             state: ArcSwap::new(state),
             rules: Mutex::new(rules),
         }
@@ -222,11 +225,33 @@ impl RouterChain {
         self.state.load().version
     }
 
+    /// Notifies of every new [`RouterChain::version`] (a rule set, deleted or a consumer change in
+    /// force): the receiver holds the latest version. Wait on it instead of polling, as with
+    /// [`Directory::watch`](crate::directory::Directory::watch). A refused rule changes nothing, so
+    /// it notifies nothing.
+    ///
+    /// ```
+    /// use rudder_cluster::router::{RouterChain, RuleKey};
+    /// use rudder_common::url::DubboUrl;
+    ///
+    /// let chain = RouterChain::new(DubboUrl::parse("consumer://10.0.0.9/S?application=app")?);
+    /// let mut changes = chain.watch();
+    /// let rule = "configVersion: v3.0\nscope: service\nkey: S\nconditions:\n  - => port = 1\n";
+    /// chain.set_rule(RuleKey::service_condition("S", "", ""), Some(rule)).unwrap();
+    /// assert!(changes.has_changed().unwrap());
+    /// assert_eq!(*changes.borrow_and_update(), chain.version());
+    /// # Ok::<(), rudder_common::url::UrlError>(())
+    /// ```
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
     fn publish(&self, rules: &mut Rules) {
         rules.version += 1;
         let state = Arc::new(build_state(rules));
         self.state.store(Arc::clone(&state));
         self.table.store(Arc::new(Table::detached(state)));
+        self.changes.send_replace(rules.version);
     }
 
     /// Each provider's fate for `invocation` over `snapshot` under the current rules, and why.

@@ -54,12 +54,12 @@ struct ParamMatch {
     value: StringMatch,
 }
 
-/// Dubbo's `StringMatch`, first set field wins. (`regex` is refused at parse time: rudder has no
-/// Java-compatible regex engine.)
+/// Dubbo's `StringMatch`, first set field wins.
 #[derive(Debug, Clone, PartialEq)]
 enum StringMatch {
     Exact(String),
     Prefix(String),
+    Regex(WholeRegex),
     Wildcard(String),
     Empty,
     NoEmpty,
@@ -77,8 +77,8 @@ impl StringMatch {
         if let Some(prefix) = get_text(map, "prefix") {
             return Ok(StringMatch::Prefix(prefix));
         }
-        if get(map, "regex").is_some() {
-            return Err("tag `match` with `regex` is not supported".into());
+        if let Some(regex) = get_text(map, "regex") {
+            return Ok(StringMatch::Regex(WholeRegex::new(regex)));
         }
         if let Some(wildcard) = get_text(map, "wildcard") {
             return Ok(StringMatch::Wildcard(wildcard));
@@ -96,6 +96,7 @@ impl StringMatch {
         match (self, input) {
             (StringMatch::Exact(e), Some(i)) => i == e,
             (StringMatch::Prefix(p), Some(i)) => i.starts_with(p.as_str()),
+            (StringMatch::Regex(r), Some(i)) => r.is_match(i),
             (StringMatch::Wildcard(w), Some(i)) => i == w || w == "*",
             (StringMatch::Empty, i) => i.is_none_or(str::is_empty),
             (StringMatch::NoEmpty, i) => i.is_some_and(|i| !i.is_empty()),
@@ -104,12 +105,47 @@ impl StringMatch {
     }
 }
 
+/// A `regex` match, compiled once: Java's `input.matches(regex)`, which must match the whole input.
+///
+/// Rust's `regex` has no back-references or look-around; such a pattern (or an invalid one, on
+/// which Java would throw at routing time) never matches, with a warning when the rule is read.
+#[derive(Debug, Clone)]
+struct WholeRegex {
+    source: String,
+    compiled: Option<regex::Regex>,
+}
+
+impl WholeRegex {
+    fn new(source: String) -> WholeRegex {
+        let compiled = regex::RegexBuilder::new(&format!("^(?:{source})$"))
+            .size_limit(1 << 20)
+            .build();
+        if let Err(error) = &compiled {
+            tracing::warn!(regex = %source, %error, "tag rule regex match can never match");
+        }
+        WholeRegex {
+            compiled: compiled.ok(),
+            source,
+        }
+    }
+
+    fn is_match(&self, input: &str) -> bool {
+        self.compiled.as_ref().is_some_and(|r| r.is_match(input))
+    }
+}
+
+impl PartialEq for WholeRegex {
+    fn eq(&self, other: &WholeRegex) -> bool {
+        self.source == other.source
+    }
+}
+
 impl TagRule {
     /// Parses the YAML of a `tag-router` rule.
     ///
     /// # Errors
-    /// Text that is not a YAML mapping, a `tags` that is not a list of mappings, a tag without a name,
-    /// or a `match` using `regex`.
+    /// Text that is not a YAML mapping, a `tags` that is not a list of mappings, or a tag without a
+    /// name.
     pub fn parse(text: &str) -> Result<TagRule, String> {
         let map = parse_mapping(text)?;
         let mut tags = Vec::new();
@@ -483,9 +519,40 @@ mod tests {
         assert!(
             StringMatch::NoEmpty.is_match(Some("x")) && !StringMatch::NoEmpty.is_match(Some(""))
         );
-        assert!(TagRule::parse(
-            "tags:\n  - name: a\n    match:\n      - key: k\n        value: {regex: x}\n"
+    }
+
+    #[test]
+    fn regex_matches_the_whole_value_as_java_does() {
+        let rule = TagRule::parse(
+            "tags:\n  - name: a\n    match:\n      - key: env\n        value: {regex: \"gray-[0-9]+\"}\n",
         )
-        .is_err());
+        .unwrap();
+        let StringMatch::Regex(regex) = &rule.tags[0].matches[0].value else {
+            panic!("{rule:?}");
+        };
+        let m = StringMatch::Regex(regex.clone());
+        // Java's String.matches: the whole input, not a substring.
+        assert!(m.is_match(Some("gray-12")));
+        assert!(!m.is_match(Some("gray-12x")) && !m.is_match(Some("xgray-1")));
+        assert!(!m.is_match(None));
+        // `exact` and `prefix` come first, `regex` before `wildcard`, as in Dubbo's StringMatch.
+        let first = |yaml: &str| {
+            let rule = TagRule::parse(&format!(
+                "tags:\n  - name: a\n    match:\n      - key: k\n        value: {yaml}\n"
+            ))
+            .unwrap();
+            rule.tags[0].matches[0].value.clone()
+        };
+        assert!(matches!(
+            first("{prefix: a, regex: b}"),
+            StringMatch::Prefix(_)
+        ));
+        assert!(matches!(
+            first("{regex: b, wildcard: \"*\"}"),
+            StringMatch::Regex(_)
+        ));
+        // A pattern Rust's engine cannot run (a back-reference) is read, and never matches.
+        let unsupported = first("{regex: \"(a)\\\\1\"}");
+        assert!(!unsupported.is_match(Some("aa")));
     }
 }
