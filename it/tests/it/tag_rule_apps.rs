@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use rudder::cluster::router::RuleKey;
-use rudder::rpc::server::DubboServer;
+use rudder::internals::cluster::router::RuleKey;
+use rudder::internals::rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
 use zookeeper_client::{Acls, Client, CreateMode};
