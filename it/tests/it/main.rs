@@ -24,4 +24,5 @@ mod registry_faults;
 mod registry_partitions;
 mod routing_parity;
 mod routing_rules;
+mod tag_rule_apps;
 mod zookeeper_smoke;
