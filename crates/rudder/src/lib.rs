@@ -50,6 +50,11 @@ pub use rudder_common::value::JavaException;
 pub use rudder_common::Value;
 pub use service::MethodService;
 
+/// The Java value model: [`Value`], serde conversion (`to_value`, `from_value`), and the typed
+/// Java values to put in your structs (`BigDecimal`, `BigInteger`, `Date`, `LocalDate`,
+/// `LocalDateTime`, `Instant`, `Duration`, `ZonedDateTime`...).
+pub use rudder_common::value;
+
 /// The directory, balancer, load-balancing policies and cluster invoker.
 pub use rudder_cluster as cluster;
 /// Shared vocabulary: URLs, invocations, values, statistics, errors, clocks.
