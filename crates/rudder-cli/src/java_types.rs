@@ -123,7 +123,12 @@ fn is_primitive(java_type: &str) -> bool {
 }
 
 fn mismatch(java_type: &str, json: &Json) -> anyhow::Error {
-    anyhow::anyhow!("argument {json} is not a {java_type}")
+    let article = if java_type.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    anyhow::anyhow!("argument {json} is not {article} {java_type}")
 }
 
 #[cfg(test)]
@@ -147,7 +152,14 @@ mod tests {
             convert("double", &j("5"), false).unwrap(),
             Value::Double(5.0)
         );
-        assert!(convert("int", &j("\"x\""), false).is_err());
+        assert_eq!(
+            convert("int", &j("\"x\""), false).unwrap_err().to_string(),
+            "argument \"x\" is not an int"
+        );
+        assert_eq!(
+            convert("long", &j("true"), false).unwrap_err().to_string(),
+            "argument true is not a long"
+        );
         assert!(convert("int", &j("null"), false).is_err());
         assert_eq!(
             convert("com.x.User", &j(r#"{"name":"a"}"#), false).unwrap(),

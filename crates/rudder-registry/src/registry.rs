@@ -49,7 +49,7 @@ use crate::subscription::{Subscription, SubscriptionStatus};
 /// ([`ZookeeperRegistry::without_dynamic_configuration`]).
 #[derive(Debug, Clone)]
 pub struct ZookeeperRegistry {
-    sessions: Arc<Sessions>,
+    pub(crate) sessions: Arc<Sessions>,
     /// Where governance rules are read: this registry's own session unless another was given.
     config_center: Arc<Sessions>,
     /// Whether subscriptions follow the config center's configurator rules.
@@ -231,7 +231,7 @@ impl ZookeeperRegistry {
         let client = self.sessions.renew(None).await?;
         let host = match &spec.host {
             Some(host) => host.clone(),
-            None => local_host(self.sessions.address()).await,
+            None => local_host()?,
         };
         let registration = if spec.register {
             let url = spec.registration_url(&host, SystemClock.now_millis(), std::process::id())?;

@@ -319,13 +319,14 @@ impl Subscriber {
         let configurators = self.catalog.configurators().len();
         let dynamic_rules = self.catalog.dynamic_rules();
         let disabled = if update.is_some() {
-            Some(self.catalog.disabled())
+            Some((self.catalog.disabled(), self.catalog.reweighted()))
         } else {
             None
         };
         self.status.send_modify(|s| {
-            if let Some(disabled) = disabled {
+            if let Some((disabled, reweighted)) = disabled {
                 s.disabled = disabled;
+                s.reweighted = reweighted;
             }
             s.dynamic_rules = dynamic_rules;
             s.listings += 1;

@@ -167,8 +167,9 @@ impl ResponseStatus {
     /// | 100 | `LimitExceeded` |
     /// | 70, 80, 90, unknown | `Unknown` |
     ///
-    /// (Java consumers report every non-timeout status as a network error; rudder keeps the
-    /// distinctions. None of these is a business error, so failover retries them all.)
+    /// (Java consumers report every non-timeout status as a network error and retry it; rudder keeps
+    /// the distinctions, and failover does not retry `Serialization`: a request the provider could not
+    /// decode, `40 BAD_REQUEST` "Fail to decode request", fails the same on every provider.)
     pub fn error_kind(self, message: &str) -> RpcErrorKind {
         let not_found =
             message.contains("Not found exported service") || message.contains("Service not found");
@@ -353,5 +354,24 @@ mod tests {
         );
         assert_eq!(e.message(), captured);
         assert!(format!("{e:#}").ends_with(captured));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_request_is_a_serialization_failure_that_is_not_retried() {
+        let kind = ResponseStatus::BadRequest.error_kind("Fail to decode request due to: ...");
+        assert_eq!(kind, RpcErrorKind::Serialization);
+        assert!(
+            !kind.is_retryable(),
+            "another provider refuses the same bytes"
+        );
+        let missing = ResponseStatus::BadRequest.error_kind("Not found exported service: x");
+        assert_eq!(missing, RpcErrorKind::MethodNotFound);
+        assert!(missing.is_retryable(), "another provider may export it");
+        assert!(ResponseStatus::ServerTimeout.error_kind("").is_retryable());
     }
 }
