@@ -387,9 +387,9 @@ impl ReferenceBuilder {
                 routers,
                 invoker,
                 #[cfg(feature = "zookeeper")]
-                registrations,
+                _registrations: registrations,
                 #[cfg(feature = "zookeeper")]
-                rule_watches,
+                _rule_watches: rule_watches,
             }),
         })
     }

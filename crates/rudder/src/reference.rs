@@ -81,10 +81,10 @@ pub(crate) struct ReferenceInner {
     /// caches routes for its own snapshots); rules are set on all of them.
     pub(crate) routers: Vec<Arc<RouterChain>>,
     #[cfg(feature = "zookeeper")]
-    pub(crate) registrations: Vec<crate::registry::Registration>,
+    pub(crate) _registrations: Vec<crate::registry::Registration>,
     /// Router rules followed in each registry's config center; dropping one stops following.
     #[cfg(feature = "zookeeper")]
-    pub(crate) rule_watches: Vec<rudder_registry::config_center::RuleWatch>,
+    pub(crate) _rule_watches: Vec<rudder_registry::config_center::RuleWatch>,
 }
 
 impl Drop for ReferenceInner {

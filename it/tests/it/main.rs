@@ -6,6 +6,8 @@
 //! gets a `mod` line here. Only a test that measures process-wide state (a global allocator, a
 //! process-wide counter) gets a binary of its own, and says why.
 
+mod bench_peakewma;
+mod cli_dubbo_user;
 mod cli_multi_registry;
 mod cli_registry;
 mod common;

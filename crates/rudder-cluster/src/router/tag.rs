@@ -327,9 +327,13 @@ impl TagRouter {
     }
 }
 
+/// One active rule, its tags' addresses over its own application's providers, and all of those
+/// addresses together.
+type GoverningRule<'r> = (&'r AppRule, HashMap<String, Vec<String>>, Vec<String>);
+
 /// The active rules of a route, each with its tags' addresses over its own application's providers.
 struct Governing<'r> {
-    rules: Vec<(&'r AppRule, HashMap<String, Vec<String>>, Vec<String>)>,
+    rules: Vec<GoverningRule<'r>>,
 }
 
 impl<'r> Governing<'r> {
