@@ -73,15 +73,21 @@ pub use rudder_common::error::{Attempt, RpcError, RpcErrorKind};
 pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;
 pub use rudder_common::value::{JavaException, Value};
-pub use rudder_rpc::RpcResponse;
+pub use rudder_rpc::{ProviderError, ResponseStatus, RpcResponse};
 pub use service::MethodService;
 pub use strategy::LoadBalanceStrategy;
 
 /// Converting Rust types to and from [`Value`]s with serde, as
-/// [`Reference::call`](crate::Reference::call) does.
+/// [`Reference::call`](crate::Reference::call) does, and the typed Java values to put in your
+/// structs: `BigDecimal`, `BigInteger`, `Date` and the `java.time` types, each with its ISO-8601 or
+/// digit text.
 pub mod value {
     pub use rudder_common::value::{
         from_value, to_java_object, to_object_value, to_value, JavaClass, SerdeError,
+    };
+    pub use rudder_common::value::{
+        BigDecimal, BigInteger, Date, Duration, Instant, JavaTime, LocalDate, LocalDateTime,
+        LocalTime, OffsetDateTime, OffsetTime, ParseError, Period, ZoneOffset, ZonedDateTime,
     };
 }
 
