@@ -13,7 +13,7 @@ mod publish;
 mod router_cache;
 mod router_condition;
 mod router_tag;
+mod router_tag_apps;
 mod router_v31;
 mod support;
 mod warmup;
-mod router_tag_apps;
