@@ -286,7 +286,7 @@ async fn build_reference(consumer: &Consumer, args: &BenchArgs) -> Result<Refere
         builder = builder.parameter(&key, &value);
     }
     if let Some(t) = args.timeout {
-        builder = builder.timeout_millis(t);
+        builder = builder.timeout(Duration::from_millis(t));
     }
     Ok(builder.build().await?)
 }

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use rudder::rpc::server::{DubboServer, ServerConfig};
+use rudder::internals::rpc::server::{DubboServer, ServerConfig};
 use rudder::{Consumer, Invocation, Value};
 
 use crate::bench::{drive, Load, Stop};
@@ -173,8 +173,8 @@ async fn run_one(
     for (strategy, params) in STRATEGIES {
         let mut builder = consumer
             .reference(SERVICE)
-            .cluster("failfast")
-            .timeout_millis(2000);
+            .parameter("cluster", "failfast")
+            .timeout(Duration::from_secs(2));
         for pair in params.split('&') {
             let (key, value) = pair.split_once('=').expect("key=value");
             builder = builder.parameter(key, value);
