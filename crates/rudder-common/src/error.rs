@@ -180,6 +180,12 @@ impl std::error::Error for RpcError {
     }
 }
 
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<RpcError>();
+    assert!(std::mem::size_of::<RpcError>() == std::mem::size_of::<usize>());
+};
+
 #[cfg(test)]
 mod tests {
     use super::RpcErrorKind;
@@ -200,9 +206,3 @@ mod tests {
         }
     }
 }
-
-const _: () = {
-    const fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<RpcError>();
-    assert!(std::mem::size_of::<RpcError>() == std::mem::size_of::<usize>());
-};
