@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use rudder::rpc::server::DubboServer;
+use rudder::internals::rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Reference, Value};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::Pick;
@@ -151,7 +151,7 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         let mut builder = consumer
             .reference(SERVICE)
             .loadbalance(name)
-            .timeout_millis(2000)
+            .timeout(std::time::Duration::from_secs(2))
             .application("rudder-demo");
         match &registry_url {
             Some(registry) => builder = builder.registry(registry),

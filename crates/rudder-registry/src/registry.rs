@@ -231,7 +231,7 @@ impl ZookeeperRegistry {
         let client = self.sessions.renew(None).await?;
         let host = match &spec.host {
             Some(host) => host.clone(),
-            None => local_host(self.sessions.address()).await,
+            None => local_host()?,
         };
         let registration = if spec.register {
             let url = spec.registration_url(&host, SystemClock.now_millis(), std::process::id())?;

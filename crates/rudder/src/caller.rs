@@ -84,6 +84,10 @@ impl Caller for DubboCaller {
             .metrics
             .as_ref()
             .map(|m| m.start(provider, invocation.method_name()));
+        #[cfg(feature = "internals")]
+        if provider.url().protocol() == crate::internals::NO_OP_PROTOCOL {
+            return Ok(RpcResponse::from_value(Value::Null));
+        }
         self.protocol.invoke(provider.url(), invocation).await
     }
 

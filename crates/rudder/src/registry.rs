@@ -58,16 +58,10 @@ pub(crate) struct Registration {
 }
 
 /// One registry URL as a reference reads it: the URL its session is opened with, and how the registry
-/// is chosen among several (`preferred`, `zone`, `weight`, stripped from the session URL).
-///
-/// ```
-/// let target = rudder::RegistryTarget::parse("zookeeper://10.0.0.1:2181?zone=hz&weight=300")?;
-/// assert_eq!(target.session_url(), "zookeeper://10.0.0.1:2181");
-/// assert_eq!(target.choice().zone_name(), Some("hz"));
-/// assert_eq!(target.choice().label(), "zookeeper://10.0.0.1:2181/dubbo");
-/// # Ok::<(), rudder::BuildError>(())
-/// ```
+/// is chosen among several (`preferred`, `zone`, `weight`, stripped from the session URL). Public only
+/// through `rudder::internals` (the CLI reads registry URLs as references do).
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub struct RegistryTarget {
     /// The registry URL without the choice parameters.
     pub(crate) session_url: String,
@@ -77,11 +71,13 @@ pub struct RegistryTarget {
     pub(crate) session_key: String,
 }
 
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 impl RegistryTarget {
     /// Reads a registry URL as [`ReferenceBuilder::registry`](crate::ReferenceBuilder::registry) takes it.
     ///
     /// # Errors
-    /// [`BuildError::Registry`] for a URL that names no ZooKeeper, [`BuildError::BadParameter`] for a
+    /// [`BuildError::Registry`] (`BadRegistryUrl`) for a URL that names no ZooKeeper,
+    /// [`BuildError::BadParameter`] for a
     /// `preferred` or `weight` of the wrong form.
     pub fn parse(url: &str) -> Result<RegistryTarget, BuildError> {
         let url = url.trim();
@@ -101,8 +97,7 @@ impl RegistryTarget {
         } else {
             format!("{head}?{}", kept.join("&"))
         };
-        let address = RegistryAddress::parse(&session_url)
-            .map_err(|e| BuildError::Registry(e.to_string()))?;
+        let address = RegistryAddress::parse(&session_url)?;
         let choice = RegistryChoice::from_parameters(&address.to_string(), choice_parameters)
             .map_err(|e| BuildError::BadParameter(e.to_string()))?;
         Ok(RegistryTarget {
@@ -113,11 +108,13 @@ impl RegistryTarget {
     }
 
     /// The registry URL without the choice parameters: what opens the ZooKeeper session.
+    #[cfg(feature = "internals")]
     pub fn session_url(&self) -> &str {
         &self.session_url
     }
 
     /// How this registry is chosen among several, labelled with its address (never its password).
+    #[cfg(feature = "internals")]
     pub fn choice(&self) -> &RegistryChoice {
         &self.choice
     }
@@ -181,16 +178,13 @@ impl Registries {
 
     /// The session for `url`, opened on first use.
     pub(crate) async fn session(&self, url: &str) -> Result<ZookeeperRegistry, BuildError> {
-        let fail = |e: rudder_registry::RegistryError| BuildError::Registry(e.to_string());
-        let address = RegistryAddress::parse(url).map_err(fail)?;
+        let address = RegistryAddress::parse(url)?;
         let key = session_key(&address, url);
         let mut open = self.open.lock().await;
         if let Some(registry) = open.get(&key) {
             return Ok(registry.clone());
         }
-        let registry = ZookeeperRegistry::connect(url, self.options)
-            .await
-            .map_err(fail)?;
+        let registry = ZookeeperRegistry::connect(url, self.options).await?;
         open.insert(key, registry.clone());
         self.count
             .store(open.len(), std::sync::atomic::Ordering::Relaxed);
@@ -234,10 +228,9 @@ impl Registries {
             spec = spec.application(application);
         }
         spec = spec.parameters(ConsumerParams::new(consumer));
-        let subscription = registry
-            .subscribe(spec, sink)
-            .await
-            .map_err(|e| BuildError::Registry(e.to_string()))?;
+        // Registered under the host the consumer URL (and so every routing rule) carries.
+        spec.host = Some(consumer.host().to_owned());
+        let subscription = registry.subscribe(spec, sink).await?;
         #[cfg(feature = "metrics")]
         self.watch(url, consumer.service_interface(), subscription.status());
         Ok(Registration {
@@ -270,8 +263,8 @@ pub(crate) async fn subscribe_all(
             .iter()
             .any(|t| t.session_key == target.session_key)
         {
-            return Err(BuildError::Registry(format!(
-                "{} is given twice (one subscription per registry)",
+            return Err(BuildError::BadParameter(format!(
+                "registry {} is given twice (one subscription per registry)",
                 target.choice.label()
             )));
         }
@@ -326,10 +319,7 @@ pub(crate) async fn watch_router_rules(
         chain: Arc::downgrade(chain),
         slots,
     };
-    registry
-        .watch_rules(keys, sink)
-        .await
-        .map_err(|e| BuildError::Registry(e.to_string()))
+    Ok(registry.watch_rules(keys, sink).await?)
 }
 
 /// The config-center keys of the router rules for a consumer of `consumer_url` over `providers`, each
@@ -361,9 +351,14 @@ fn rule_slots(
         .collect();
     provider_apps.sort_unstable();
     provider_apps.dedup();
+    let own_app = consumer_url.parameter("application").unwrap_or("");
     for app in provider_apps {
         add(router::RuleKey::tag(app));
-        add(router::RuleKey::provider_app_condition(app));
+        // Dubbo's ProviderAppStateRouter skips the consumer's own application: its
+        // `<app>.condition-router` is the application rule already.
+        if app != own_app {
+            add(router::RuleKey::provider_app_condition(app));
+        }
     }
     slots
 }
@@ -375,15 +370,13 @@ fn rule_slots(
 ///
 /// # Errors
 /// [`BuildError::Registry`] when the registry cannot be reached or read.
+#[cfg(feature = "internals")]
 pub async fn load_router_rules(
     registry_url: &str,
     consumer_url: &DubboUrl,
     providers: &[DubboUrl],
 ) -> Result<Arc<RouterChain>, BuildError> {
-    let fail = |e: rudder_registry::RegistryError| BuildError::Registry(e.to_string());
-    let registry = ZookeeperRegistry::connect(registry_url, RegistryOptions::default())
-        .await
-        .map_err(fail)?;
+    let registry = ZookeeperRegistry::connect(registry_url, RegistryOptions::default()).await?;
     let chain = Arc::new(RouterChain::new(consumer_url.clone()));
     let slots = rule_slots(consumer_url, providers);
     let keys: Vec<RuleKey> = slots
@@ -397,15 +390,14 @@ pub async fn load_router_rules(
     // The current texts reach the sink before `watch_rules` returns.
     let watched = registry.watch_rules(keys, sink).await;
     registry.close().await;
-    watched.map_err(fail)?.close().await;
+    watched?.close().await;
     Ok(chain)
 }
 
 /// Hands rule texts from the config center to a reference's router chain.
 struct RouterRules {
     chain: Weak<RouterChain>,
-    /// Config-center key → the chain slots it fills (one key can be two: an application that both
-    /// provides and consumes has one `<app>.condition-router`).
+    /// Config-center key → the chain keys it fills.
     slots: HashMap<String, Vec<router::RuleKey>>,
 }
 
