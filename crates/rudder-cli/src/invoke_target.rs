@@ -216,13 +216,12 @@ pub(crate) fn parameter_types(
             .filter(|s| !s.is_empty())
             .collect()
     });
-    if !args.generic {
-        if let Some(types) =
-            service_info::choose_types(&args.method, overloads, given.as_deref(), items)
-                .map_err(|e| RpcError::new(RpcErrorKind::MethodNotFound, format!("{e:#}")))?
-        {
-            return Ok(types);
-        }
+    // Generic calls name the same Java types ($invoke looks the method up by them).
+    if let Some(types) =
+        service_info::choose_types(&args.method, overloads, given.as_deref(), items)
+            .map_err(|e| RpcError::new(RpcErrorKind::MethodNotFound, format!("{e:#}")))?
+    {
+        return Ok(types);
     }
     Ok(given.unwrap_or_else(|| {
         items
