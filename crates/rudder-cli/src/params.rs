@@ -107,13 +107,13 @@ mod tests {
         let url = args.consumer_url("S").unwrap();
         assert_eq!(url.parameter("loadbalance"), Some("roundrobin"));
         let unknown = ConsumerArgs {
-            params: vec![("m.loadbalance".into(), "p2c".into())],
+            params: vec![("m.loadbalance".into(), "nosuchlb".into())],
             loadbalance: None,
         };
         assert!(unknown
             .consumer_url("S")
             .unwrap_err()
             .to_string()
-            .contains("p2c"));
+            .contains("nosuchlb"));
     }
 }

@@ -57,12 +57,12 @@ async fn a_wrong_setting_is_kept_when_given_and_returned_by_build() {
 
     let error = Reference::builder("S")
         .provider("dubbo://127.0.0.1:1/S")
-        .loadbalance(LoadBalanceStrategy::custom("p2c"))
+        .loadbalance(LoadBalanceStrategy::custom("nosuchlb"))
         .build()
         .await
         .unwrap_err();
     assert!(matches!(error, BuildError::LoadBalance(_)), "{error}");
-    assert!(error.to_string().contains("p2c"), "{error}");
+    assert!(error.to_string().contains("nosuchlb"), "{error}");
 
     for (key, value) in [
         ("cluster", "zone-aware"),

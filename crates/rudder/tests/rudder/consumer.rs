@@ -192,11 +192,11 @@ async fn unknown_strategy_names_fail_the_build_and_custom_ones_are_registered_on
     let unknown = consumer
         .reference("S")
         .provider("dubbo://127.0.0.1:1/S")
-        .parameter("m.loadbalance", "p2c")
+        .parameter("m.loadbalance", "nosuchlb")
         .build()
         .await;
     match unknown {
-        Err(BuildError::LoadBalance(e)) => assert_eq!(e.name, "p2c"),
+        Err(BuildError::LoadBalance(e)) => assert_eq!(e.name, "nosuchlb"),
         other => panic!("expected an unknown load balancer, got {other:?}"),
     }
     let gate = Arc::new(Semaphore::new(0));
