@@ -7,6 +7,7 @@
 //! process-wide counter) gets a binary of its own, and says why.
 
 mod cli_multi_registry;
+mod cli_dubbo_user;
 mod cli_registry;
 mod common;
 mod config_center;
