@@ -174,7 +174,7 @@ async fn run_async(
             Ok(()) => {
                 tally.ok += 1;
                 if let Some(line) = line {
-                    crate::logging::say(line);
+                    crate::logging::say(line.to_string());
                 }
             }
             Err(error) => {
@@ -188,14 +188,14 @@ async fn run_async(
                 }
                 *tally.failed.entry(label(error.kind())).or_insert(0) += 1;
                 if args.calls > 1 || args.verbose {
-                    crate::logging::say(line.unwrap_or_default());
+                    crate::logging::say(line.unwrap_or_default().to_string());
                 }
                 last_error = Some(error);
             }
         }
     }
     if args.calls > 1 {
-        crate::logging::say(tally.summary());
+        crate::logging::say(tally.summary().to_string());
     }
     if args.linger {
         if let Some(server) = &metrics {

@@ -119,7 +119,7 @@ pub(crate) async fn build_reference(
         builder = builder.parameter(&key, &value);
     }
     if let Some(t) = args.timeout {
-        builder = builder.timeout_millis(t);
+        builder = builder.timeout(std::time::Duration::from_millis(t));
     }
     Ok(builder.build().await?)
 }

@@ -226,6 +226,7 @@ mod tests {
     fn business_and_serialization_failures_are_not_retried() {
         assert!(!RpcErrorKind::Biz.is_retryable());
         assert!(!RpcErrorKind::Serialization.is_retryable());
+        assert!(!RpcErrorKind::ShutDown.is_retryable());
         for kind in [
             RpcErrorKind::Unknown,
             RpcErrorKind::Network,

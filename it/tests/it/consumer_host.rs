@@ -134,7 +134,8 @@ async fn a_host_condition_routes_by_the_address_the_consumer_registers() {
 
     // The address Dubbo's rules give this machine: DUBBO_IP_TO_REGISTRY, else its first
     // non-loopback address.
-    let expected = rudder::internals::common::net::consumer_host().expect("a usable consumer address");
+    let expected =
+        rudder::internals::common::net::consumer_host().expect("a usable consumer address");
     let consumer = Consumer::builder().application("host-consumer").build();
     assert_eq!(consumer.host(), Some(expected.as_str()));
     let reference = consumer
@@ -143,7 +144,7 @@ async fn a_host_condition_routes_by_the_address_the_consumer_registers() {
         .build()
         .await
         .expect("reference");
-    assert_eq!(registered_hosts(&zk).await, [expected.clone()]);
+    assert_eq!(registered_hosts(&zk).await, std::slice::from_ref(&expected));
     assert_eq!(reference.consumer_url().host(), expected);
     let mut both = vec![first, second];
     both.sort_unstable();

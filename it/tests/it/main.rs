@@ -6,6 +6,8 @@
 //! gets a `mod` line here. Only a test that measures process-wide state (a global allocator, a
 //! process-wide counter) gets a binary of its own, and says why.
 
+mod bench_peakewma;
+mod cli_dubbo_user;
 mod cli_multi_registry;
 mod cli_dubbo_user;
 mod cli_registry;
@@ -15,6 +17,7 @@ mod consumer_host;
 mod consumer_scale;
 mod interop_discovery;
 mod interop_peers;
+mod java_values;
 mod multi_registry;
 mod provider_faults;
 mod registry_discovery;
@@ -22,5 +25,5 @@ mod registry_faults;
 mod registry_partitions;
 mod routing_parity;
 mod routing_rules;
+mod tag_rule_apps;
 mod zookeeper_smoke;
-mod java_values;

@@ -8,7 +8,7 @@
 mod amplification;
 mod compact_forms;
 mod hostile_input;
+mod java_types;
 mod roundtrip;
 mod serde_types;
 mod vectors;
-mod java_types;

@@ -5,10 +5,10 @@
 //! gets a `mod` line here. Only a test that measures process-wide state (a global allocator, a
 //! process-wide counter) gets a binary of its own, and says why.
 
+mod api;
 mod cluster_modes;
 mod consumer;
 mod lifecycle;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod reference;
-mod api;
