@@ -9,7 +9,6 @@
 mod bench_peakewma;
 mod cli_dubbo_user;
 mod cli_multi_registry;
-mod cli_dubbo_user;
 mod cli_registry;
 mod common;
 mod config_center;
