@@ -174,11 +174,7 @@ async fn run_async(
             Ok(()) => {
                 tally.ok += 1;
                 if let Some(line) = line {
-<<<<<<< HEAD
                     crate::logging::say(line);
-=======
-                    crate::logging::say(line.to_string());
->>>>>>> h/cli
                 }
             }
             Err(error) => {
@@ -192,22 +188,14 @@ async fn run_async(
                 }
                 *tally.failed.entry(label(error.kind())).or_insert(0) += 1;
                 if args.calls > 1 || args.verbose {
-<<<<<<< HEAD
                     crate::logging::say(line.unwrap_or_default());
-=======
-                    crate::logging::say(line.unwrap_or_default().to_string());
->>>>>>> h/cli
                 }
                 last_error = Some(error);
             }
         }
     }
     if args.calls > 1 {
-<<<<<<< HEAD
         crate::logging::say(tally.summary());
-=======
-        crate::logging::say(tally.summary().to_string());
->>>>>>> h/cli
     }
     if args.linger {
         if let Some(server) = &metrics {
