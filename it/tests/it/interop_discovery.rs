@@ -136,7 +136,7 @@ async fn rudder_invoke_finds_the_java_provider_in_zookeeper() {
     assert_eq!(out.code, 1);
     let stderr = out.stderr;
     assert!(
-        stderr.contains("business") && stderr.contains("GreetingException"),
+        stderr.contains("exception: org.rudder.it.GreetingException: no"),
         "{stderr}"
     );
 }
