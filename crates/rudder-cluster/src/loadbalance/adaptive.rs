@@ -1,12 +1,12 @@
 //! `adaptive`: power of two choices over the providers' reported load (`AdaptiveLoadBalance`, Dubbo 3.2+).
 //!
 //! Two distinct providers are drawn (with two providers, both are taken), and the one with the lower
-//! [`AdaptiveMetrics::load`] wins: the CPU load the provider last reported × (√ latency EWMA + 1) × (calls
+//! [`AdaptiveMetrics::load`](rudder_common::status::AdaptiveMetrics::load) wins: the CPU load the provider last reported × (√ latency EWMA + 1) × (calls
 //! in flight + 1) ÷ (success ratio × weight + 1). Equal loads (a provider not picked for two timeouts
 //! counts 0, as does one that never reported) are broken by weight, as Dubbo breaks them. The pick
 //! counts the call in the chosen provider's metrics and asks, through [`Pick::ask_load_report`], that
 //! the request carry `lb_adaptive=mem,load`; a Java provider answers with `lb_adaptive=curTime:…,load:…`,
-//! which the cluster feeds back with the call's time ([`AdaptiveMetrics::answered`]).
+//! which the cluster feeds back with the call's time ([`AdaptiveMetrics::answered`](rudder_common::status::AdaptiveMetrics::answered)).
 //!
 //! The metrics are the provider's ([`ProviderStatus::adaptive`](rudder_common::status::ProviderStatus::adaptive)),
 //! shared by every reference and method of the consumer as Dubbo's application-wide bean is. The

@@ -175,7 +175,7 @@ fn is_global_v6(address: IpAddr) -> bool {
 }
 
 /// The address `NetUtils.getLocalHost` would pick among `interfaces`, without trying any address
-/// on the network (see the [module docs](self)); `None` means `127.0.0.1`.
+/// on the network; `None` means `127.0.0.1`.
 pub fn pick_local_address(interfaces: &[NetworkInterface]) -> Option<IpAddr> {
     let mut valid: Vec<&NetworkInterface> = interfaces.iter().filter(|i| !i.ignored()).collect();
     valid.sort_by_key(|i| i.index);
