@@ -1,7 +1,7 @@
 //! The `rudder.call` and `rudder.attempt` spans and their fields, seen by a capturing subscriber.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ::tracing::field::{Field, Visit};
 use ::tracing::span::{Attributes, Id, Record};
@@ -64,6 +64,20 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
     }
 }
 
+/// Runs `f` with `subscriber` as this thread's default.
+///
+/// Why the extra dispatcher: tracing caches, per callsite, whether any subscriber wants it. While a
+/// process has a single live dispatcher, tracing asks only the registering thread's default, so a
+/// callsite first reached by another test's thread (no subscriber there) is cached as "never" and
+/// its spans would miss this capture. A second dispatcher that lives as long as the process makes
+/// tracing ask every dispatcher, and this capture keeps seeing its spans.
+fn capturing<T>(subscriber: impl Subscriber + Send + Sync + 'static, f: impl FnOnce() -> T) -> T {
+    static EVERY_DISPATCHER_ASKED: OnceLock<::tracing::Dispatch> = OnceLock::new();
+    EVERY_DISPATCHER_ASKED
+        .get_or_init(|| ::tracing::Dispatch::new(::tracing::subscriber::NoSubscriber::default()));
+    ::tracing::subscriber::with_default(subscriber, f)
+}
+
 fn field<'a>(span: &'a Closed, name: &str) -> &'a str {
     span.fields
         .get(name)
@@ -83,7 +97,7 @@ fn a_failover_call_is_one_call_span_with_one_attempt_span_per_provider() {
         &[("10.0.0.1:1", RpcErrorKind::Network)],
         ClusterMode::default(),
     );
-    let answer = ::tracing::subscriber::with_default(subscriber, || {
+    let answer = capturing(subscriber, || {
         block_on(inv.invoke(&Invocation::new("sayHello", vec![], vec![])))
     });
     assert_eq!(answer.unwrap(), "10.0.0.2:2");
@@ -138,7 +152,7 @@ fn a_failed_call_and_a_cancelled_fork_say_so() {
         &[("10.0.0.1:1", RpcErrorKind::Timeout)],
         ClusterMode::Failfast,
     );
-    ::tracing::subscriber::with_default(subscriber, || {
+    capturing(subscriber, || {
         block_on(inv.invoke(&call())).unwrap();
         block_on(failing.invoke(&call())).unwrap_err();
     });
