@@ -108,9 +108,24 @@ async fn run_async(args: InvokeArgs, out: &mut dyn Write) -> Result<()> {
 
     check_attachments(&args.attachments)?;
     let consumer = metrics_endpoint::consumer("rudder-cli", args.metrics_addr);
-    let _metrics = metrics_endpoint::serve(&consumer, args.metrics_addr).await?;
-    let reference = build_reference(&consumer, &args).await?;
-    let mut call = rudder::Invocation::new(args.method.clone(), types.clone(), values);
+    let outcome = call_with(&consumer, &args, types, values, out).await;
+    // On every path, before the runtime ends: no registry task may outlive it (see
+    // `Consumer::shutdown`; a task left running made zookeeper-client panic at exit).
+    consumer.shutdown().await;
+    outcome
+}
+
+/// Builds the reference and makes the calls.
+async fn call_with(
+    consumer: &Consumer,
+    args: &InvokeArgs,
+    types: Vec<String>,
+    values: Vec<Value>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let _metrics = metrics_endpoint::serve(consumer, args.metrics_addr).await?;
+    let reference = build_reference(consumer, args).await?;
+    let mut call = rudder::Invocation::new(args.method.clone(), types, values);
     for (key, value) in &args.attachments {
         call.set_attachment(key, value);
     }

@@ -37,6 +37,22 @@ pub enum BuildError {
     /// The registry could not be reached or subscribed to.
     #[error("registry: {0}")]
     Registry(String),
+    /// A registry gave no session and first listing within the build's deadline (its URL's `timeout`,
+    /// 10 s by default) and the reference has `check=true`, the default, as in Dubbo
+    /// (`check=false` builds without it; see [`ReferenceBuilder::check`](crate::ReferenceBuilder::check)).
+    #[cfg(feature = "zookeeper")]
+    #[error("registry {registry} not ready within {waited:?} (check=true): {source}")]
+    RegistryUnreachable {
+        /// The registry, as `zookeeper://host:port/root` (never its password).
+        registry: String,
+        /// How long the build waited.
+        waited: std::time::Duration,
+        /// Why: typically [`RegistryError::Unreachable`](rudder_registry::RegistryError::Unreachable)
+        /// with the last connection failure, or
+        /// [`RegistryError::AuthFailed`](rudder_registry::RegistryError::AuthFailed).
+        #[source]
+        source: rudder_registry::RegistryError,
+    },
     /// Neither providers nor a registry were given.
     #[error("no providers and no registry: give provider URLs or a registry URL")]
     NoSource,

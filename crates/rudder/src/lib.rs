@@ -29,6 +29,7 @@
 mod caller;
 mod consumer;
 mod error;
+mod observer;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod reference;

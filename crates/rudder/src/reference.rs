@@ -72,17 +72,16 @@ struct ReferenceInner {
     /// The routers of each registry's cluster, in the same order (one chain per directory, so each
     /// caches routes for its own snapshots); rules are set on all of them.
     routers: Vec<Arc<RouterChain>>,
+    /// Each registry's subscription and router rules, followed in the background; dropping them
+    /// stops following and releases the sessions.
     #[cfg(feature = "zookeeper")]
-    _registrations: Vec<crate::registry::Registration>,
-    /// Router rules followed in each registry's config center; dropping one stops following.
-    #[cfg(feature = "zookeeper")]
-    _rule_watches: Vec<rudder_registry::config_center::RuleWatch>,
+    _attachments: Vec<crate::registry::Attachment>,
 }
 
 impl Drop for ReferenceInner {
     fn drop(&mut self) {
         // This reference's providers may be nobody's now: their statistics and connections can go.
-        // (Its registry subscriptions are dropped right after, which stops their tasks.)
+        // (Its registry attachments are dropped right after, which stops their tasks.)
         let directories: Vec<&Directory> = self
             .invoker
             .members()
@@ -442,6 +441,35 @@ impl ReferenceBuilder {
         self
     }
 
+    /// Whether [`ReferenceBuilder::build`] fails when a registry is not ready within its deadline
+    /// (Dubbo's `check`; default `true`). The deadline is the registry URL's `timeout` in milliseconds
+    /// (Dubbo's registry `timeout`), 10 s without it ([`RegistryTarget::deadline`](crate::RegistryTarget::deadline)).
+    ///
+    /// * `true`: past the deadline the build fails with
+    ///   [`BuildError::RegistryUnreachable`](crate::BuildError::RegistryUnreachable), naming the
+    ///   registry and why (its last connection failure).
+    /// * `false`: past the deadline the build succeeds without that registry's providers (calls fail
+    ///   with "no provider" meanwhile); the reference keeps connecting and subscribing in the
+    ///   background, and its providers arrive when the registry answers.
+    ///
+    /// Either way a build never waits longer than the deadline, and
+    /// [`Consumer::shutdown`](crate::Consumer::shutdown) ends a build that waits at once. Unlike
+    /// Dubbo's, `check=true` does not fail a build whose registry answers with no provider.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), rudder::BuildError> {
+    /// let orders = rudder::Reference::builder("com.acme.Orders")
+    ///     .registry("zookeeper://127.0.0.1:2181?timeout=3000")
+    ///     .check(false) // up within 3 s even if ZooKeeper is down
+    ///     .build()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "zookeeper")]
+    pub fn check(self, check: bool) -> Self {
+        self.parameter("check", if check { "true" } else { "false" })
+    }
+
     /// Overrides provider weights at pick time.
     pub fn weight_source(mut self, source: Arc<dyn WeightSource>) -> Self {
         self.weight_source = Some(source);
@@ -455,9 +483,11 @@ impl ReferenceBuilder {
         }
         ClusterMode::from_consumer(&self.consumer_url, "")?;
         registry_failover(&self.consumer_url)?;
+        #[cfg(feature = "zookeeper")]
+        crate::registry::check(&self.consumer_url)?;
         for (key, value) in self.consumer_url.parameters() {
             if key == "loadbalance" || key.ends_with(".loadbalance") {
-                self.consumer.inner.policies.get(value)?;
+                self.consumer.inner.policies().get(value)?;
             }
         }
         Ok(())
@@ -475,49 +505,54 @@ impl ReferenceBuilder {
         }
         let params = ConsumerParams::new(&self.consumer_url);
         #[cfg(feature = "zookeeper")]
-        let mut registrations = Vec::new();
-        #[cfg(feature = "zookeeper")]
-        let mut session_urls: Vec<String> = Vec::new();
-        // One directory per registry; a single one for the other sources.
-        let sources: Vec<(RegistryChoice, Arc<Directory>)> = match self.source {
-            Source::None => return Err(BuildError::NoSource),
-            Source::Directory(directory) => vec![(RegistryChoice::new("directory"), directory)],
-            Source::Providers(urls) => {
-                let urls = urls
-                    .iter()
-                    .map(|u| DubboUrl::parse_any(u).map(|u| params.merge(&u)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                // Given URLs keep their order (the first one's `loadbalance` is the method's, as in
-                // Dubbo); registry listings have none, so they are sorted (`Directory::sorted`).
-                let directory = Arc::new(Directory::new(Arc::clone(&consumer.statuses)));
-                directory.replace(urls);
-                vec![(RegistryChoice::new("provider URLs"), directory)]
-            }
-            #[cfg(feature = "zookeeper")]
-            Source::Registries(urls) => {
-                let (sources, subscribed, urls) =
-                    crate::registry::subscribe_all(&consumer, &urls, &self.consumer_url).await?;
-                registrations = subscribed;
-                session_urls = urls;
-                sources
-            }
-        };
-        let clock = self.clock.unwrap_or_else(|| Arc::clone(&consumer.clock));
-        let seed = self.seed.or(consumer.seed);
+        let mut attachments = Vec::new();
+        // One directory (and router chain) per registry; a single one for the other sources.
+        let sources: Vec<(RegistryChoice, Arc<Directory>, Option<Arc<RouterChain>>)> =
+            match self.source {
+                Source::None => return Err(BuildError::NoSource),
+                Source::Directory(directory) => {
+                    vec![(RegistryChoice::new("directory"), directory, None)]
+                }
+                Source::Providers(urls) => {
+                    let urls = urls
+                        .iter()
+                        .map(|u| DubboUrl::parse_any(u).map(|u| params.merge(&u)))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    // Given URLs keep their order (the first one's `loadbalance` is the method's, as
+                    // in Dubbo); registry listings have none, so they are sorted (`Directory::sorted`).
+                    let directory = Arc::new(Directory::new(consumer.statistics()));
+                    directory.replace(urls);
+                    vec![(RegistryChoice::new("provider URLs"), directory, None)]
+                }
+                // Each registry's config center feeds its cluster's router chain.
+                #[cfg(feature = "zookeeper")]
+                Source::Registries(urls) => {
+                    let (attached, followed) =
+                        crate::registry::attach_all(&consumer, &urls, &self.consumer_url).await?;
+                    attachments = followed;
+                    attached
+                        .into_iter()
+                        .map(|(choice, directory, chain)| (choice, directory, Some(chain)))
+                        .collect()
+                }
+            };
+        let clock = self.clock.unwrap_or_else(|| consumer.clock());
+        let seed = self.seed.or(consumer.seed());
         // Every registry's caller shares one set of waiters, so back-pressure hears of every call's end.
         let caller = DubboCaller::new(&consumer);
         let timer: Arc<dyn rudder_cluster::cluster::Timer> =
             Arc::new(crate::caller::TokioTimer(tokio::runtime::Handle::current()));
         let mut routers = Vec::with_capacity(sources.len());
         let mut members = Vec::with_capacity(sources.len());
-        for (index, (choice, directory)) in sources.into_iter().enumerate() {
+        for (index, (choice, directory, chain)) in sources.into_iter().enumerate() {
             consumer.track(&directory);
             // Always routed: static `dubbo.tag`s on providers apply with no rule at all, as in Dubbo.
-            let chain = Arc::new(RouterChain::new(self.consumer_url.clone()));
+            let chain =
+                chain.unwrap_or_else(|| Arc::new(RouterChain::new(self.consumer_url.clone())));
             routers.push(Arc::clone(&chain));
             let mut balancer = Balancer::builder(directory)
                 .routers(chain)
-                .policies(consumer.policies.clone())
+                .policies(consumer.policies().clone())
                 .clock(Arc::clone(&clock));
             if let Some(seed) = seed {
                 // The first registry keeps the seed itself: one registry picks as it always did.
@@ -531,23 +566,6 @@ impl ReferenceBuilder {
                 .with_timer(Arc::clone(&timer));
             members.push(RegistryMember { choice, invoker });
         }
-        // Each registry's config center feeds its cluster's router chain.
-        #[cfg(feature = "zookeeper")]
-        let mut rule_watches = Vec::with_capacity(session_urls.len());
-        #[cfg(feature = "zookeeper")]
-        for ((url, chain), member) in session_urls.iter().zip(&routers).zip(&members) {
-            let directory = member.invoker.balancer().directory();
-            rule_watches.push(
-                crate::registry::watch_router_rules(
-                    &consumer,
-                    url,
-                    &self.consumer_url,
-                    directory,
-                    chain,
-                )
-                .await?,
-            );
-        }
         let invoker = ZoneAwareInvoker::new(members, registry_pick_rng(seed))
             .ok_or(BuildError::NoSource)?
             .with_failover(registry_failover(&self.consumer_url)?);
@@ -558,9 +576,7 @@ impl ReferenceBuilder {
                 routers,
                 invoker,
                 #[cfg(feature = "zookeeper")]
-                _registrations: registrations,
-                #[cfg(feature = "zookeeper")]
-                _rule_watches: rule_watches,
+                _attachments: attachments,
             }),
         })
     }
