@@ -335,3 +335,36 @@ async fn a_session_no_reference_uses_is_closed_after_the_idle_timeout_and_reused
         .is_empty());
     consumer.shutdown().await;
 }
+
+#[tokio::test]
+async fn closing_a_registry_ends_its_tasks_and_session_before_it_returns() {
+    let zookeeper = common::zookeeper().await;
+    let zk = common::writer(&zookeeper).await;
+    put_provider(&zk, "127.0.0.1:20880").await;
+    let registry = rudder_registry::ZookeeperRegistry::connect(
+        &format!("zookeeper://{}", zookeeper.connect_string()),
+        rudder_registry::RegistryOptions::default(),
+    )
+    .await
+    .expect("connects");
+    let (_directory, subscription) =
+        common::subscribe(&registry, rudder_registry::ConsumerSpec::new(SERVICE)).await;
+    let status = subscription.status();
+    assert_eq!(zk.list_children(CONSUMERS).await.expect("consumers").len(), 1);
+
+    registry.close().await;
+    // The status sender lives in the subscription's task: closed means the task has ended, so no
+    // task of ours can poll a watch of the session once `close` has returned.
+    assert!(
+        status.has_changed().is_err(),
+        "the subscription task outlived close()"
+    );
+    assert!(
+        zk.list_children(CONSUMERS)
+            .await
+            .expect("consumers")
+            .is_empty(),
+        "the consumer node is gone when close() returns"
+    );
+    assert!(!registry.is_connected() && registry.is_closed());
+}

@@ -42,7 +42,7 @@ pub(crate) struct Registries {
 }
 
 struct Shared {
-    open: Mutex<HashMap<String, Entry>>,
+    open: Mutex<Open>,
     /// Where governance rules are read, when not from each registry itself.
     config_center: Option<String>,
     /// How long an unused session stays open.
@@ -53,6 +53,13 @@ struct Shared {
     watched: Mutex<Vec<Watched>>,
     #[cfg(feature = "metrics")]
     next_id: AtomicU64,
+}
+
+/// The sessions by key, and whether [`Registries::close_all`] has run (nothing opens after it).
+#[derive(Default)]
+struct Open {
+    entries: HashMap<String, Entry>,
+    closed: bool,
 }
 
 /// One open session and how many leases hold it.
@@ -250,7 +257,7 @@ impl Registries {
     pub(crate) fn new(config_center: Option<String>, idle: Duration) -> Registries {
         Registries {
             shared: Arc::new(Shared {
-                open: Mutex::new(HashMap::new()),
+                open: Mutex::new(Open::default()),
                 config_center,
                 idle,
                 next_generation: AtomicU64::new(0),
@@ -289,13 +296,16 @@ impl Registries {
         let address = RegistryAddress::parse(url).map_err(registry_error)?;
         let key = session_key(&address, url);
         let mut open = lock(&self.shared.open);
-        let entry = match open.get_mut(&key) {
+        if open.closed {
+            return Err(BuildError::ShutDown);
+        }
+        let entry = match open.entries.get_mut(&key) {
             Some(entry) if !entry.closing => entry,
             _ => {
                 let registry = ZookeeperRegistry::open(url, options).map_err(registry_error)?;
                 let generation = self.shared.next_generation.fetch_add(1, Ordering::Relaxed);
                 // A closing entry under this key keeps closing on its own (its task owns a clone).
-                open.insert(
+                open.entries.insert(
                     key.clone(),
                     Entry {
                         registry,
@@ -304,7 +314,7 @@ impl Registries {
                         closing: false,
                     },
                 );
-                open.get_mut(&key).expect("just inserted")
+                open.entries.get_mut(&key).expect("just inserted")
             }
         };
         entry.users += 1;
@@ -319,17 +329,20 @@ impl Registries {
     /// Sessions open (those closing after their idle timeout not counted).
     pub(crate) fn len(&self) -> usize {
         lock(&self.shared.open)
+            .entries
             .values()
             .filter(|e| !e.closing)
             .count()
     }
 
-    /// Closes every session, waiting for their tasks to end (see `ZookeeperRegistry::close`).
+    /// Closes every session, waiting for their tasks to end (see `ZookeeperRegistry::close`); none
+    /// opens afterwards.
     pub(crate) async fn close_all(&self) {
-        let open: Vec<ZookeeperRegistry> = lock(&self.shared.open)
-            .drain()
-            .map(|(_, e)| e.registry)
-            .collect();
+        let open: Vec<ZookeeperRegistry> = {
+            let mut open = lock(&self.shared.open);
+            open.closed = true;
+            open.entries.drain().map(|(_, e)| e.registry).collect()
+        };
         for registry in open {
             registry.close().await;
         }
@@ -340,7 +353,11 @@ impl Shared {
     /// One lease fewer on `key`; the last one starts the idle timeout.
     fn release(shared: &Arc<Shared>, key: &str, generation: u64) {
         let mut open = lock(&shared.open);
-        let Some(entry) = open.get_mut(key).filter(|e| e.generation == generation) else {
+        let Some(entry) = open
+            .entries
+            .get_mut(key)
+            .filter(|e| e.generation == generation)
+        else {
             return;
         };
         entry.users = entry.users.saturating_sub(1);
@@ -349,7 +366,7 @@ impl Shared {
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             // No runtime to time the grace on: close now (dropping the last handle ends the session).
-            open.remove(key);
+            open.entries.remove(key);
             return;
         };
         let (weak, key, idle) = (Arc::downgrade(shared), key.to_owned(), shared.idle);
@@ -360,7 +377,7 @@ impl Shared {
             };
             let registry = {
                 let mut open = lock(&shared.open);
-                match open.get_mut(&key) {
+                match open.entries.get_mut(&key) {
                     Some(e) if e.generation == generation && e.users == 0 && !e.closing => {
                         e.closing = true;
                         e.registry.clone()
@@ -371,8 +388,12 @@ impl Shared {
             tracing::debug!(registry = %registry.address(), "closing a registry session no reference uses");
             registry.close().await;
             let mut open = lock(&shared.open);
-            if open.get(&key).is_some_and(|e| e.generation == generation) {
-                open.remove(&key);
+            if open
+                .entries
+                .get(&key)
+                .is_some_and(|e| e.generation == generation)
+            {
+                open.entries.remove(&key);
             }
         }));
     }
