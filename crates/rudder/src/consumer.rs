@@ -262,13 +262,15 @@ impl ConsumerInner {
             addresses.insert(provider.address());
             identities.insert(provider.identity());
         }
-        self.protocol
-            .retain_addresses(|address| addresses.contains(address));
+        // Statistics first: whoever sees the connections close (`wait_until_idle`) then sees the
+        // statistics gone too.
         self.statuses
             .retain(|identity| identities.contains(identity));
         if let Some(observer) = self.call_observer() {
             observer.retain(&|identity| identities.contains(identity));
         }
+        self.protocol
+            .retain_addresses(|address| addresses.contains(address));
     }
 
     /// Whether the consumer has been shut down.
