@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder::rpc::server::DubboServer;
-use rudder::rpc::DubboProtocol;
+use rudder::internals::rpc::server::DubboServer;
+use rudder::internals::rpc::DubboProtocol;
 use rudder::{DubboUrl, Invocation, Reference, Value};
 
 /// Settings of a run.

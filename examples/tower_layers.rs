@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rudder::rpc::server::DubboServer;
-use rudder::{Invocation, Reference, RpcError, RpcErrorKind, Value};
+use rudder::internals::rpc::server::DubboServer;
+use rudder::{CallError, Invocation, Reference, RpcErrorKind, Value};
 use tower::retry::Policy;
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
 
@@ -48,7 +48,7 @@ impl<Res> Policy<Invocation, Res, BoxError> for RetryTimeouts {
             Ok(_) => false,
             // rudder's own deadline, or the timeout layer's.
             Err(e) => e
-                .downcast_ref::<RpcError>()
+                .downcast_ref::<CallError>()
                 .map_or(e.is::<tower::timeout::error::Elapsed>(), |e| {
                     e.kind() == RpcErrorKind::Timeout
                 }),
@@ -91,7 +91,7 @@ pub async fn run(callers: usize, work: Duration) -> Outcome {
             server.local_addr()
         ))
         .retries(0)
-        .timeout_millis(5_000)
+        .timeout(Duration::from_secs(5))
         .build()
         .await
         .expect("reference");
@@ -118,8 +118,8 @@ pub async fn run(callers: usize, work: Duration) -> Outcome {
         match call.await.expect("caller task") {
             Ok(_) => outcome.succeeded += 1,
             Err(e) => outcome.failed.push(
-                e.downcast_ref::<RpcError>()
-                    .map_or(RpcErrorKind::Unknown, RpcError::kind),
+                e.downcast_ref::<CallError>()
+                    .map_or(RpcErrorKind::Unknown, CallError::kind),
             ),
         }
     }

@@ -5,7 +5,8 @@
 #
 # 1. Integration prerequisites: Docker engine + the local ZooKeeper image (scripts/it-setup.sh), and the
 #    real Dubbo peers under it/ (Java Dubbo 3.3 provider via Maven, sofa-rpc-node via npm) when present.
-# 2. Formatting and lints (cargo fmt --check, clippy -D warnings).
+# 2. Formatting and lints (cargo fmt --check, clippy -D warnings), docs (also as docs.rs builds them),
+#    and `cargo package` of every library crate.
 # 3. cargo test for the whole workspace (unit, conformance, CLI and integration tests).
 # 4. Every fuzz target under crates/*/fuzz for a bounded time (scripts/fuzz.sh: needs the nightly
 #    toolchain; RUDDER_FUZZ_SECONDS per target, default 60; RUDDER_SKIP_FUZZ=1 skips it loudly).
@@ -30,6 +31,16 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "cargo doc (warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+
+# The published crates, in dependency order (cargo packages them together, so each verifies against the
+# others' packaged sources as crates.io would build them).
+LIBRARIES=(-p rudder-common -p rudder-hessian -p rudder-rpc -p rudder-cluster -p rudder-registry -p rudder)
+
+step "cargo doc as docs.rs builds it (--all-features, warnings denied)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --quiet "${LIBRARIES[@]}"
+
+step "cargo package (every library crate, verified)"
+cargo package --quiet --allow-dirty "${LIBRARIES[@]}"
 
 step "the facade without ZooKeeper (feature zookeeper off)"
 cargo check -p rudder --no-default-features --quiet

@@ -24,10 +24,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rudder::internals::rpc::server::DubboServer;
 use rudder::metrics::MetricsConfig;
 use rudder::{Consumer, Invocation, Value};
 use rudder_common::url::DubboUrl;
-use rudder_rpc::server::DubboServer;
 use zookeeper_client::{Acls, Client, CreateMode};
 
 const INTERFACE: &str = "com.acme.Soak";
@@ -178,9 +178,12 @@ async fn main() {
     let zk = Client::connect(&zookeeper.connect_string())
         .await
         .expect("provider-side ZooKeeper session");
-    zk.mkdir(PROVIDERS, &CreateMode::Persistent.with_acls(Acls::anyone_all()))
-        .await
-        .expect("providers node");
+    zk.mkdir(
+        PROVIDERS,
+        &CreateMode::Persistent.with_acls(Acls::anyone_all()),
+    )
+    .await
+    .expect("providers node");
 
     let mut stable = Vec::new();
     for _ in 0..settings.stable {
@@ -311,13 +314,19 @@ async fn main() {
         warm.tokio_tasks,
         last.tokio_tasks,
     );
-    let (total, failed) = (calls.load(Ordering::Relaxed), errors.load(Ordering::Relaxed));
+    let (total, failed) = (
+        calls.load(Ordering::Relaxed),
+        errors.load(Ordering::Relaxed),
+    );
     if failed * 1000 > total {
         println!("# FAIL: more than 0.1 % of the calls failed");
         std::process::exit(1);
     }
     if growth > settings.max_growth_kb as i64 {
-        println!("# FAIL: RSS grew by more than {} KB", settings.max_growth_kb);
+        println!(
+            "# FAIL: RSS grew by more than {} KB",
+            settings.max_growth_kb
+        );
         std::process::exit(1);
     }
 }

@@ -14,12 +14,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use rudder::rpc::server::DubboServer;
+use rudder::internals::rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Reference, Value};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, SystemClock};
-use rudder_registry::{RegistryOptions, ZookeeperRegistry};
+use rudder_registry::ZookeeperRegistry;
+
+use crate::registry_args::RegistryArgs;
 
 use crate::{bounds, metrics_endpoint};
 
@@ -32,10 +34,10 @@ pub(crate) struct DemoArgs {
     /// Calls in flight at once (1 to 1024).
     #[arg(long, default_value_t = 32, value_parser = bounds::count(bounds::MAX_CONCURRENCY))]
     concurrency: usize,
-    /// Register the embedded providers in this ZooKeeper and discover them from it
-    /// (zookeeper://HOST:PORT), instead of handing their addresses to the consumer directly.
-    #[arg(long, value_name = "URL")]
-    registry: Option<String>,
+    /// With --registry (once): register the embedded providers in that ZooKeeper and discover them
+    /// from it, instead of handing their addresses to the consumer directly.
+    #[command(flatten)]
+    registry_args: RegistryArgs,
     /// Serve Prometheus metrics of the demo's calls at http://ADDR/metrics while it runs (e.g.
     /// 127.0.0.1:9464; port 0 picks one; the address is printed on stderr).
     #[arg(long, value_name = "ADDR")]
@@ -114,8 +116,12 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         .zip(&addresses)
         .map(|(spec, a)| provider_url(spec, a, now))
         .collect();
-    let registry = match &args.registry {
-        Some(registry) => Some(register(registry, &urls).await?),
+    if args.registry_args.registry.len() > 1 {
+        anyhow::bail!("demo registers its providers in one registry: give --registry once");
+    }
+    let registry_url = args.registry_args.registry.first().cloned();
+    let registry = match &registry_url {
+        Some(registry) => Some(register(&args.registry_args, registry, &urls).await?),
         None => None,
     };
     writeln!(
@@ -126,7 +132,7 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         args.calls,
         args.concurrency
     )?;
-    if let Some(registry) = &args.registry {
+    if let Some(registry) = &registry_url {
         writeln!(
             out,
             "providers registered in and discovered through ZooKeeper at {}\n",
@@ -135,15 +141,19 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     }
     // One consumer for every strategy, so one metrics endpoint shows them all. Each strategy's
     // reference is gone before the next is built, so each starts from fresh statistics.
-    let consumer = metrics_endpoint::consumer("rudder-demo", args.metrics_addr);
+    let consumer = metrics_endpoint::consumer(
+        "rudder-demo",
+        args.metrics_addr,
+        args.registry_args.options(),
+    );
     let _metrics = metrics_endpoint::serve(&consumer, args.metrics_addr).await?;
     for (name, note) in STRATEGIES {
         let mut builder = consumer
             .reference(SERVICE)
             .loadbalance(name)
-            .timeout_millis(2000)
+            .timeout(std::time::Duration::from_secs(2))
             .application("rudder-demo");
-        match &args.registry {
+        match &registry_url {
             Some(registry) => builder = builder.registry(registry),
             None => {
                 for url in &urls {
@@ -176,8 +186,13 @@ fn redacted(registry: &str) -> String {
 }
 
 /// Registers the embedded providers in ZooKeeper, as Dubbo providers register themselves.
-async fn register(registry: &str, urls: &[String]) -> Result<ZookeeperRegistry> {
-    let zookeeper = ZookeeperRegistry::connect(registry, RegistryOptions::default())
+async fn register(
+    flags: &RegistryArgs,
+    registry: &str,
+    urls: &[String],
+) -> Result<ZookeeperRegistry> {
+    let zookeeper = flags
+        .connect(registry)
         .await
         .with_context(|| format!("connecting to {}", redacted(registry)))?;
     for url in urls {

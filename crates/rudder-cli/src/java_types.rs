@@ -23,12 +23,21 @@ pub(crate) fn infer(json: &Json) -> &'static str {
 
 /// Converts `json` to the value a Java parameter of type `java_type` expects. `generic` calls send
 /// objects as maps with a `class` entry (Dubbo's `PojoUtils` form); direct calls send typed objects.
+///
+/// `java.math.BigDecimal` and `BigInteger` take a string of digits (`"12.34"`; a whole JSON number
+/// also works, a fractional one is refused: it has been through a double), `java.util.Date` and the
+/// `java.time` types an ISO-8601 string (`Date` also its epoch milliseconds), and any other class
+/// given a string is taken as an enum constant (`"BLUE"`): an enum object in a direct call, its
+/// name in a generic one (which Dubbo's `PojoUtils` turns into the constant).
 pub(crate) fn convert(java_type: &str, json: &Json, generic: bool) -> Result<Value> {
     if json.is_null() {
         if is_primitive(java_type) {
             bail!("null given for primitive parameter type {java_type}");
         }
         return Ok(Value::Null);
+    }
+    if let Some(value) = typed(java_type, json)? {
+        return Ok(value);
     }
     let value = match java_type {
         "int" | "short" | "byte" | "java.lang.Integer" | "java.lang.Short" | "java.lang.Byte" => {
@@ -74,10 +83,36 @@ pub(crate) fn convert(java_type: &str, json: &Json, generic: bool) -> Result<Val
                     .map(|(k, v)| (k.as_str().into(), json::to_value(v)))
                     .collect(),
             },
+            Json::String(constant) if !generic && !class.starts_with("java.") => {
+                Value::java_enum(class, constant)
+            }
             other => json::to_value(other),
         },
     };
     Ok(value)
+}
+
+/// The typed value of a `BigDecimal`, `BigInteger`, `Date` or `java.time` parameter; `None` for
+/// any other type.
+fn typed(java_type: &str, json: &Json) -> Result<Option<Value>> {
+    let text = match json {
+        Json::String(s) => s.clone(),
+        Json::Number(n) if java_type == "java.util.Date" => match n.as_i64() {
+            Some(millis) => return Ok(Some(Value::Date(millis))),
+            None => bail!("{n} is not a java.util.Date: give ISO-8601 text or epoch milliseconds"),
+        },
+        // Whole numbers are exact in JSON; anything with a point or exponent went through f64.
+        Json::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
+        Json::Number(n) if java_type.starts_with("java.math.") => {
+            bail!("{n} is read as a double: give a {java_type} as a string of digits (\"12.34\")")
+        }
+        other => other.to_string(),
+    };
+    match Value::from_java_text(java_type, &text) {
+        None => Ok(None),
+        Some(Ok(value)) => Ok(Some(value)),
+        Some(Err(e)) => bail!("{e} (argument of type {java_type})"),
+    }
 }
 
 fn is_primitive(java_type: &str) -> bool {
@@ -88,7 +123,12 @@ fn is_primitive(java_type: &str) -> bool {
 }
 
 fn mismatch(java_type: &str, json: &Json) -> anyhow::Error {
-    anyhow::anyhow!("argument {json} is not a {java_type}")
+    let article = if java_type.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    anyhow::anyhow!("argument {json} is not {article} {java_type}")
 }
 
 #[cfg(test)]
@@ -112,7 +152,14 @@ mod tests {
             convert("double", &j("5"), false).unwrap(),
             Value::Double(5.0)
         );
-        assert!(convert("int", &j("\"x\""), false).is_err());
+        assert_eq!(
+            convert("int", &j("\"x\""), false).unwrap_err().to_string(),
+            "argument \"x\" is not an int"
+        );
+        assert_eq!(
+            convert("long", &j("true"), false).unwrap_err().to_string(),
+            "argument true is not a long"
+        );
         assert!(convert("int", &j("null"), false).is_err());
         assert_eq!(
             convert("com.x.User", &j(r#"{"name":"a"}"#), false).unwrap(),
@@ -124,6 +171,42 @@ mod tests {
         let generic = convert("com.x.User", &j(r#"{"name":"a"}"#), true).unwrap();
         assert!(
             matches!(generic, Value::Map { ref entries, .. } if entries[0] == (Value::from("class"), Value::from("com.x.User")))
+        );
+    }
+
+    #[test]
+    fn typed_java_parameters_take_text() {
+        let j = |s: &str| serde_json::from_str::<Json>(s).unwrap();
+        assert_eq!(
+            convert("java.math.BigDecimal", &j(r#""12.340""#), false).unwrap(),
+            Value::Decimal("12.340".parse().unwrap())
+        );
+        assert_eq!(
+            convert("java.math.BigInteger", &j("12345678901234567"), false).unwrap(),
+            Value::BigInteger("12345678901234567".parse().unwrap())
+        );
+        let e = convert("java.math.BigDecimal", &j("12.34"), false).unwrap_err();
+        assert!(e.to_string().contains("as a string"), "{e}");
+        assert!(convert("java.math.BigDecimal", &j(r#""12,3""#), false).is_err());
+        assert_eq!(
+            convert("java.util.Date", &j(r#""2026-12-01T23:30:00Z""#), false).unwrap(),
+            Value::Date(1_796_167_800_000)
+        );
+        assert_eq!(
+            convert("java.util.Date", &j("5"), false).unwrap(),
+            Value::Date(5)
+        );
+        let day = convert("java.time.LocalDate", &j(r#""2026-12-31""#), true).unwrap();
+        assert_eq!(json::from_value(&day), j(r#""2026-12-31""#));
+        let e = convert("java.time.LocalDate", &j(r#""2026-02-30""#), false).unwrap_err();
+        assert!(e.to_string().contains("LocalDate"), "{e}");
+        assert_eq!(
+            convert("peer.Color", &j(r#""BLUE""#), false).unwrap(),
+            Value::java_enum("peer.Color", "BLUE")
+        );
+        assert_eq!(
+            convert("peer.Color", &j(r#""BLUE""#), true).unwrap(),
+            Value::from("BLUE")
         );
     }
 }

@@ -40,15 +40,23 @@ pub(crate) fn parse_args(text: &str) -> Result<Vec<Value>> {
     }
 }
 
-/// Renders a value as JSON for output: objects as their fields, maps with string keys as objects.
+/// Renders a value as JSON for output: objects as their fields, maps with string keys as objects;
+/// `BigDecimal` and `BigInteger` as strings of digits (`"12.34"`, never through a double), `Date`
+/// and `java.time` values as ISO-8601 strings, and a Java enum (an object whose only field is a
+/// string `name`) as its constant's name.
 pub(crate) fn from_value(value: &Value) -> Json {
+    if let Some(text) = value.to_java_text() {
+        return Json::String(text);
+    }
+    if let Some(constant) = value.enum_constant() {
+        return Json::String(constant.to_owned());
+    }
     match value {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(i) => Json::from(*i),
         Value::Long(l) => Json::from(*l),
         Value::Double(d) => serde_json::Number::from_f64(*d).map_or(Json::Null, Json::Number),
-        Value::Date(ms) => Json::from(*ms),
         Value::String(s) => Json::String(s.clone()),
         Value::Binary(b) => Json::Array(b.iter().map(|&x| Json::from(x)).collect()),
         Value::List { items, .. } => Json::Array(items.iter().map(from_value).collect()),
@@ -94,5 +102,44 @@ mod tests {
         );
         assert!(parse_args("{}").is_err());
         assert!(parse_args("[1,").is_err());
+    }
+
+    #[test]
+    fn typed_java_values_print_as_text() {
+        let text =
+            |class: &str, s: &str| from_value(&Value::from_java_text(class, s).unwrap().unwrap());
+        assert_eq!(text("java.math.BigDecimal", "12.340"), Json::from("12.340"));
+        assert_eq!(
+            text("java.math.BigInteger", "123456789012345678901234567890"),
+            Json::from("123456789012345678901234567890")
+        );
+        assert_eq!(
+            text("java.time.LocalDate", "2026-12-31"),
+            Json::from("2026-12-31")
+        );
+        assert_eq!(
+            text("java.time.LocalDateTime", "2026-12-01T23:30"),
+            Json::from("2026-12-01T23:30:00")
+        );
+        assert_eq!(
+            from_value(&Value::Date(1_796_167_800_123)),
+            Json::from("2026-12-01T23:30:00.123Z")
+        );
+        assert_eq!(
+            from_value(&Value::java_enum("peer.Color", "BLUE")),
+            Json::from("BLUE")
+        );
+        // Nested in a POJO, each field is rendered the same way.
+        let invoice = Value::Object {
+            class: "peer.Invoice".into(),
+            fields: vec![
+                ("amount".into(), Value::Decimal("0.10".parse().unwrap())),
+                ("color".into(), Value::java_enum("peer.Color", "RED")),
+            ],
+        };
+        assert_eq!(
+            from_value(&invoice),
+            serde_json::json!({"amount": "0.10", "color": "RED"})
+        );
     }
 }

@@ -5,11 +5,18 @@
 mod bounds;
 mod demo;
 mod invoke;
+mod invoke_target;
 mod java_types;
 mod json;
+mod list;
+mod logging;
 mod metrics_endpoint;
+mod output;
 mod params;
+mod provider_rows;
 mod providers;
+mod registry_args;
+mod service_info;
 mod simulate;
 
 use std::io::Write;
@@ -18,9 +25,18 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use rudder_common::error::RpcError;
 
+/// What `--help` says after the commands.
+const AFTER_HELP: &str = "\
+Environment:
+  RUDDER_LOG  log filter for stderr, tracing's EnvFilter syntax (default warn; e.g. debug,
+              rudder_registry=trace)
+  NO_COLOR    set to turn colour off (stderr is only coloured on a terminal anyway)
+
+Exit codes: 0 success, 1 a call failed or no provider, 2 bad usage or registry unreachable.";
+
 /// A Rust consumer for Apache Dubbo services.
 #[derive(Debug, Parser)]
-#[command(name = "rudder", version, about)]
+#[command(name = "rudder", version, about, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -30,6 +46,8 @@ struct Cli {
 enum Command {
     /// Preview which provider each call would go to, exactly as a Dubbo consumer would pick.
     Simulate(simulate::SimulateArgs),
+    /// The services in a registry, or one service's methods (like Dubbo telnet `ls`, `grpcurl list`).
+    List(list::ListArgs),
     /// List the providers a consumer would use, from ZooKeeper, with configurators applied.
     Providers(providers::ProvidersArgs),
     /// Call a method of a Dubbo service and print each result as one JSON line.
@@ -40,28 +58,30 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RUDDER_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
+    let attempts = logging::install(matches!(&cli.command, Command::Invoke(args) if args.verbose));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args, &mut out),
+        Command::List(args) => list::run(args, &mut out),
         Command::Providers(args) => providers::run(args, &mut out),
         Command::Demo(args) => demo::run(args, &mut out),
-        Command::Invoke(args) => invoke::run(args, &mut out),
+        Command::Invoke(args) => invoke::run(args, attempts, &mut out),
     };
     let flushed = out.flush();
     match result.and(flushed.map_err(Into::into)) {
         Ok(()) => ExitCode::SUCCESS,
+        // Already said on stderr, call by call.
+        Err(error) if error.downcast_ref::<invoke::Reported>().is_some() => ExitCode::from(1),
         Err(error) => {
+            let label = logging::error_label();
             match error.downcast_ref::<RpcError>() {
-                Some(rpc) => eprintln!("error: {}: {}", rpc.kind(), rpc.message()),
-                None => eprintln!("error: {error:#}"),
+                Some(rpc) => logging::say(format!(
+                    "{label} {}: {}",
+                    invoke::label(rpc.kind()),
+                    rpc.message()
+                )),
+                None => logging::say(format!("{label} {error:#}")),
             }
             let call_failed = error
                 .chain()

@@ -1,15 +1,23 @@
 //! `--metrics-addr`: the Prometheus endpoint of `rudder invoke` and `rudder demo`, for as long as the
-//! command runs.
+//! command runs (`invoke --linger`: until Ctrl-C).
 
 use std::net::SocketAddr;
 
 use anyhow::{Context, Result};
 use rudder::metrics::{MetricsConfig, MetricsServer};
 use rudder::Consumer;
+use rudder_registry::RegistryOptions;
 
-/// The consumer a command calls through: with metrics when an endpoint is asked for.
-pub(crate) fn consumer(application: &str, metrics_addr: Option<SocketAddr>) -> Consumer {
-    let builder = Consumer::builder().application(application);
+/// The consumer a command calls through: with metrics when an endpoint is asked for, and the
+/// registry flags' options.
+pub(crate) fn consumer(
+    application: &str,
+    metrics_addr: Option<SocketAddr>,
+    registry: RegistryOptions,
+) -> Consumer {
+    let builder = Consumer::builder()
+        .application(application)
+        .registry_options(registry);
     match metrics_addr {
         Some(_) => builder.metrics(MetricsConfig::default()).build(),
         None => builder.build(),
@@ -32,6 +40,6 @@ pub(crate) async fn serve(
         .serve(addr)
         .await
         .with_context(|| format!("binding --metrics-addr {addr}"))?;
-    eprintln!("metrics: http://{}/metrics", server.local_addr());
+    crate::logging::say(format!("metrics: http://{}/metrics", server.local_addr()));
     Ok(Some(server))
 }

@@ -1,34 +1,37 @@
-//! `rudder providers`: the providers a consumer would see in ZooKeeper right now, with the configurators
-//! applied, one line each: `host:port protocol weight=<effective weight> loadbalance=<name>`.
+//! `rudder providers`: the providers a consumer would see in ZooKeeper right now, configurators
+//! applied, one row each under a header: address, protocol, application, version, group, the weight
+//! after configurators (and the rule that set it), the effective weight with the warmup share, and
+//! `disabled` with the deciding rule. `--format json` prints one JSON array instead.
 //!
-//! The listing does not register a consumer node (it inspects, it does not consume). With `--watch` a new
-//! listing, headed by a `#` line, follows every change until Ctrl-C. The same one-shot listing feeds
-//! `rudder simulate --registry`.
+//! The listing does not register a consumer node (it inspects, it does not consume). With `--watch` the
+//! listing is followed by one line per visible change (`+`, `-`, `~ ADDRESS weight 100 → 300 (rule
+//! KEY)`) and a line when the registry connection is lost and back, until Ctrl-C. The same one-shot
+//! listing feeds `rudder simulate --registry`.
 //!
 //! `--registry` is repeatable (one registry per data centre): each registry's listing is then headed by
-//! `# registry <address> [zone=..] [preferred] weight=..`, and only all of them being empty is an error.
-//! The registry URL's `preferred`, `zone` and `weight` describe how a reference chooses among registries
-//! and are not sent to ZooKeeper.
+//! its address and choice parameters. An empty listing is an answer (exit 0), with a note on stderr of
+//! which versions and groups do exist.
 
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rudder::RegistryTarget;
+use rudder::internals::RegistryTarget;
 use rudder_cluster::directory::Directory;
-use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::error::{RpcError, RpcErrorKind};
-use rudder_common::url::DubboUrl;
-use rudder_registry::{ConsumerSpec, RegistryOptions, ZookeeperRegistry};
-
 use rudder_common::invocation::Invocation;
 use rudder_common::url::merge::ConsumerParams;
+use rudder_common::url::DubboUrl;
+use rudder_registry::{
+    ConsumerSpec, RegistryOptions, Subscription, SubscriptionStatus, ZookeeperRegistry,
+};
 
-use crate::bounds;
+use crate::output::Format;
 use crate::params::ConsumerArgs;
+use crate::provider_rows::{self, Row, RuleNotes};
+use crate::registry_args::RegistryArgs;
 
 /// Where to find a service's providers (shared by `providers` and `simulate`).
 #[derive(Debug, Clone)]
@@ -37,7 +40,7 @@ pub(crate) struct RegistryQuery {
     pub(crate) interface: String,
     pub(crate) version: Option<String>,
     pub(crate) group: Option<String>,
-    pub(crate) connect_timeout: Duration,
+    pub(crate) options: RegistryOptions,
     /// Consumer parameters merged into every provider URL.
     pub(crate) merge: ConsumerParams,
 }
@@ -51,18 +54,23 @@ impl RegistryQuery {
         spec.parameters(self.merge.clone())
     }
 
-    fn options(&self) -> RegistryOptions {
-        RegistryOptions::default().with_connect_timeout(self.connect_timeout)
+    /// `com.acme.Greeter`, `com.acme.Greeter version 1.0.0 group blue`.
+    fn service(&self) -> String {
+        let mut text = self.interface.clone();
+        for (key, value) in [("version", &self.version), ("group", &self.group)] {
+            if let Some(value) = value {
+                text.push_str(&format!(" {key} {value}"));
+            }
+        }
+        text
     }
 }
 
 /// Arguments of `rudder providers`.
 #[derive(Debug, Args)]
 pub(crate) struct ProvidersArgs {
-    /// The registry, e.g. `zookeeper://127.0.0.1:2181` (`?backup=h:p,h:p`, `&group=`, `&chroot=`;
-    /// `&zone=`, `&weight=`, `&preferred=` for several). Repeatable: one listing per registry.
-    #[arg(long, value_name = "URL", required = true)]
-    registry: Vec<String>,
+    #[command(flatten)]
+    registry: RegistryArgs,
     /// The service interface.
     #[arg(long, value_name = "NAME")]
     interface: String,
@@ -72,137 +80,201 @@ pub(crate) struct ProvidersArgs {
     /// The service group (`*` for any, `a,b` for either).
     #[arg(long)]
     group: Option<String>,
-    /// Show the effective weight and balancer for this method (default: service level).
+    /// Show the weights and balancer for this method (default: service level).
     #[arg(long, value_name = "NAME")]
     method: Option<String>,
-    /// Print a new listing on every change, until Ctrl-C.
-    #[arg(long)]
+    /// After the listing, print each visible change (`+`, `-`, `~`) and connection loss, until Ctrl-C.
+    #[arg(long, conflicts_with = "format")]
     watch: bool,
+    /// text (aligned columns) or json (one array of objects).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
     /// For a call of --method (with the --attachment values), print each provider's fate under the
     /// router rules of the config center: in or out, and which rule decided it.
-    #[arg(long, requires = "method", conflicts_with = "watch")]
+    #[arg(long, requires = "method", conflicts_with_all = ["watch", "format"])]
     explain: bool,
     /// An attachment of the explained call, KEY=VALUE (repeatable): `dubbo.tag=gray`.
     #[arg(long = "attachment", value_name = "KEY=VALUE", value_parser = crate::invoke::attachment, requires = "explain")]
     attachments: Vec<(String, String)>,
     #[command(flatten)]
     consumer: ConsumerArgs,
-    /// Seconds to wait for ZooKeeper before giving up (1 to 3600).
-    #[arg(
-        long,
-        default_value_t = 10,
-        value_name = "SECONDS",
-        value_parser = bounds::positive(bounds::MAX_CONNECT_TIMEOUT_SECS)
-    )]
-    connect_timeout: u64,
 }
 
 pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
+    if !args.registry.is_given() {
+        bail!("--registry is required");
+    }
     let merge = args.consumer.merge(&args.interface)?;
     // No method-scoped key has an empty method name, so "" reads the service-level values.
     let method = args.method.clone().unwrap_or_default();
-    let targets = registry_targets(&args.registry)?;
-    if targets.len() > 1 {
-        if args.watch {
-            bail!("--watch follows one registry: give --registry once");
-        }
-        return list_several(&args, &targets, merge, &method, out);
+    let targets = args.registry.targets()?;
+    if targets.len() > 1 && (args.watch || args.explain) {
+        bail!("--watch and --explain follow one registry: give --registry once");
     }
-    let query = RegistryQuery {
-        registry: targets[0].session_url().to_owned(),
+    let query = |target: &RegistryTarget| RegistryQuery {
+        registry: target.session_url().to_owned(),
         interface: args.interface.clone(),
         version: args.version.clone(),
         group: args.group.clone(),
-        connect_timeout: Duration::from_secs(args.connect_timeout),
-        merge,
+        options: args.registry.options(),
+        merge: merge.clone(),
     };
     runtime()?.block_on(async {
-        let registry = connect(&query).await?;
+        let several = targets.len() > 1;
+        let mut all_rows = Vec::new();
+        let mut empty = Vec::new();
+        for target in &targets {
+            let query = query(target);
+            let session = Session::open(&args.registry, &query).await?;
+            let rows = session.rows(&method).await;
+            if rows.is_empty() {
+                empty.push(session.why_empty(&query).await);
+            }
+            match args.format {
+                Format::Text => {
+                    let label = if several {
+                        target.choice().to_string()
+                    } else {
+                        target.choice().label().to_owned()
+                    };
+                    let count = rows.len();
+                    let plural = if count == 1 { "" } else { "s" };
+                    let mut header =
+                        format!("# {} in {label}: {count} provider{plural}", query.service());
+                    if !method.is_empty() {
+                        header.push_str(&format!(", method {method}"));
+                    }
+                    writeln!(out, "{header}")?;
+                    provider_rows::print_table(&rows, out)?;
+                }
+                Format::Json => all_rows.extend(
+                    rows.iter()
+                        .map(|r| r.to_json(several.then(|| target.choice().label()))),
+                ),
+            }
+            if args.explain {
+                let disabled = session.status().disabled;
+                explain(&args, &query, &session.directory, &disabled, out).await?;
+            }
+            if args.watch {
+                out.flush()?;
+                session.watch(&method, rows, out).await?;
+            }
+            session.close().await;
+        }
+        if args.format == Format::Json {
+            writeln!(out, "{}", serde_json::Value::Array(all_rows))?;
+        }
+        for note in empty.into_iter().flatten() {
+            crate::logging::say(format!("{} {note}", crate::logging::warning_label()));
+        }
+        Ok(())
+    })
+}
+
+/// One registry's subscription for the listing: the directory it fills and its status.
+struct Session {
+    registry: ZookeeperRegistry,
+    subscription: Subscription,
+    directory: Arc<Directory>,
+    interface: String,
+}
+
+impl Session {
+    async fn open(flags: &RegistryArgs, query: &RegistryQuery) -> Result<Session> {
+        let registry = flags.connect(&query.registry).await?;
         let directory = Arc::new(Directory::sorted(Default::default()));
         let subscription = registry
             .subscribe(query.spec(), Arc::clone(&directory))
             .await
             .context("subscribing")?;
-        if !args.watch {
-            let count = print_listing(&directory, &method, out)?;
-            if args.explain {
-                let disabled = subscription.status().borrow().disabled.clone();
-                explain(&args, &query, &directory, &disabled, out).await?;
-            }
-            registry.close().await;
-            if count == 0 {
-                return Err(no_provider(&query).into());
-            }
-            return Ok(());
-        }
-        let mut status = subscription.status();
-        let mut listing = 0u64;
+        Ok(Session {
+            registry,
+            subscription,
+            directory,
+            interface: query.interface.clone(),
+        })
+    }
+
+    fn status(&self) -> SubscriptionStatus {
+        self.subscription.status().borrow().clone()
+    }
+
+    /// The rows now; the registered URLs are read only when a rule disables some provider.
+    async fn rows(&self, method: &str) -> Vec<Row> {
+        let status = self.status();
+        self.rows_for(&status, method).await
+    }
+
+    async fn rows_for(&self, status: &SubscriptionStatus, method: &str) -> Vec<Row> {
+        let registered = if status.disabled.is_empty() || !status.connected {
+            Vec::new()
+        } else {
+            self.registry
+                .provider_urls(&self.interface)
+                .await
+                .unwrap_or_default()
+        };
+        let notes = RuleNotes {
+            reweighted: &status.reweighted,
+            disabled: &status.disabled,
+            registered: &registered,
+        };
+        provider_rows::rows(
+            &self.directory.snapshot(),
+            method,
+            SystemClock.now_millis(),
+            &notes,
+        )
+    }
+
+    /// Why nothing is listed, when a version or group nobody provides is the reason.
+    async fn why_empty(&self, query: &RegistryQuery) -> Option<String> {
+        let all = self.registry.provider_urls(&query.interface).await.ok()?;
+        crate::service_info::missing_version_or_group(
+            &query.interface,
+            query.version.as_deref(),
+            query.group.as_deref(),
+            &all,
+        )
+    }
+
+    /// Prints each visible change and each connection loss and return, until Ctrl-C.
+    async fn watch(&self, method: &str, mut shown: Vec<Row>, out: &mut dyn Write) -> Result<()> {
+        let mut status = self.subscription.status();
+        let mut connected = status.borrow_and_update().connected;
         loop {
-            let generation = status.borrow_and_update().generation;
-            listing += 1;
-            writeln!(out, "# listing {listing} (generation {generation})")?;
-            print_listing(&directory, &method, out)?;
-            out.flush()?;
             tokio::select! {
                 changed = status.changed() => if changed.is_err() { break },
                 _ = tokio::signal::ctrl_c() => break,
             }
+            let now = status.borrow_and_update().clone();
+            if now.connected != connected {
+                connected = now.connected;
+                if connected {
+                    writeln!(out, "! registry connection back")?;
+                } else {
+                    writeln!(
+                        out,
+                        "! registry connection lost; the last known providers stay in use"
+                    )?;
+                }
+            }
+            let mut rows = self.rows_for(&now, method).await;
+            provider_rows::fill_from(&mut rows, &shown);
+            for line in provider_rows::diff(&shown, &rows) {
+                writeln!(out, "{line}")?;
+            }
+            shown = rows;
+            out.flush()?;
         }
-        registry.close().await;
         Ok(())
-    })
-}
+    }
 
-/// Reads every `--registry` URL (choice parameters split off), refusing the same registry twice.
-pub(crate) fn registry_targets(urls: &[String]) -> Result<Vec<RegistryTarget>> {
-    let mut targets: Vec<RegistryTarget> = Vec::with_capacity(urls.len());
-    for (i, url) in urls.iter().enumerate() {
-        let target =
-            RegistryTarget::parse(url).with_context(|| format!("--registry #{}", i + 1))?;
-        if targets
-            .iter()
-            .any(|t| t.choice().label() == target.choice().label())
-        {
-            bail!(
-                "--registry #{}: {} is given twice",
-                i + 1,
-                target.choice().label()
-            );
-        }
-        targets.push(target);
+    async fn close(self) {
+        self.subscription.close().await;
+        self.registry.close().await;
     }
-    Ok(targets)
-}
-
-/// One listing per registry, each headed by the registry; an error only when all are empty.
-fn list_several(
-    args: &ProvidersArgs,
-    targets: &[RegistryTarget],
-    merge: ConsumerParams,
-    method: &str,
-    out: &mut dyn Write,
-) -> Result<()> {
-    let mut total = 0;
-    let mut query = RegistryQuery {
-        registry: String::new(),
-        interface: args.interface.clone(),
-        version: args.version.clone(),
-        group: args.group.clone(),
-        connect_timeout: Duration::from_secs(args.connect_timeout),
-        merge,
-    };
-    for target in targets {
-        query.registry = target.session_url().to_owned();
-        let urls = list_providers_in(&query)?;
-        let directory = Directory::sorted(Default::default());
-        directory.replace(urls);
-        writeln!(out, "# registry {}", target.choice())?;
-        total += print_listing(&directory, method, out)?;
-    }
-    if total == 0 {
-        return Err(no_provider(&query).into());
-    }
-    Ok(())
 }
 
 /// The usable providers of `query`, configurators applied, in registry order (one-shot); an error when
@@ -218,7 +290,10 @@ pub(crate) fn list_providers(query: &RegistryQuery) -> Result<Vec<DubboUrl>> {
 /// As [`list_providers`], an empty list being an answer.
 pub(crate) fn list_providers_in(query: &RegistryQuery) -> Result<Vec<DubboUrl>> {
     runtime()?.block_on(async {
-        let registry = connect(query).await?;
+        crate::registry_args::refuse_if_nobody_listens(&query.registry).await?;
+        let registry = ZookeeperRegistry::connect(&query.registry, query.options)
+            .await
+            .context("connecting to the registry")?;
         let directory = Arc::new(Directory::sorted(Default::default()));
         let subscription = registry
             .subscribe(query.spec(), Arc::clone(&directory))
@@ -243,12 +318,6 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-async fn connect(query: &RegistryQuery) -> Result<ZookeeperRegistry> {
-    ZookeeperRegistry::connect(&query.registry, query.options())
-        .await
-        .context("connecting to the registry")
-}
-
 fn no_provider(query: &RegistryQuery) -> RpcError {
     RpcError::new(
         RpcErrorKind::NoProvider,
@@ -257,28 +326,6 @@ fn no_provider(query: &RegistryQuery) -> RpcError {
             query.spec().match_url().service_key()
         ),
     )
-}
-
-/// One line per provider; returns how many.
-fn print_listing(directory: &Directory, method: &str, out: &mut dyn Write) -> Result<usize> {
-    let snapshot = directory.snapshot();
-    let view = snapshot.view(method);
-    let pick = Pick::at(SystemClock.now_millis());
-    for (i, provider) in view.providers().iter().enumerate() {
-        let url = provider.url();
-        let loadbalance = url
-            .method_parameter(method, "loadbalance")
-            .filter(|name| !name.is_empty())
-            .unwrap_or("random");
-        writeln!(
-            out,
-            "{} {} weight={} loadbalance={loadbalance}",
-            provider.address(),
-            url.protocol(),
-            view.weight(i, &pick),
-        )?;
-    }
-    Ok(view.len())
 }
 
 /// Prints, for a call of `--method` with the `--attachment` values, each provider's fate under the
@@ -302,7 +349,7 @@ async fn explain(
         .iter()
         .map(|p| p.url().clone())
         .collect();
-    let chain = rudder::load_router_rules(&query.registry, &consumer_url, &providers)
+    let chain = rudder::internals::load_router_rules(&query.registry, &consumer_url, &providers)
         .await
         .context("reading the router rules")?;
     for error in chain.errors() {

@@ -5,6 +5,10 @@
 //! with those registries applies (`preferred`, the call's `registry_zone` / `registry_zone_force`
 //! attachments from `--attachment`, registry `weight`; see `rudder_cluster::zone_aware`), then the
 //! provider in it; `--summary` adds one `registry <address> <calls>` line per registry.
+//!
+//! `--summary` prints `ADDRESS CALLS SHARE % (weight EFFECTIVE)` per provider. `leastactive` and
+//! `shortestresponse` read live traffic a simulation does not make: a note on stderr says that they
+//! act as weighted random here.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,21 +29,21 @@ use rudder_common::Value;
 use rudder_common::url::merge::ConsumerParams;
 
 use crate::params::ConsumerArgs;
+use crate::registry_args::RegistryArgs;
 use crate::{bounds, json};
 
 /// Arguments of `rudder simulate`.
 #[derive(Debug, Args)]
 pub(crate) struct SimulateArgs {
     /// A provider URL, plain or percent-encoded (repeatable; list order matters).
-    #[arg(long = "provider", value_name = "URL")]
+    #[arg(long = "provider", value_name = "URL", conflicts_with = "registry")]
     providers: Vec<String>,
     /// A file with one provider URL per line (blank lines and `#` comments skipped).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "registry")]
     providers_file: Option<PathBuf>,
-    /// Read the providers from this registry instead (`zookeeper://host:port`); needs --interface.
-    /// Repeatable: one registry per data centre (`?zone=hz&weight=300&preferred=true`).
-    #[arg(long, value_name = "URL", conflicts_with_all = ["providers", "providers_file"], requires = "interface")]
-    registry: Vec<String>,
+    /// Read the providers from --registry instead (needs --interface).
+    #[command(flatten)]
+    registry: RegistryArgs,
     /// The service interface to look up in --registry.
     #[arg(long, value_name = "NAME", requires = "registry")]
     interface: Option<String>,
@@ -75,12 +79,16 @@ pub(crate) struct SimulateArgs {
     /// Print each provider's effective weight for the method and exit.
     #[arg(long, conflicts_with = "summary")]
     weights: bool,
-    /// Print how many calls each provider got instead of one line per call.
+    /// Print how many calls each provider got, its share in percent and its effective weight,
+    /// instead of one line per call.
     #[arg(long)]
     summary: bool,
 }
 
 pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
+    if args.registry.is_given() && args.interface.is_none() {
+        bail!("--registry needs --interface");
+    }
     let interface = args.interface.clone().unwrap_or_default();
     let merge = args.consumer.merge(&interface)?;
     crate::invoke::check_attachments(&args.attachments)?;
@@ -101,7 +109,11 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
         // reference would route them; given URLs by static tags only.
         let routers = match &registry {
             Some(registry) => crate::providers::runtime()?
-                .block_on(rudder::load_router_rules(registry, &consumer_url, &urls))
+                .block_on(rudder::internals::load_router_rules(
+                    registry,
+                    &consumer_url,
+                    &urls,
+                ))
                 .context("reading the router rules")?,
             None => Arc::new(RouterChain::new(consumer_url.clone())),
         };
@@ -132,6 +144,7 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
         bail!("no providers: give --provider URL, --providers-file FILE or --registry URL --interface NAME");
     }
     let several = registries.len() > 1;
+    warn_about(&args, &registries);
 
     if args.weights {
         let pick = Pick::at(clock.now_millis());
@@ -189,9 +202,17 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     if args.summary {
+        let total: usize = counts.iter().flatten().sum();
+        let pick = Pick::at(clock.now_millis());
         for (registry, counts) in registries.iter().zip(&counts) {
-            for (provider, count) in registry.view.providers().iter().zip(counts) {
-                writeln!(out, "{} {count}", provider.address())?;
+            for (i, (provider, count)) in registry.view.providers().iter().zip(counts).enumerate() {
+                writeln!(
+                    out,
+                    "{} {count} {} (weight {})",
+                    provider.address(),
+                    percent(*count, total),
+                    registry.view.weight(i, &pick)
+                )?;
             }
         }
         if several {
@@ -202,6 +223,48 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `33.3 %`: `count` as a share of `total`, one decimal.
+fn percent(count: usize, total: usize) -> String {
+    if total == 0 {
+        return "0.0 %".to_owned();
+    }
+    format!("{:.1} %", count as f64 * 100.0 / total as f64)
+}
+
+/// Warnings on stderr about what the simulation cannot show: a method the providers do not list,
+/// and balancers that read live traffic, which a simulation has none of.
+fn warn_about(args: &SimulateArgs, registries: &[Simulated]) {
+    let urls: Vec<&DubboUrl> = registries
+        .iter()
+        .flat_map(|r| r.view.providers().iter().map(|p| p.url()))
+        .collect();
+    if let Some(methods) = crate::service_info::listed_methods(urls.iter().copied()) {
+        if !methods.iter().any(|m| m == &args.method) {
+            crate::logging::say(format!(
+                "{} the providers list no method {} (they list: {}); simulating it anyway",
+                crate::logging::warning_label(),
+                args.method,
+                methods.join(", ")
+            ));
+        }
+    }
+    let balancers: std::collections::BTreeSet<&str> = registries
+        .iter()
+        .map(|r| r.view.loadbalance_name())
+        .collect();
+    for name in balancers {
+        let what = match name {
+            "leastactive" => "the fewest calls in flight",
+            "shortestresponse" => "the shortest measured response times",
+            _ => continue,
+        };
+        crate::logging::say(format!(
+            "note: {name} picks by {what}; a simulation makes no calls, so it acts as weighted \
+             random here until calls are in flight or measured"
+        ));
+    }
 }
 
 /// One registry (or the given provider list) being simulated.
@@ -218,18 +281,14 @@ type ProviderGroup = (RegistryChoice, Option<String>, Vec<DubboUrl>);
 
 /// The providers of each registry (one group without registries), merged with the consumer parameters.
 fn provider_groups(args: &SimulateArgs, merge: &ConsumerParams) -> Result<Vec<ProviderGroup>> {
-    let Some(interface) = args
-        .interface
-        .as_ref()
-        .filter(|_| !args.registry.is_empty())
-    else {
+    let Some(interface) = args.interface.as_ref().filter(|_| args.registry.is_given()) else {
         return Ok(vec![(
             RegistryChoice::new("provider URLs"),
             None,
             provider_urls(args, merge)?,
         )]);
     };
-    let targets = crate::providers::registry_targets(&args.registry)?;
+    let targets = args.registry.targets()?;
     let several = targets.len() > 1;
     targets
         .into_iter()
@@ -239,7 +298,7 @@ fn provider_groups(args: &SimulateArgs, merge: &ConsumerParams) -> Result<Vec<Pr
                 interface: interface.clone(),
                 version: args.version.clone(),
                 group: args.group.clone(),
-                connect_timeout: std::time::Duration::from_secs(10),
+                options: args.registry.options(),
                 merge: merge.clone(),
             };
             // With several registries an empty one is skipped, as a reference skips it.

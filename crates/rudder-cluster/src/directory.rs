@@ -168,6 +168,8 @@ pub struct Directory {
     sorted: bool,
     /// Run on every snapshot before it is published; dead ones are dropped as found.
     hooks: Mutex<Vec<Weak<dyn PublishHook>>>,
+    /// The generation of the snapshot last published, for [`Directory::watch`].
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 #[derive(Default)]
@@ -196,6 +198,7 @@ impl Directory {
             rejected: AtomicU64::new(0),
             sorted: false,
             hooks: Mutex::new(Vec::new()),
+            changes: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -225,6 +228,31 @@ impl Directory {
     /// The current snapshot. Lock-free.
     pub fn snapshot(&self) -> Arc<ProviderSet> {
         self.current.load_full()
+    }
+
+    /// Notifies of every snapshot published from now on: the receiver holds the generation of the
+    /// latest one ([`ProviderSet::generation`]) and wakes its waiters when a new one is published.
+    ///
+    /// This is how to wait for the registry to deliver a change, instead of polling
+    /// [`Directory::snapshot`]: subscribe, check the condition, and wait for `changed()` until it
+    /// holds. A change published after `watch()` returned is never missed. The receiver works with
+    /// any async runtime, and the writer pays one uncontended lock per snapshot, picks nothing.
+    ///
+    /// ```
+    /// use rudder_cluster::directory::Directory;
+    /// use rudder_common::url::DubboUrl;
+    ///
+    /// let directory = Directory::default();
+    /// let mut changes = directory.watch();
+    /// assert!(!changes.has_changed().unwrap());
+    /// directory.replace([DubboUrl::parse("dubbo://10.0.0.1:20880/S")?]);
+    /// assert!(changes.has_changed().unwrap());
+    /// assert_eq!(*changes.borrow_and_update(), directory.snapshot().generation());
+    /// // In async code: `while !ready(&directory) { changes.changed().await?; }`.
+    /// # Ok::<(), rudder_common::url::UrlError>(())
+    /// ```
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// Runs `f` with the current snapshot: the pick path.
@@ -402,6 +430,7 @@ impl Directory {
             hook.prepare(&snapshot);
         }
         self.current.store(snapshot);
+        self.changes.send_replace(index.generation);
         update
     }
 }

@@ -16,7 +16,9 @@ pub enum RpcErrorKind {
     Biz = 3,
     /// 4: the call was refused (e.g. the registry pushed `empty://`).
     Forbidden = 4,
-    /// 5: a request or response could not be (de)serialized.
+    /// 5: a request or response could not be (de)serialized, or the provider could not decode the
+    /// request (status `BAD_REQUEST`, "Fail to decode request"); never retried: every provider would
+    /// refuse the same bytes, and a response that could not be read came from a call that ran.
     Serialization = 5,
     /// 6: no provider is left after routing.
     NoProvider = 6,
@@ -26,17 +28,30 @@ pub enum RpcErrorKind {
     Registry = 9,
     /// 11: the provider has no such method or service.
     MethodNotFound = 11,
+    /// The consumer (or its dubbo:// protocol) was shut down before or during the call. Never
+    /// retried: no other provider or registry would answer either. Dubbo reports a destroyed invoker
+    /// as an unclassified `RpcException`, so its [`code`](RpcErrorKind::code) is 0.
+    ShutDown = 100,
 }
 
 impl RpcErrorKind {
     /// Dubbo's numeric code.
     pub fn code(self) -> i32 {
-        self as i32
+        match self {
+            RpcErrorKind::ShutDown => 0,
+            other => other as i32,
+        }
     }
 
-    /// Whether failover may try another provider after this kind of failure (Dubbo: all but business).
+    /// Whether failover may try another provider after this kind of failure: all but a business
+    /// exception, a serialization failure and a call on a shut-down consumer. (Dubbo retries everything
+    /// but business exceptions, so a request one provider cannot decode is sent to the next ones, which
+    /// refuse it too.)
     pub fn is_retryable(self) -> bool {
-        !matches!(self, RpcErrorKind::Biz)
+        !matches!(
+            self,
+            RpcErrorKind::Biz | RpcErrorKind::Serialization | RpcErrorKind::ShutDown
+        )
     }
 }
 
@@ -53,6 +68,7 @@ impl fmt::Display for RpcErrorKind {
             RpcErrorKind::LimitExceeded => "limit-exceeded",
             RpcErrorKind::Registry => "registry",
             RpcErrorKind::MethodNotFound => "method-not-found",
+            RpcErrorKind::ShutDown => "shut-down",
         };
         f.write_str(name)
     }
@@ -162,8 +178,28 @@ impl RpcError {
 }
 
 impl fmt::Display for RpcError {
+    /// `kind: message`; the alternate form (`{:#}`) adds each cause in its own alternate form, one
+    /// per line, so a provider's whole stack trace is there when asked for.
+    ///
+    /// ```
+    /// use rudder_common::error::{RpcError, RpcErrorKind};
+    /// let io = std::io::Error::other("connection reset");
+    /// let e = RpcError::new(RpcErrorKind::Network, "10.0.0.1:20880 failed").with_source(io);
+    /// assert_eq!(e.to_string(), "network: 10.0.0.1:20880 failed");
+    /// assert_eq!(format!("{e:#}"), "network: 10.0.0.1:20880 failed\ncaused by: connection reset");
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.0.kind, self.0.message)
+        write!(f, "{}: {}", self.0.kind, self.0.message)?;
+        if f.alternate() {
+            let mut cause = std::error::Error::source(self);
+            // Bounded: a cause chain could in principle be a long one.
+            for _ in 0..16 {
+                let Some(c) = cause else { break };
+                write!(f, "\ncaused by: {c:#}")?;
+                cause = c.source();
+            }
+        }
+        Ok(())
     }
 }
 
@@ -173,6 +209,27 @@ impl std::error::Error for RpcError {
             .source
             .as_deref()
             .map(|source| source as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RpcErrorKind;
+
+    #[test]
+    fn business_and_serialization_failures_are_not_retried() {
+        assert!(!RpcErrorKind::Biz.is_retryable());
+        assert!(!RpcErrorKind::Serialization.is_retryable());
+        for kind in [
+            RpcErrorKind::Unknown,
+            RpcErrorKind::Network,
+            RpcErrorKind::Timeout,
+            RpcErrorKind::NoProvider,
+            RpcErrorKind::MethodNotFound,
+            RpcErrorKind::LimitExceeded,
+        ] {
+            assert!(kind.is_retryable(), "{kind}");
+        }
     }
 }
 

@@ -9,8 +9,11 @@ pub mod discovery;
 pub mod error;
 pub mod invocation;
 pub mod java_string;
+pub mod net;
 pub mod status;
 pub mod url;
 pub mod value;
+#[cfg(feature = "yaml")]
+pub mod yaml;
 
 pub use value::Value;

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the rudder-hessian fuzz targets into corpus/<target>/seed-*.
+"""Writes the seed corpora of the rudder-hessian fuzz targets into seeds/<target>/seed-*.
 
 Seeds are the bodies of the real dubbo:// frames captured in it/fixtures/dubbo-exchanges.txt
 (requests and responses between Java Dubbo 3.3 peers), plus synthetic bodies that once made the
 decoder amplify: a 64 KiB class name used by 300,000 objects, a 64 KiB list type used by reference
 200,000 times, a back-reference bomb, and the same shapes as short recipes (see fuzz_targets/body.rs).
-The largest seed (1 MiB) also sets libFuzzer's default -max_len.
+
+`decode` fuzzes small inputs (options/decode sets -max_len, so it runs thousands of inputs a second
+under ASan): its seeds leave out the two full-size bodies (hundreds of KiB, which libFuzzer would cut
+to -max_len), keeping their shapes as short recipes; the full-size bodies are decoded by
+tests/hessian/amplification.rs. `from_value` keeps them.
 
 Run from this directory: python3 make_seeds.py
 """
@@ -15,6 +19,8 @@ import struct
 HERE = pathlib.Path(__file__).resolve().parent
 FIXTURES = HERE.parents[2] / "it" / "fixtures" / "dubbo-exchanges.txt"
 TARGETS = ["decode", "from_value"]
+# Largest seed per target, where the target's options file sets a -max_len.
+MAX_SEED = {"decode": 8192}
 HEADER_LEN = 16
 MAX_LEN = 1 << 20
 
@@ -57,7 +63,7 @@ def synthetic_bodies():
     yield (b"X" + hessian_int(n) + b"C" + hessian_string(long_name("com.example."))
            + hessian_int(1) + hessian_string("value") + b"\x60N" * n)
     # A list of 200,000 typed lists of two nulls, naming a 64 KiB type by reference.
-    # Nulls after it pad the seed to 1 MiB, which libFuzzer then takes as its default -max_len.
+    # Nulls after it pad the seed to 1 MiB, which libFuzzer then takes as from_value's -max_len.
     n = 200_000
     typed = (b"X" + hessian_int(n) + b"\x72" + hessian_string(long_name("[com.example."))
              + b"NN" + b"\x72\x90NN" * (n - 1))
@@ -79,13 +85,15 @@ def synthetic_bodies():
 def main():
     bodies = [("capture", b) for b in captured_bodies()] + [("synthetic", b) for b in synthetic_bodies()]
     for target in TARGETS:
-        corpus = HERE / "corpus" / target
-        corpus.mkdir(parents=True, exist_ok=True)
-        for old in corpus.glob("seed-*"):
+        seeds = HERE / "seeds" / target
+        seeds.mkdir(parents=True, exist_ok=True)
+        for old in seeds.glob("seed-*"):
             old.unlink()
-        for i, (kind, body) in enumerate(bodies):
-            (corpus / f"seed-{kind}-{i:02}").write_bytes(body)
-    print(f"{len(bodies)} seeds per target, largest {max(len(b) for _, b in bodies)} bytes")
+        limit = MAX_SEED.get(target, MAX_LEN)
+        kept = [(i, kind, body) for i, (kind, body) in enumerate(bodies) if len(body) <= limit]
+        for i, kind, body in kept:
+            (seeds / f"seed-{kind}-{i:02}").write_bytes(body)
+        print(f"{target}: {len(kept)} seeds, largest {max(len(b) for _, _, b in kept)} bytes")
 
 
 if __name__ == "__main__":

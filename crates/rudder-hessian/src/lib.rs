@@ -21,9 +21,15 @@
 //! | `Map` | `H` (untyped), `M` (typed) | `HashMap` (untyped); other `Map` classes (typed) |
 //! | `Object` | class definition `C`, then `0x60-0x6f` or `O` | any serializable class: its non-transient, non-static fields |
 //! | `Ref` | `Q` | a second reference to the same list, map or object (here: only cycles) |
+//! | `Decimal` | object `java.math.BigDecimal` with its `value` string | `BigDecimal` |
+//! | `BigInteger` | object `java.math.BigInteger`: `mag` (`[int`), `signum`, four cached 0s | `BigInteger` |
+//! | `Time` | object `com.alibaba.com.caucho.hessian.io.java8.<Type>Handle` (hessian-lite's `writeReplace`) | `LocalDate`, `LocalTime`, `LocalDateTime`, `Instant`, `Duration`, `OffsetDateTime`, `OffsetTime`, `ZonedDateTime`, `Period`, `ZoneOffset` |
 //!
-//! Java enums arrive as objects with a single `name` field; `BigDecimal` as an object with a `value`
-//! string; exceptions as objects with `detailMessage`, `cause`, `stackTrace`… which
+//! The last three are read from and written as exactly the objects hessian-lite writes (byte for
+//! byte; a malformed one, or a `BigInteger` over 4096 bits, stays an `Object`). `Year`,
+//! `YearMonth`, `MonthDay` and `ZoneId` stay `Object`s of their handle classes. Java enums arrive as
+//! objects with a single `name` field ([`Value::enum_constant`](rudder_common::Value::enum_constant));
+//! exceptions as objects with `detailMessage`, `cause`, `stackTrace`… which
 //! [`JavaException::from_value`](rudder_common::value::JavaException::from_value) understands.
 //!
 //! Strings count their length in UTF-16 units and encode characters outside the Basic Multilingual
@@ -86,6 +92,7 @@
 //! ```
 
 mod error;
+mod java_types;
 mod reader;
 mod tags;
 mod text;

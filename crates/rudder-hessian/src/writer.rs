@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::java_types;
 use crate::tags::*;
 use crate::text;
 use rudder_common::Value;
@@ -298,6 +299,12 @@ impl Hessian2Writer {
             Value::Ref(index) => {
                 self.buf.push(REF);
                 self.write_int(*index as i32);
+            }
+            Value::Decimal(_) | Value::BigInteger(_) | Value::Time(_) => {
+                // As hessian-lite writes them: objects of a known shape (see `java_types`).
+                if let Some(object) = java_types::to_object(value) {
+                    self.write_value(&object);
+                }
             }
         }
     }

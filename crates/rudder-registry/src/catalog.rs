@@ -53,7 +53,7 @@ use crate::consumer::ConsumerSpec;
 use crate::junk::JunkLog;
 use crate::matching::{is_disabled, Matcher};
 use crate::redact;
-use crate::subscription::DisabledProvider;
+use crate::subscription::{DisabledProvider, ReweightedProvider};
 
 /// What one provider child name turned out to be.
 #[derive(Debug, Clone)]
@@ -316,6 +316,61 @@ impl Catalog {
             if let Some(n) = decided {
                 out.push(DisabledProvider {
                     address: url.address(),
+                    rule: labels[n - 1].to_owned(),
+                });
+            }
+        }
+        out
+    }
+
+    /// The listed providers whose `weight` a configurator rule sets, each with its weight before and
+    /// after and the rule that set it last (labels as in [`Catalog::disabled`]): what `rudder providers`
+    /// shows as `weight 300 (rule KEY)`. A rule that sets the weight a provider registered counts too.
+    /// Disabled providers are left out.
+    pub fn reweighted(&self) -> Vec<ReweightedProvider> {
+        let [application, service] = self.dynamic.in_order();
+        if self.configurators.is_empty() && self.dynamic.len() == 0 {
+            return Vec::new();
+        }
+        let sources = [&self.configurators, application, service];
+        let labels = ["configurators", &self.rule_keys[0], &self.rule_keys[1]];
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (_, entry) in &self.providers {
+            let Entry::Usable { url, key } = entry else {
+                continue;
+            };
+            if !seen.insert(key.as_str()) {
+                continue;
+            }
+            let merged = self.params.merge(url);
+            let before = merged.parameter("weight").map(str::to_owned);
+            // Applied to the URL without its weight, a rule that sets the weight shows even when it
+            // sets the registered value (a Dubbo provider re-registers with the rule applied).
+            let bare = merged.clone().without_parameter("weight");
+            let mut current = None;
+            let mut decided = None;
+            for n in 1..=sources.len() {
+                let applied = Configurators::apply_all(
+                    sources[..n].iter().copied(),
+                    bare.clone(),
+                    &self.consumer,
+                );
+                let weight = applied.parameter("weight").map(str::to_owned);
+                if weight != current {
+                    decided = Some(n);
+                    current = weight;
+                }
+            }
+            let all = Configurators::apply_all(sources, merged, &self.consumer);
+            if is_disabled(&all) {
+                continue;
+            }
+            if let (Some(n), Some(weight)) = (decided, current) {
+                out.push(ReweightedProvider {
+                    address: url.address(),
+                    registered: before,
+                    weight,
                     rule: labels[n - 1].to_owned(),
                 });
             }

@@ -159,7 +159,9 @@ impl Configurators {
         self.rules.is_empty()
     }
 
-    /// Applies every rule, in order, to a provider URL.
+    /// Applies every rule, in order, to a provider URL (tests, fuzzing and tools; the registry applies
+    /// several sets at once with [`Configurators::apply_all`]).
+    #[cfg(any(test, feature = "internals"))]
     pub fn apply(&self, provider: DubboUrl, consumer: &ConsumerSide) -> DubboUrl {
         Configurators::apply_all([self], provider, consumer)
     }

@@ -37,8 +37,8 @@ pub struct ConsumerSpec {
     pub application: String,
     /// The methods the consumer calls (`methods=`), informational.
     pub methods: Vec<String>,
-    /// The address registered for this consumer; `None` uses `DUBBO_IP_TO_REGISTRY` or the local address
-    /// of the connection to ZooKeeper.
+    /// The address registered for this consumer; `None` uses `DUBBO_IP_TO_REGISTRY` or this machine's
+    /// first non-loopback address ([`rudder_common::net::consumer_host`]).
     pub host: Option<String>,
     /// Whether to register the consumer node at all (Dubbo's `register=false` turns it off).
     pub register: bool,

@@ -2,8 +2,8 @@
 //!
 //! A Dubbo provider registers `/dubbo/<interface>/providers/<URL.encode(provider URL)>`; operators change
 //! providers with `override://` rules under `/dubbo/<interface>/configurators`. This crate follows both for
-//! one consumer ([`ConsumerSpec`]): it keeps the providers that match (Dubbo's `UrlUtils.isMatch`, see
-//! [`matching`]), applies the rules ([`configurator`]), and hands the result to a
+//! one consumer ([`ConsumerSpec`]): it keeps the providers that match (Dubbo's `UrlUtils.isMatch`),
+//! applies the configurator rules, and hands the result to a
 //! [`ProviderSink`](rudder_common::discovery::ProviderSink) (a directory, whose snapshot the balancers
 //! read, or anything else that wants discovery events); this crate knows nothing of what is above it. It also registers the
 //! consumer under `/dubbo/<interface>/consumers` so Java tools list it.
@@ -11,9 +11,11 @@
 //! The parts:
 //!
 //! * [`RegistryAddress`]: the `zookeeper://` URL (backup hosts, group/root, chroot, digest credentials);
-//! * [`catalog`]: child names to provider URLs, with no I/O (unit-tested, benchmarked);
+//! * the catalog: child names to provider URLs, with no I/O (unit-tested, benchmarked, fuzzed);
 //! * [`ZookeeperRegistry`] and [`Subscription`]: the session, watches and recovery;
-//! * [`config_center`] and [`rule_parser`]: governance rules (Dubbo's dynamic configuration, and raw
+//! * [`ZookeeperRegistry::services`], [`ZookeeperRegistry::provider_urls`] and
+//!   [`ZookeeperRegistry::service_definitions`]: one-shot browsing for tools (`rudder list`);
+//! * [`config_center`]: governance rules (Dubbo's dynamic configuration, and raw
 //!   router rule texts for the routers) from the config center, by default the registry itself.
 //!
 //! Behaviour under faults (details in the `subscriber` module docs): a lost connection keeps the last
@@ -51,15 +53,44 @@
 //! # Ok(()) }
 //! ```
 
+// What a consumer does with the registry's data (Dubbo's `UrlUtils.isMatch`, configurators, rule texts,
+// child names to URLs) is internal: public only with the feature `internals`, for the bench and the
+// fuzz targets. Not a stable API.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod catalog;
+#[cfg(not(feature = "internals"))]
+#[allow(unreachable_pub)]
+mod catalog;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod configurator;
+#[cfg(not(feature = "internals"))]
+#[allow(unreachable_pub)]
+mod configurator;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod junk;
+#[cfg(not(feature = "internals"))]
+#[allow(unreachable_pub)]
+mod junk;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod matching;
+#[cfg(not(feature = "internals"))]
+#[allow(unreachable_pub)]
+mod matching;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod rule_parser;
+#[cfg(not(feature = "internals"))]
+#[allow(unreachable_pub)]
+mod rule_parser;
 
 pub mod config_center;
 
 mod address;
+mod browse;
 mod consumer;
 mod error;
 mod options;
@@ -71,8 +102,9 @@ mod subscriber;
 mod subscription;
 
 pub use address::RegistryAddress;
+pub use browse::ServiceDefinition;
 pub use consumer::ConsumerSpec;
 pub use error::RegistryError;
 pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
-pub use subscription::{DisabledProvider, Subscription, SubscriptionStatus};
+pub use subscription::{DisabledProvider, ReweightedProvider, Subscription, SubscriptionStatus};

@@ -50,7 +50,7 @@ use crate::subscription::{Subscription, SubscriptionStatus};
 /// ([`ZookeeperRegistry::without_dynamic_configuration`]).
 #[derive(Debug, Clone)]
 pub struct ZookeeperRegistry {
-    sessions: Arc<Sessions>,
+    pub(crate) sessions: Arc<Sessions>,
     /// Where governance rules are read: this registry's own session unless another was given.
     config_center: Arc<Sessions>,
     /// Whether subscriptions follow the config center's configurator rules.
@@ -68,7 +68,11 @@ impl ZookeeperRegistry {
         options: RegistryOptions,
     ) -> Result<ZookeeperRegistry, RegistryError> {
         let registry = ZookeeperRegistry::open(registry_url, options)?;
-        match registry.sessions.connect_within(options.connect_timeout()).await {
+        match registry
+            .sessions
+            .connect_within(options.connect_timeout())
+            .await
+        {
             Ok(_) => Ok(registry),
             Err(error) => {
                 registry.close().await;
@@ -285,7 +289,7 @@ impl ZookeeperRegistry {
         let client = self.sessions.renew(None).await?;
         let host = match &spec.host {
             Some(host) => host.clone(),
-            None => local_host(self.sessions.address()).await,
+            None => local_host()?,
         };
         let registration = if spec.register {
             let url = spec.registration_url(&host, SystemClock.now_millis(), std::process::id())?;

@@ -53,11 +53,11 @@
 //! ```
 
 mod condition;
-mod ip;
 
 use std::sync::Arc;
 
 use rudder_common::url::DubboUrl;
+use rudder_common::yaml::{java_boolean, java_string, scalar_string};
 use yaml_serde::{Mapping, Value};
 
 pub use condition::{ConditionMatch, MatchTarget};
@@ -409,65 +409,7 @@ fn string_list(map: &Mapping, name: &str) -> Option<Vec<String>> {
 
 /// `Boolean.parseBoolean(String.valueOf(v))` for a present, non-null value.
 fn java_parse_boolean(value: Option<&Value>) -> Option<bool> {
-    value
-        .filter(|v| !v.is_null())
-        .map(|v| java_string(v).eq_ignore_ascii_case("true"))
-}
-
-/// A scalar as a string (`String.valueOf`); `None` for sequences and mappings.
-pub(crate) fn scalar_string(value: &Value) -> Option<String> {
-    match value {
-        Value::Sequence(_) | Value::Mapping(_) => None,
-        Value::Tagged(tagged) => scalar_string(&tagged.value),
-        other => Some(java_string(other)),
-    }
-}
-
-/// Java's `toString` of what SnakeYAML would have loaded.
-fn java_string(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => i.to_string(),
-            (None, Some(u), _) => u.to_string(),
-            (None, None, Some(f)) => java_double(f),
-            _ => n.to_string(),
-        },
-        Value::String(s) => s.clone(),
-        Value::Sequence(items) => {
-            let inner: Vec<String> = items.iter().map(java_string).collect();
-            format!("[{}]", inner.join(", "))
-        }
-        Value::Mapping(map) => {
-            let inner: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{}={}", java_string(k), java_string(v)))
-                .collect();
-            format!("{{{}}}", inner.join(", "))
-        }
-        Value::Tagged(tagged) => java_string(&tagged.value),
-    }
-}
-
-/// `Double.toString`: `200.0`, `1.5`, `1.0E7`, `NaN`, `Infinity`.
-fn java_double(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
-    }
-    let magnitude = f.abs();
-    if f == 0.0 || (1e-3..1e7).contains(&magnitude) {
-        let s = f.to_string();
-        return if s.contains('.') { s } else { format!("{s}.0") };
-    }
-    let s = format!("{f:E}");
-    match s.split_once('E') {
-        Some((mantissa, exponent)) if !mantissa.contains('.') => format!("{mantissa}.0E{exponent}"),
-        _ => s,
-    }
+    value.filter(|v| !v.is_null()).map(java_boolean)
 }
 
 #[cfg(test)]

@@ -397,9 +397,7 @@ impl Sessions {
             let connected = client.state() == SessionState::SyncConnected;
             drop(client);
             if connected {
-                let confirmed = async {
-                    while !state.changed().await.is_terminated() {}
-                };
+                let confirmed = async { while !state.changed().await.is_terminated() {} };
                 let _ = tokio::time::timeout(CLOSE_CONFIRMATION, confirmed).await;
             }
         }
@@ -422,21 +420,11 @@ impl Drop for TaskGuard {
     }
 }
 
-/// The address this consumer registers with: `DUBBO_IP_TO_REGISTRY`, else the local address of a
-/// connection to the first ZooKeeper server (the address ZooKeeper sees), else `127.0.0.1`.
-pub(crate) async fn local_host(address: &RegistryAddress) -> String {
-    if let Ok(ip) = std::env::var("DUBBO_IP_TO_REGISTRY") {
-        if !ip.trim().is_empty() {
-            return ip.trim().to_owned();
-        }
-    }
-    if let Some(first) = address.hosts().first() {
-        let probe = tokio::net::TcpStream::connect(first.as_str());
-        if let Ok(Ok(stream)) = tokio::time::timeout(Duration::from_secs(2), probe).await {
-            if let Ok(local) = stream.local_addr() {
-                return local.ip().to_string();
-            }
-        }
-    }
-    "127.0.0.1".to_owned()
+/// The address this consumer registers with when its spec names none: Dubbo's choice,
+/// `DUBBO_IP_TO_REGISTRY` else this machine's first non-loopback address
+/// ([`rudder_common::net::consumer_host`], the address the facade's routers read too).
+pub(crate) fn local_host() -> Result<String, crate::RegistryError> {
+    rudder_common::net::consumer_host().map_err(|invalid| crate::RegistryError::BadConsumer {
+        reason: invalid.to_string(),
+    })
 }

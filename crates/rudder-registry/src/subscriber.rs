@@ -322,13 +322,14 @@ impl Subscriber {
         let configurators = self.catalog.configurators().len();
         let dynamic_rules = self.catalog.dynamic_rules();
         let disabled = if update.is_some() {
-            Some(self.catalog.disabled())
+            Some((self.catalog.disabled(), self.catalog.reweighted()))
         } else {
             None
         };
         self.status.send_modify(|s| {
-            if let Some(disabled) = disabled {
+            if let Some((disabled, reweighted)) = disabled {
                 s.disabled = disabled;
+                s.reweighted = reweighted;
             }
             s.dynamic_rules = dynamic_rules;
             s.listings += 1;
@@ -462,7 +463,11 @@ impl Subscriber {
             return;
         }
         let path = format!("{}/{}", self.paths.consumers, registration.node);
-        let bound = self.sessions.options().connect_timeout().min(UNREGISTER_WAIT);
+        let bound = self
+            .sessions
+            .options()
+            .connect_timeout()
+            .min(UNREGISTER_WAIT);
         match tokio::time::timeout(bound, client.delete(&path, None)).await {
             Ok(Ok(()) | Err(zookeeper_client::Error::NoNode)) => {}
             Ok(Err(error)) => tracing::debug!(%error, "consumer node not removed"),

@@ -47,6 +47,9 @@ pub struct SubscriptionStatus {
     /// the rule that did, in node-name order: what `rudder providers --explain` shows as "out, by
     /// configurator".
     pub disabled: Vec<DisabledProvider>,
+    /// Listed providers whose `weight` a configurator rule changes, each with the rule that set it, in
+    /// node-name order: what `rudder providers` shows as `weight 300 (rule KEY)`.
+    pub reweighted: Vec<ReweightedProvider>,
 }
 
 /// A listed provider that a configurator rule takes out.
@@ -57,6 +60,43 @@ pub struct DisabledProvider {
     /// The rule that disabled it: `configurators` (the legacy category), `<app>.configurators` or
     /// `<interface>:<version>:<group>.configurators`.
     pub rule: String,
+}
+
+/// A listed provider whose `weight` a configurator rule changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReweightedProvider {
+    /// `host:port`.
+    pub address: String,
+    /// Its `weight` before the rules (registered, consumer parameters merged), if it had one.
+    pub registered: Option<String>,
+    /// Its `weight` after the rules.
+    pub weight: String,
+    /// The last rule that changed it, labelled as in [`DisabledProvider::rule`].
+    pub rule: String,
+}
+
+impl ReweightedProvider {
+    /// `address` weighted `weight` (from `registered`) by `rule`.
+    ///
+    /// ```
+    /// use rudder_registry::ReweightedProvider;
+    /// let r = ReweightedProvider::new("10.0.0.1:20880", Some("100"), "300", "configurators");
+    /// assert_eq!(r.weight, "300");
+    /// ```
+    pub fn new(
+        address: &str,
+        registered: Option<&str>,
+        weight: &str,
+        rule: &str,
+    ) -> ReweightedProvider {
+        ReweightedProvider {
+            address: address.to_owned(),
+            registered: registered.map(str::to_owned),
+            weight: weight.to_owned(),
+            rule: rule.to_owned(),
+        }
+    }
 }
 
 /// A live subscription: the sink it feeds follows ZooKeeper until this is dropped or closed.

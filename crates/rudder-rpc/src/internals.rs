@@ -13,6 +13,7 @@ use crate::codec::{
 use crate::response::RpcResponse;
 use crate::settings;
 
+#[cfg(feature = "fuzzing")]
 pub use crate::scripted_peer::{drive_scripted_peer, PeerRun};
 
 /// Feeds `data` to a frame decoder `chunk` bytes at a time (as reads would deliver it), with body

@@ -105,7 +105,8 @@ impl DubboProtocol {
     /// [`RpcResponse`] holding a [`JavaException`](rudder_common::value::JavaException).
     ///
     /// # Errors
-    /// - `Network`: no connection (connect failed, backing off, closed mid-call, protocol shut down),
+    /// - `ShutDown`: [`DubboProtocol::shutdown`] was called before or during the call;
+    /// - `Network`: no connection (connect failed, backing off, closed mid-call),
     ///   or the connection was closed because the provider sent a malformed or oversized frame;
     /// - `Timeout`: no answer in time (the connection stays open for other calls), or status 30/31;
     /// - `Serialization`: the request is over the `payload` limit or the answer does not decode;
@@ -116,12 +117,34 @@ impl DubboProtocol {
         url: &DubboUrl,
         invocation: &Invocation,
     ) -> Result<RpcResponse, RpcError> {
-        if self.inner.shut_down.load(Ordering::Relaxed) {
+        if self.is_shut_down() {
             return Err(RpcError::new(
-                RpcErrorKind::Network,
+                RpcErrorKind::ShutDown,
                 "dubbo protocol is shut down",
             ));
         }
+        // A call that fails because `shutdown` closed its connection is a shut-down failure, not a
+        // network one: the cluster must not retry it elsewhere (every connection is closing).
+        self.invoke_open(url, invocation).await.map_err(|error| {
+            if self.is_shut_down() && error.kind() != RpcErrorKind::ShutDown {
+                let message = format!("dubbo protocol shut down during the call: {error}");
+                RpcError::new(RpcErrorKind::ShutDown, message).with_source(error)
+            } else {
+                error
+            }
+        })
+    }
+
+    /// Whether [`DubboProtocol::shutdown`] has been called on this protocol (or a clone).
+    pub fn is_shut_down(&self) -> bool {
+        self.inner.shut_down.load(Ordering::Relaxed)
+    }
+
+    async fn invoke_open(
+        &self,
+        url: &DubboUrl,
+        invocation: &Invocation,
+    ) -> Result<RpcResponse, RpcError> {
         let timeout = settings::call_timeout(url, invocation);
         // Connecting counts against the call's own deadline, not only `connect.timeout`.
         let deadline = tokio::time::Instant::now() + timeout;
@@ -194,7 +217,7 @@ impl DubboProtocol {
     }
 
     /// Closes every connection and refuses further calls (for every clone); calls in flight fail
-    /// with `Network`. Returns once every connect, driver and writer task has ended and every
+    /// with `ShutDown`. Returns once every connect, driver and writer task has ended and every
     /// socket is closed.
     pub async fn shutdown(&self) {
         self.inner.shut_down.store(true, Ordering::SeqCst);

@@ -167,8 +167,9 @@ impl ResponseStatus {
     /// | 100 | `LimitExceeded` |
     /// | 70, 80, 90, unknown | `Unknown` |
     ///
-    /// (Java consumers report every non-timeout status as a network error; rudder keeps the
-    /// distinctions. None of these is a business error, so failover retries them all.)
+    /// (Java consumers report every non-timeout status as a network error and retry it; rudder keeps
+    /// the distinctions, and failover does not retry `Serialization`: a request the provider could not
+    /// decode, `40 BAD_REQUEST` "Fail to decode request", fails the same on every provider.)
     pub fn error_kind(self, message: &str) -> RpcErrorKind {
         let not_found =
             message.contains("Not found exported service") || message.contains("Service not found");
@@ -212,14 +213,23 @@ impl fmt::Display for ResponseStatus {
 /// A non-OK status answer, attached as the `source()` of the [`RpcError`](rudder_common::error::RpcError)
 /// it becomes; downcast to read the status.
 ///
+/// A Java provider's message is often a whole stack trace (Dubbo sends `StringUtils.toString(e)`).
+/// `Display` shows its first meaningful line ([`ProviderError::headline`]), the alternate form
+/// (`{:#}`) and [`ProviderError::message`] all of it.
+///
 /// ```
 /// use rudder_rpc::{ProviderError, ResponseStatus};
 /// let e = ProviderError::new(ResponseStatus::ServiceError, "Not found exported service: x");
 /// assert_eq!(e.status(), ResponseStatus::ServiceError);
 /// assert_eq!(e.to_string(), "provider answered 70 SERVICE_ERROR: Not found exported service: x");
+///
+/// let trace = "org.apache.dubbo.remoting.RemotingException: java.lang.NoSuchMethodException: \
+///              Not found method \"nosuch\" in class peer.Greeter.\n\tat peer.Greeter.invoke(Greeter.java:1)";
+/// let e = ProviderError::new(ResponseStatus::ServiceError, trace);
+/// assert_eq!(e.headline(), "Not found method \"nosuch\" in class peer.Greeter.");
+/// assert_eq!(format!("{e:#}"), format!("provider answered 70 SERVICE_ERROR: {trace}"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("provider answered {status}: {message}")]
 pub struct ProviderError {
     status: ResponseStatus,
     message: String,
@@ -237,8 +247,131 @@ impl ProviderError {
     pub fn status(&self) -> ResponseStatus {
         self.status
     }
-    /// The provider's error message.
+    /// The provider's error message, whole (stack trace included).
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The message's first meaningful line: the root cause of a stack trace (its last
+    /// `Caused by:` line), else the first non-blank line, without the exception class names Java
+    /// prefixes to it (`RemotingException: NoSuchMethodException: ...`).
+    pub fn headline(&self) -> &str {
+        headline(&self.message)
+    }
+}
+
+impl fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = if f.alternate() {
+            &self.message
+        } else {
+            self.headline()
+        };
+        write!(f, "provider answered {}: {text}", self.status)
+    }
+}
+
+fn headline(message: &str) -> &str {
+    // A stack trace's last `Caused by:` is the root cause, which says what went wrong; the lines
+    // above it are the layers that passed it on.
+    let root_cause = message
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Caused by: "))
+        .next_back();
+    let first = message.lines().map(str::trim).find(|l| !l.is_empty());
+    let Some(mut line) = root_cause.or(first) else {
+        return message;
+    };
+    while let Some((class, rest)) = line.split_once(": ") {
+        if !is_throwable_class(class) || rest.trim().is_empty() {
+            break;
+        }
+        line = rest.trim_start();
+    }
+    line
+}
+
+/// Whether `name` reads as a Java `Throwable` class name: dotted identifiers, the last ending in
+/// `Exception`, `Error` or `Throwable`.
+fn is_throwable_class(name: &str) -> bool {
+    let identifier = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    };
+    let simple = name.rsplit('.').next().unwrap_or(name);
+    name.split('.').all(identifier)
+        && ["Exception", "Error", "Throwable"]
+            .iter()
+            .any(|suffix| simple.ends_with(suffix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headlines_drop_class_prefixes_and_stack_frames() {
+        for (message, expected) in [
+            ("oops", "oops"),
+            ("\n  first\nsecond", "first"),
+            (
+                "java.lang.IllegalStateException: boom\n\tat a.B.c(B.java:1)",
+                "boom",
+            ),
+            ("Exception: x: y", "x: y"),
+            ("Fail to decode: bad", "Fail to decode: bad"),
+            (
+                "java.lang.OutOfMemoryError: ",
+                "java.lang.OutOfMemoryError:",
+            ),
+            ("", ""),
+            (
+                "a.B.XException: outer\n\tat x\nCaused by: a.CException: middle\n\tat y\n\
+                 Caused by: java.io.IOException: disk full\n\t... 3 more",
+                "disk full",
+            ),
+        ] {
+            assert_eq!(headline(message), expected, "{message:?}");
+        }
+    }
+
+    /// The 52-line message a Dubbo 3.3.6 provider (it/java-provider) answers, status 70, for a
+    /// call of a method its service does not have.
+    #[test]
+    fn a_real_service_error_reads_as_its_root_cause() {
+        let captured = include_str!("testdata/service-error-nosuch.txt");
+        assert!(captured.lines().count() > 50);
+        let e = ProviderError::new(ResponseStatus::ServiceError, captured);
+        assert_eq!(
+            e.headline(),
+            r#"Not found method "nosuch" in class org.rudder.it.GreetingServiceImpl."#
+        );
+        assert_eq!(
+            e.to_string(),
+            r#"provider answered 70 SERVICE_ERROR: Not found method "nosuch" in class org.rudder.it.GreetingServiceImpl."#
+        );
+        assert_eq!(e.message(), captured);
+        assert!(format!("{e:#}").ends_with(captured));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_request_is_a_serialization_failure_that_is_not_retried() {
+        let kind = ResponseStatus::BadRequest.error_kind("Fail to decode request due to: ...");
+        assert_eq!(kind, RpcErrorKind::Serialization);
+        assert!(
+            !kind.is_retryable(),
+            "another provider refuses the same bytes"
+        );
+        let missing = ResponseStatus::BadRequest.error_kind("Not found exported service: x");
+        assert_eq!(missing, RpcErrorKind::MethodNotFound);
+        assert!(missing.is_retryable(), "another provider may export it");
+        assert!(ResponseStatus::ServerTimeout.error_kind("").is_retryable());
     }
 }

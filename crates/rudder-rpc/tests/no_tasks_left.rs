@@ -2,6 +2,7 @@
 //! it) and no connection task is left in the process. The only test of this binary, so the
 //! crate-wide task count is this test's alone.
 
+#[path = "rpc/support.rs"]
 mod support;
 
 use std::time::{Duration, Instant};

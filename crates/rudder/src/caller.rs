@@ -83,6 +83,10 @@ impl Caller for DubboCaller {
             .observer
             .as_deref()
             .map(|o| Observed::start(o, provider, invocation.method_name()));
+        #[cfg(feature = "internals")]
+        if provider.url().protocol() == crate::internals::NO_OP_PROTOCOL {
+            return Ok(RpcResponse::from_value(Value::Null));
+        }
         self.protocol.invoke(provider.url(), invocation).await
     }
 

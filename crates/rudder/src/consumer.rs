@@ -5,11 +5,11 @@
 //!
 //! * registry sessions: one ZooKeeper session per distinct registry address, shared by every reference
 //!   subscribed through it (a reference with several registries uses one session of each);
-//! * connections: one set per provider address (see [`DubboProtocol`]), shared by every reference that
+//! * connections: one set per provider address, shared by every reference that
 //!   calls that address;
-//! * call statistics ([`StatusRegistry`]), per provider and per provider and method: `leastactive` on
+//! * call statistics ([`StatusRegistry`](crate::extension::StatusRegistry)), per provider and per provider and method: `leastactive` on
 //!   one reference sees the calls made through every other, as Dubbo's process-wide `RpcStatus` does;
-//! * the load-balance strategies by name ([`LoadBalanceRegistry`]): a custom strategy is registered once,
+//! * the load-balance strategies by name ([`ConsumerBuilder::loadbalance_policy`]): a custom strategy is registered once,
 //!   and a strategy's state (round-robin counters, response windows) is shared as Dubbo's singletons are;
 //! * the application name references register under.
 //!
@@ -19,16 +19,15 @@
 //! [`Consumer::shutdown`], every session, connection and task ends.
 //!
 //! ```
-//! use rudder::{Consumer, Value};
-//! use rudder_rpc::server::DubboServer;
-//! use rudder_common::invocation::Invocation;
+//! use rudder::{Consumer, Invocation, Value};
+//! # use rudder_rpc::server::DubboServer;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let server = DubboServer::bind(0, |call: Invocation| async move {
-//!     Ok(Value::from(call.method_name().to_owned()))
-//! })
-//! .await?;
+//! # let server = DubboServer::bind(0, |call: Invocation| async move {
+//! #     Ok(Value::from(call.method_name().to_owned()))
+//! # })
+//! # .await?;
 //! let consumer = Consumer::builder().application("orders").build();
 //! let greeter = consumer
 //!     .reference("com.acme.Greeter")
@@ -63,8 +62,8 @@ use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::status::StatusRegistry;
 use rudder_rpc::DubboProtocol;
 
+use crate::builder::ReferenceBuilder;
 use crate::observer::CallObserver;
-use crate::reference::ReferenceBuilder;
 
 /// The process-level consumer runtime. Cheap to clone; clones share everything.
 #[derive(Clone)]
@@ -76,6 +75,10 @@ pub struct Consumer {
 /// methods, never its fields.
 pub(crate) struct ConsumerInner {
     application: Option<String>,
+    /// The one address this consumer registers under, is matched by configurators as, and routes as
+    /// (`host` in condition rules); `Err` when `DUBBO_IP_TO_REGISTRY` is unusable (reference builds
+    /// fail with it).
+    host: Result<String, rudder_common::net::InvalidHost>,
     protocol: DubboProtocol,
     statuses: Arc<StatusRegistry>,
     policies: LoadBalanceRegistry,
@@ -96,6 +99,7 @@ impl Consumer {
     pub fn builder() -> ConsumerBuilder {
         ConsumerBuilder {
             application: None,
+            host: None,
             policies: LoadBalanceRegistry::with_builtins(),
             clock: Arc::new(SystemClock),
             seed: None,
@@ -103,6 +107,7 @@ impl Consumer {
             config_center: None,
             #[cfg(feature = "zookeeper")]
             registry_idle_timeout: DEFAULT_REGISTRY_IDLE_TIMEOUT,
+            registry_options: rudder_registry::RegistryOptions::default(),
             #[cfg(feature = "metrics")]
             metrics: None,
         }
@@ -116,6 +121,13 @@ impl Consumer {
     /// The application name references register under, if set.
     pub fn application(&self) -> Option<&str> {
         self.inner.application()
+    }
+
+    /// The address references register under and route as (see [`ConsumerBuilder::host`]); `None`
+    /// when `DUBBO_IP_TO_REGISTRY` names an address that cannot be used (building a reference then
+    /// says why).
+    pub fn host(&self) -> Option<&str> {
+        self.inner.host.as_deref().ok()
     }
 
     /// The call statistics of every provider this consumer calls.
@@ -181,6 +193,12 @@ impl ConsumerInner {
     /// The application name references register under, if set.
     pub(crate) fn application(&self) -> Option<&str> {
         self.application.as_deref()
+    }
+
+    /// The one address this consumer registers and routes as, or why `DUBBO_IP_TO_REGISTRY` is
+    /// unusable.
+    pub(crate) fn host(&self) -> &Result<String, rudder_common::net::InvalidHost> {
+        &self.host
     }
 
     /// The connections, shared by every reference.
@@ -304,6 +322,7 @@ impl fmt::Debug for Consumer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Consumer")
             .field("application", &self.inner.application)
+            .field("host", &self.inner.host)
             .field("providers_with_statistics", &self.inner.statuses.len())
             .field("policies", &self.inner.policies)
             .field("shut_down", &self.is_shut_down())
@@ -314,6 +333,7 @@ impl fmt::Debug for Consumer {
 /// Configures a [`Consumer`].
 pub struct ConsumerBuilder {
     application: Option<String>,
+    host: Option<String>,
     policies: LoadBalanceRegistry,
     clock: Arc<dyn Clock>,
     seed: Option<u64>,
@@ -321,6 +341,7 @@ pub struct ConsumerBuilder {
     config_center: Option<String>,
     #[cfg(feature = "zookeeper")]
     registry_idle_timeout: Duration,
+    registry_options: rudder_registry::RegistryOptions,
     #[cfg(feature = "metrics")]
     metrics: Option<crate::metrics::MetricsConfig>,
 }
@@ -333,6 +354,20 @@ impl ConsumerBuilder {
     /// The application name references register under (Dubbo's `<dubbo:application name>`).
     pub fn application(mut self, name: &str) -> Self {
         self.application = Some(name.to_owned());
+        self
+    }
+
+    /// The address this consumer registers under and routing rules read as its `host` (a condition
+    /// `host = 10.20.153.10 => ...`, a configurator's `addresses`). Without it, Dubbo's choice:
+    /// `DUBBO_IP_TO_REGISTRY`, else this machine's first non-loopback address
+    /// ([`rudder_common::net::consumer_host`]).
+    ///
+    /// ```
+    /// let consumer = rudder::Consumer::builder().host("10.20.153.10").build();
+    /// assert_eq!(consumer.host(), Some("10.20.153.10"));
+    /// ```
+    pub fn host(mut self, host: &str) -> Self {
+        self.host = Some(host.trim().to_owned());
         self
     }
 
@@ -383,6 +418,25 @@ impl ConsumerBuilder {
         self
     }
 
+    /// How long to wait for each registry's ZooKeeper and how fast to retry when it is gone (default:
+    /// [`RegistryOptions::default`](rudder_registry::RegistryOptions), a 10 s connect timeout); applies
+    /// to every registry session the consumer opens.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rudder_registry::RegistryOptions;
+    ///
+    /// let consumer = rudder::Consumer::builder()
+    ///     .registry_options(RegistryOptions::default().with_connect_timeout(Duration::from_secs(3)))
+    ///     .build();
+    /// # drop(consumer);
+    /// ```
+    #[cfg(feature = "zookeeper")]
+    pub fn registry_options(mut self, options: rudder_registry::RegistryOptions) -> Self {
+        self.registry_options = options;
+        self
+    }
+
     /// Keeps Prometheus metrics of every call (feature `metrics`); read them through
     /// [`Consumer::metrics`]. See [`crate::metrics`] for the metric names.
     #[cfg(feature = "metrics")]
@@ -396,6 +450,10 @@ impl ConsumerBuilder {
         Consumer {
             inner: Arc::new(ConsumerInner {
                 application: self.application,
+                host: match self.host {
+                    Some(host) => Ok(host),
+                    None => rudder_common::net::consumer_host(),
+                },
                 protocol: DubboProtocol::new(),
                 statuses: Arc::new(StatusRegistry::default()),
                 policies: self.policies,
@@ -405,6 +463,7 @@ impl ConsumerBuilder {
                 registries: crate::registry::Registries::new(
                     self.config_center,
                     self.registry_idle_timeout,
+                    self.registry_options,
                 ),
                 #[cfg(feature = "metrics")]
                 metrics: self

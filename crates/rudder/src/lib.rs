@@ -10,11 +10,13 @@
 //!
 //! * the **registry** (`rudder-registry`, cargo feature `zookeeper`, on by default) watches ZooKeeper
 //!   for provider URLs and configurators, and emits provider changes;
-//! * the **directory** ([`cluster::directory`]) keeps the usable providers as an immutable snapshot,
-//!   each provider URL merged with the reference's consumer settings as Dubbo merges them;
-//! * the **cluster** ([`cluster::cluster`]) decides what a failure means (failover retries, failfast...);
-//! * **load balancing** ([`cluster::loadbalance`]) picks a provider with Dubbo's algorithms and arithmetic;
-//! * **rpc** ([`rpc`]) makes the dubbo:// call; every call is counted in the provider's statistics.
+//! * the **directory** keeps the usable providers as an immutable snapshot ([`ProviderSet`]), each
+//!   provider URL merged with the reference's consumer settings as Dubbo merges them;
+//! * the **routers** apply the tag and condition rules of the config center ([`Reference::explain`]);
+//! * the **cluster** ([`ClusterMode`]) decides what a failure means (failover retries, failfast...);
+//! * **load balancing** ([`LoadBalanceStrategy`], or your own [`extension::LoadBalance`]) picks a
+//!   provider with Dubbo's algorithms and arithmetic;
+//! * **rpc** makes the dubbo:// call; every call is counted in the provider's statistics.
 //!
 //! With the cargo feature `metrics` (off by default), a consumer keeps Prometheus metrics of its calls,
 //! picks, connections and registry subscriptions, and serves them at `GET /metrics` (see `metrics`).
@@ -22,38 +24,82 @@
 //! A reference is also a [`tower::Service`](tower_service::Service) through [`Reference::service`], so
 //! tower's timeout, concurrency-limit and retry layers compose with it.
 //!
+//! Every call path fails with [`CallError`], building a reference with [`BuildError`].
+//!
+//! # Cargo features
+//!
+//! * `zookeeper` (default): ZooKeeper discovery ([`ReferenceBuilder::registry`]);
+//! * `metrics`: Prometheus metrics (`Consumer::metrics`);
+//! * `internals`: the layers beneath the facade, for rudder's own CLI, tests, benches and fuzz
+//!   targets. Not a stable API: nothing under it follows semver.
+//!
 //! # Examples
 //!
 //! See [`Consumer`] and [`Reference`]; `rudder demo` runs the whole path against embedded providers.
 
+/// The workspace README's code blocks (its library section), compiled as doctests so the README
+/// stays true to the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
+mod arguments;
+mod builder;
 mod caller;
 mod consumer;
 mod error;
-mod observer;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+mod observer;
 mod reference;
 #[cfg(feature = "zookeeper")]
 mod registry;
 mod service;
+mod strategy;
 
+pub use arguments::Arguments;
+pub use builder::ReferenceBuilder;
 pub use consumer::{Consumer, ConsumerBuilder};
+#[cfg(feature = "zookeeper")]
+pub use error::RegistryError;
 pub use error::{BuildError, CallError};
-pub use reference::{ErasedArgument, Reference, ReferenceBuilder};
-#[cfg(feature = "zookeeper")]
-pub use registry::load_router_rules;
-#[cfg(feature = "zookeeper")]
-pub use registry::RegistryTarget;
-pub use rudder_common::error::{RpcError, RpcErrorKind};
+pub use reference::Reference;
+pub use rudder_cluster::cluster::ClusterMode;
+pub use rudder_cluster::directory::ProviderSet;
+pub use rudder_cluster::provider::Provider;
+pub use rudder_common::error::{Attempt, RpcError, RpcErrorKind};
 pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;
-pub use rudder_common::value::JavaException;
-pub use rudder_common::Value;
+pub use rudder_common::value::{JavaException, Value};
+pub use rudder_rpc::RpcResponse;
 pub use service::MethodService;
+pub use strategy::LoadBalanceStrategy;
 
-/// The directory, balancer, load-balancing policies and cluster invoker.
-pub use rudder_cluster as cluster;
-/// Shared vocabulary: URLs, invocations, values, statistics, errors, clocks.
-pub use rudder_common as common;
-/// The dubbo:// client and server.
-pub use rudder_rpc as rpc;
+/// Converting Rust types to and from [`Value`]s with serde, as [`Reference::call`] does.
+pub mod value {
+    pub use rudder_common::value::{
+        from_value, to_java_object, to_object_value, to_value, JavaClass, SerdeError,
+    };
+}
+
+/// A routing decision explained: what [`Reference::explain`] returns.
+pub mod explain {
+    pub use rudder_cluster::router::{Explanation, ProviderFate, RuleRef, RuleSlot, StepReport};
+}
+
+/// Extension points: your own load-balance strategy ([`LoadBalance`], registered with
+/// [`ConsumerBuilder::loadbalance_policy`]), provider weights from your own source ([`WeightSource`],
+/// [`ReferenceBuilder::weight_source`]), and the clock rudder reads ([`Clock`],
+/// [`ConsumerBuilder::clock`]).
+///
+/// A strategy sees one method's providers as a [`MethodView`] (weights, statistics, per-strategy
+/// state under a [`StateKey`]) and the pick's context as a [`Pick`].
+pub mod extension {
+    pub use rudder_cluster::loadbalance::weight::WeightSource;
+    pub use rudder_cluster::loadbalance::{LoadBalance, MethodView, Pick, PickRng, StateKey};
+    pub use rudder_common::clock::{Clock, ManualClock, SystemClock};
+    pub use rudder_common::status::{MethodStatus, ProviderStatus, RpcStatus, StatusRegistry};
+}

@@ -47,6 +47,9 @@ struct Shared {
     config_center: Option<String>,
     /// How long an unused session stays open.
     idle: Duration,
+    /// Connect timeout and retry pacing of every session (a registry URL's `timeout` and `session`
+    /// override them for that registry).
+    options: RegistryOptions,
     next_generation: AtomicU64,
     /// The status channels of live subscriptions, for the metrics.
     #[cfg(feature = "metrics")]
@@ -111,16 +114,10 @@ impl Drop for Attachment {
 }
 
 /// One registry URL as a reference reads it: the URL its session is opened with, and how the registry
-/// is chosen among several (`preferred`, `zone`, `weight`, stripped from the session URL).
-///
-/// ```
-/// let target = rudder::RegistryTarget::parse("zookeeper://10.0.0.1:2181?zone=hz&weight=300")?;
-/// assert_eq!(target.session_url(), "zookeeper://10.0.0.1:2181");
-/// assert_eq!(target.choice().zone_name(), Some("hz"));
-/// assert_eq!(target.choice().label(), "zookeeper://10.0.0.1:2181/dubbo");
-/// # Ok::<(), rudder::BuildError>(())
-/// ```
+/// is chosen among several (`preferred`, `zone`, `weight`, stripped from the session URL). Public only
+/// through `rudder::internals` (the CLI reads registry URLs as references do).
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub struct RegistryTarget {
     /// The registry URL without the choice parameters.
     pub(crate) session_url: String,
@@ -128,15 +125,19 @@ pub struct RegistryTarget {
     pub(crate) choice: RegistryChoice,
     /// The session this registry uses: two targets with one key are the same registry.
     pub(crate) session_key: String,
-    /// The session's timeouts, from the URL's `timeout` and `session` (milliseconds, as Dubbo's).
-    pub(crate) options: RegistryOptions,
+    /// The URL's `timeout` (connect, and the build's deadline) and `session` (milliseconds, as
+    /// Dubbo's registry URL takes them), over the consumer's registry options.
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) session: Option<Duration>,
 }
 
+#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 impl RegistryTarget {
     /// Reads a registry URL as [`ReferenceBuilder::registry`](crate::ReferenceBuilder::registry) takes it.
     ///
     /// # Errors
-    /// [`BuildError::Registry`] for a URL that names no ZooKeeper, [`BuildError::BadParameter`] for a
+    /// [`BuildError::Registry`] (`BadRegistryUrl`) for a URL that names no ZooKeeper,
+    /// [`BuildError::BadParameter`] for a
     /// `preferred` or `weight` of the wrong form.
     pub fn parse(url: &str) -> Result<RegistryTarget, BuildError> {
         let url = url.trim();
@@ -156,68 +157,47 @@ impl RegistryTarget {
         } else {
             format!("{head}?{}", kept.join("&"))
         };
-        let address = RegistryAddress::parse(&session_url)
-            .map_err(|e| BuildError::Registry(e.to_string()))?;
+        let address = RegistryAddress::parse(&session_url)?;
         let choice = RegistryChoice::from_parameters(&address.to_string(), choice_parameters)
             .map_err(|e| BuildError::BadParameter(e.to_string()))?;
         Ok(RegistryTarget {
             session_key: session_key(&address, &session_url),
-            options: registry_options(query)?,
+            timeout: registry_millis(query, "timeout")?,
+            session: registry_millis(query, "session")?,
             session_url,
             choice,
         })
     }
 
     /// The registry URL without the choice parameters: what opens the ZooKeeper session.
+    #[cfg(feature = "internals")]
     pub fn session_url(&self) -> &str {
         &self.session_url
     }
 
     /// How this registry is chosen among several, labelled with its address (never its password).
+    #[cfg(feature = "internals")]
     pub fn choice(&self) -> &RegistryChoice {
         &self.choice
     }
-
-    /// How long a build waits for this registry's session and first listing: the URL's `timeout`
-    /// (milliseconds, Dubbo's registry `timeout`), 10 s without it.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let target = rudder::RegistryTarget::parse("zookeeper://127.0.0.1:2181?timeout=3000")?;
-    /// assert_eq!(target.deadline(), Duration::from_secs(3));
-    /// # Ok::<(), rudder::BuildError>(())
-    /// ```
-    pub fn deadline(&self) -> Duration {
-        self.options.connect_timeout()
-    }
 }
 
-/// Dubbo's registry `timeout` (connect) and `session` (session timeout), in milliseconds.
-fn registry_options(query: &str) -> Result<RegistryOptions, BuildError> {
-    let mut options = RegistryOptions::default();
-    for part in query.split('&') {
-        let (key, value) = part.split_once('=').unwrap_or((part, ""));
-        let key = key.trim();
-        if key != "timeout" && key != "session" {
-            continue;
-        }
-        let millis: u64 = value
-            .trim()
-            .parse()
-            .ok()
-            .filter(|m| *m > 0)
-            .ok_or_else(|| {
-                BuildError::BadParameter(format!(
-                    "registry {key}={value:?} is not a positive number of milliseconds"
-                ))
-            })?;
-        let duration = Duration::from_millis(millis);
-        options = match key {
-            "timeout" => options.with_connect_timeout(duration),
-            _ => options.with_session_timeout(duration),
-        };
+/// The registry URL parameter `key` (Dubbo's `timeout` or `session`), in milliseconds.
+fn registry_millis(query: &str, key: &str) -> Result<Option<Duration>, BuildError> {
+    let Some(value) = query
+        .split('&')
+        .filter_map(|part| part.split_once('='))
+        .find(|(k, _)| k.trim() == key)
+        .map(|(_, v)| v.trim())
+    else {
+        return Ok(None);
+    };
+    match value.parse::<u64>() {
+        Ok(millis) if millis > 0 => Ok(Some(Duration::from_millis(millis))),
+        _ => Err(BuildError::BadParameter(format!(
+            "registry {key}={value:?} is not a positive number of milliseconds"
+        ))),
     }
-    Ok(options)
 }
 
 /// `(everything before the query, the query)`. The query starts at the first `?` after the credentials,
@@ -254,12 +234,17 @@ fn session_key(address: &RegistryAddress, url: &str) -> String {
 impl Registries {
     /// Sessions that read governance rules from `config_center` (`None`: each registry's own), and
     /// close `idle` after their last user is gone.
-    pub(crate) fn new(config_center: Option<String>, idle: Duration) -> Registries {
+    pub(crate) fn new(
+        config_center: Option<String>,
+        idle: Duration,
+        options: RegistryOptions,
+    ) -> Registries {
         Registries {
             shared: Arc::new(Shared {
                 open: Mutex::new(Open::default()),
                 config_center,
                 idle,
+                options,
                 next_generation: AtomicU64::new(0),
                 #[cfg(feature = "metrics")]
                 watched: Mutex::new(Vec::new()),
@@ -275,16 +260,31 @@ impl Registries {
         &self,
         target: &RegistryTarget,
     ) -> Result<(ZookeeperRegistry, Vec<Lease>), BuildError> {
-        let (registry, lease) = self.lease(&target.session_url, target.options)?;
+        let (registry, lease) = self.lease(&target.session_url, self.options_for(target))?;
         match &self.shared.config_center {
             Some(url) => {
                 let config_center = RegistryTarget::parse(url)?;
                 let (center, center_lease) =
-                    self.lease(&config_center.session_url, config_center.options)?;
-                Ok((registry.with_config_center(&center), vec![lease, center_lease]))
+                    self.lease(&config_center.session_url, self.options_for(&config_center))?;
+                Ok((
+                    registry.with_config_center(&center),
+                    vec![lease, center_lease],
+                ))
             }
             None => Ok((registry, vec![lease])),
         }
+    }
+
+    /// The consumer's registry options with `target`'s own `timeout` and `session`.
+    pub(crate) fn options_for(&self, target: &RegistryTarget) -> RegistryOptions {
+        let mut options = self.shared.options;
+        if let Some(timeout) = target.timeout {
+            options = options.with_connect_timeout(timeout);
+        }
+        if let Some(session) = target.session {
+            options = options.with_session_timeout(session);
+        }
+        options
     }
 
     /// The session for `url` and a lease on it; a new one is opened (in the background) on first use.
@@ -293,7 +293,7 @@ impl Registries {
         url: &str,
         options: RegistryOptions,
     ) -> Result<(ZookeeperRegistry, Lease), BuildError> {
-        let address = RegistryAddress::parse(url).map_err(registry_error)?;
+        let address = RegistryAddress::parse(url)?;
         let key = session_key(&address, url);
         let mut open = lock(&self.shared.open);
         if open.closed {
@@ -302,7 +302,7 @@ impl Registries {
         let entry = match open.entries.get_mut(&key) {
             Some(entry) if !entry.closing => entry,
             _ => {
-                let registry = ZookeeperRegistry::open(url, options).map_err(registry_error)?;
+                let registry = ZookeeperRegistry::open(url, options)?;
                 let generation = self.shared.next_generation.fetch_add(1, Ordering::Relaxed);
                 // A closing entry under this key keeps closing on its own (its task owns a clone).
                 open.entries.insert(
@@ -404,7 +404,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 fn registry_error(error: rudder_registry::RegistryError) -> BuildError {
-    BuildError::Registry(error.to_string())
+    BuildError::Registry(error)
 }
 
 /// Subscribes `sink` to the providers `consumer` asks for in `registry`; returns after the first
@@ -428,6 +428,8 @@ async fn subscribe(
         spec = spec.application(application);
     }
     spec = spec.parameters(ConsumerParams::new(consumer));
+    // Registered under the host the consumer URL (and so every routing rule) carries.
+    spec.host = Some(consumer.host().to_owned());
     registry.subscribe(spec, sink).await.map_err(registry_error)
 }
 
@@ -452,7 +454,8 @@ pub(crate) type Attached = Vec<(RegistryChoice, Arc<Directory>, Arc<RouterChain>
 /// after checking every URL (nothing is opened when one is wrong).
 ///
 /// Each registry is followed by a task of its own (see [`Attachment`]), all at once; this waits for
-/// each one's first listing and router rules until the registry's [`RegistryTarget::deadline`]. Past
+/// each one's first listing and router rules until the registry's deadline (its URL's `timeout`, else
+/// the consumer's registry connect timeout). Past
 /// it, with `check=true` (the default) the build fails with [`BuildError::RegistryUnreachable`]
 /// naming the registry, and what was attached is dropped; with `check=false` it goes on, and the
 /// providers arrive when the registry answers.
@@ -471,8 +474,8 @@ pub(crate) async fn attach_all(
             .iter()
             .any(|t| t.session_key == target.session_key)
         {
-            return Err(BuildError::Registry(format!(
-                "{} is given twice (one subscription per registry)",
+            return Err(BuildError::BadParameter(format!(
+                "registry {} is given twice (one subscription per registry)",
                 target.choice.label()
             )));
         }
@@ -510,23 +513,24 @@ pub(crate) async fn attach_all(
         waits.push((target, registry, done_rx));
     }
     for (target, registry, done) in waits {
-        let deadline = started + target.deadline();
+        let waited = registries.options_for(&target).connect_timeout();
+        let deadline = started + waited;
         match tokio::time::timeout_at(deadline, done).await {
             Ok(Ok(Ok(()))) => {}
             Ok(Ok(Err(error))) => return Err(error),
             // The task ended without a word: the consumer was shut down meanwhile.
             Ok(Err(_)) => return Err(BuildError::ShutDown),
             Err(_) if check => {
-                let source = registry.unreachable_error(target.deadline());
+                let source = registry.unreachable_error(waited);
                 return Err(BuildError::RegistryUnreachable {
                     registry: target.choice.label().to_owned(),
-                    waited: target.deadline(),
+                    waited,
                     source,
                 });
             }
             Err(_) => tracing::warn!(
                 registry = %target.choice.label(),
-                waited = ?target.deadline(),
+                ?waited,
                 "registry not ready; building without its providers (check=false), they arrive when it answers"
             ),
         }
@@ -586,8 +590,7 @@ impl Follow {
     }
 
     async fn attach_once(&self) -> Result<(Subscription, Option<RuleWatch>), BuildError> {
-        let subscription =
-            subscribe(&self.registry, &self.consumer_url, self.sink.clone()).await?;
+        let subscription = subscribe(&self.registry, &self.consumer_url, self.sink.clone()).await?;
         #[cfg(feature = "metrics")]
         self.registries.watch(
             &self.session_url,
@@ -643,10 +646,7 @@ async fn watch_router_rules(
         chain: Arc::downgrade(chain),
         slots,
     };
-    registry
-        .watch_rules(keys, sink)
-        .await
-        .map_err(registry_error)
+    Ok(registry.watch_rules(keys, sink).await?)
 }
 
 /// The config-center keys of the router rules for a consumer of `consumer_url` over `providers`, each
@@ -678,9 +678,14 @@ fn rule_slots(
         .collect();
     provider_apps.sort_unstable();
     provider_apps.dedup();
+    let own_app = consumer_url.parameter("application").unwrap_or("");
     for app in provider_apps {
         add(router::RuleKey::tag(app));
-        add(router::RuleKey::provider_app_condition(app));
+        // Dubbo's ProviderAppStateRouter skips the consumer's own application: its
+        // `<app>.condition-router` is the application rule already.
+        if app != own_app {
+            add(router::RuleKey::provider_app_condition(app));
+        }
     }
     slots
 }
@@ -692,15 +697,13 @@ fn rule_slots(
 ///
 /// # Errors
 /// [`BuildError::Registry`] when the registry cannot be reached or read.
+#[cfg(feature = "internals")]
 pub async fn load_router_rules(
     registry_url: &str,
     consumer_url: &DubboUrl,
     providers: &[DubboUrl],
 ) -> Result<Arc<RouterChain>, BuildError> {
-    let fail = |e: rudder_registry::RegistryError| BuildError::Registry(e.to_string());
-    let registry = ZookeeperRegistry::connect(registry_url, RegistryOptions::default())
-        .await
-        .map_err(fail)?;
+    let registry = ZookeeperRegistry::connect(registry_url, RegistryOptions::default()).await?;
     let chain = Arc::new(RouterChain::new(consumer_url.clone()));
     let slots = rule_slots(consumer_url, providers);
     let keys: Vec<RuleKey> = slots
@@ -715,15 +718,14 @@ pub async fn load_router_rules(
     let watched = registry.watch_rules(keys, sink).await;
     // Closing the registry ends the watch's task too (and waits for it).
     registry.close().await;
-    drop(watched.map_err(fail)?);
+    watched?.close().await;
     Ok(chain)
 }
 
 /// Hands rule texts from the config center to a reference's router chain.
 struct RouterRules {
     chain: Weak<RouterChain>,
-    /// Config-center key → the chain slots it fills (one key can be two: an application that both
-    /// provides and consumes has one `<app>.condition-router`).
+    /// Config-center key → the chain keys it fills.
     slots: HashMap<String, Vec<router::RuleKey>>,
 }
 

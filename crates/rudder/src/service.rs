@@ -13,6 +13,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use rudder_common::error::{RpcError, RpcErrorKind};
+
+use crate::error::CallError;
 use rudder_common::invocation::Invocation;
 use rudder_rpc::RpcResponse;
 
@@ -23,12 +25,14 @@ use crate::reference::Reference;
 /// Readiness is about that method: ready when at least one provider listed for it has a free call slot
 /// under its `actives` limit (or has no limit, or when there is no provider at all: the call then fails
 /// at once with `NoProvider` instead of waiting). Calling it with an invocation of another method is an
-/// error.
+/// error. Errors are [`CallError`]s, as on every other call path (here always [`CallError::Rpc`]: a
+/// provider's exception is in the [`RpcResponse`]); after a shutdown `poll_ready` fails with
+/// [`RpcErrorKind::ShutDown`].
 ///
 /// ```
 /// use rudder::{Invocation, Reference, Value};
-/// use rudder_rpc::server::DubboServer;
 /// use tower_service::Service;
+/// # use rudder_rpc::server::DubboServer;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -93,7 +97,7 @@ impl MethodService {
     /// as one provider has none).
     fn total_limit(&self) -> Option<usize> {
         let mut total = 0usize;
-        for directory in self.reference.directories() {
+        for directory in self.reference.each_directory() {
             let snapshot = directory.snapshot();
             let view = snapshot.view(&self.method);
             for i in 0..view.len() {
@@ -128,7 +132,7 @@ impl MethodService {
     /// go to either), or none is listed (the call then fails at once).
     fn has_capacity(&self) -> bool {
         let mut listed = false;
-        for directory in self.reference.directories() {
+        for directory in self.reference.each_directory() {
             let snapshot = directory.snapshot();
             let view = snapshot.view(&self.method);
             listed |= !view.is_empty();
@@ -145,15 +149,16 @@ impl MethodService {
 
 impl tower_service::Service<Invocation> for MethodService {
     type Response = RpcResponse;
-    type Error = RpcError;
-    type Future = Pin<Box<dyn Future<Output = Result<RpcResponse, RpcError>> + Send>>;
+    type Error = CallError;
+    type Future = Pin<Box<dyn Future<Output = Result<RpcResponse, CallError>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), RpcError>> {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), CallError>> {
         if self.reference.is_shut_down() {
             return Poll::Ready(Err(RpcError::new(
-                RpcErrorKind::Network,
+                RpcErrorKind::ShutDown,
                 "the consumer is shut down",
-            )));
+            )
+            .into()));
         }
         // Calls made through this service are counted against the providers' total `actives`
         // when readiness is granted (tower's contract: ready means the next `call` is accepted), so
@@ -192,7 +197,8 @@ impl tower_service::Service<Invocation> for MethodService {
                         "this service calls {method}, not {}",
                         invocation.method_name()
                     ),
-                ));
+                )
+                .into());
             }
             reference.invoke_raw(invocation).await
         })

@@ -49,8 +49,9 @@ impl<C: Caller + 'static> Core<C> {
         let last = last_error.expect("at least one attempt failed");
         let addresses: Vec<&str> = failures.iter().map(|a| a.provider.as_str()).collect();
         let message = format!(
-            "failed to invoke method {} after {attempts} attempts on providers [{}]; last error: {}",
+            "failed to invoke method {} after {attempts} attempt{} on providers [{}]; last error: {}",
             invocation.method_name(),
+            if attempts == 1 { "" } else { "s" },
             addresses.join(", "),
             last.message()
         );

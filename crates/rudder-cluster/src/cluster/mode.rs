@@ -249,6 +249,63 @@ impl ClusterMode {
         Ok(mode)
     }
 
+    /// The consumer parameters that select this mode, as [`ClusterMode::from_consumer`] reads them
+    /// back. Forking's deadline is not among them: it is the call's `timeout`, as in Dubbo, set on its
+    /// own.
+    ///
+    /// ```
+    /// use rudder_cluster::cluster::{ClusterMode, Groups};
+    /// use rudder_common::url::DubboUrl;
+    /// for mode in [
+    ///     ClusterMode::Failover { retries: 4 },
+    ///     ClusterMode::Failfast,
+    ///     ClusterMode::Failback { retries: 1, tasks: 10, period_millis: 200 },
+    ///     ClusterMode::Forking { forks: 3, timeout_millis: 1000 }, // the default `timeout`
+    ///     ClusterMode::Broadcast { fail_percent: 50 },
+    ///     ClusterMode::Mergeable { merger: Some("list".into()), groups: Groups::Any, retries: 1 },
+    /// ] {
+    ///     let mut url = DubboUrl::parse("consumer://10.0.0.9/S").unwrap();
+    ///     for (key, value) in mode.parameters() {
+    ///         url = url.with_parameter(key, &value);
+    ///     }
+    ///     assert_eq!(ClusterMode::from_consumer(&url, "get").unwrap(), mode);
+    /// }
+    /// ```
+    pub fn parameters(&self) -> Vec<(&'static str, String)> {
+        let mut parameters = vec![("cluster", self.name().to_owned())];
+        match self {
+            ClusterMode::Failover { retries } => parameters.push(("retries", retries.to_string())),
+            ClusterMode::Failfast | ClusterMode::Failsafe | ClusterMode::Available => {}
+            ClusterMode::Failback {
+                retries,
+                tasks,
+                period_millis,
+            } => parameters.extend([
+                ("retries", retries.to_string()),
+                ("failbacktasks", tasks.to_string()),
+                ("retry.period", period_millis.to_string()),
+            ]),
+            ClusterMode::Forking { forks, .. } => parameters.push(("forks", forks.to_string())),
+            ClusterMode::Broadcast { fail_percent } => {
+                parameters.push(("broadcast.fail.percent", fail_percent.to_string()));
+            }
+            ClusterMode::Mergeable {
+                merger,
+                groups,
+                retries,
+            } => {
+                parameters.push(("retries", retries.to_string()));
+                parameters.push(("merger", merger.as_deref().unwrap_or("false").to_owned()));
+                match groups {
+                    Groups::Any => parameters.push(("group", "*".to_owned())),
+                    Groups::Listed(list) => parameters.push(("group", list.to_string())),
+                    Groups::EachProvider => {}
+                }
+            }
+        }
+        parameters
+    }
+
     /// The mode's Dubbo name.
     pub fn name(&self) -> &'static str {
         match self {
@@ -280,6 +337,23 @@ fn mergeable(consumer: &DubboUrl, method: &str, groups: Groups) -> ClusterMode {
         merger,
         groups,
         retries: RETRIES.method_value(consumer, method) as u32,
+    }
+}
+
+/// A mode by its Dubbo name (`"failfast"`), with Dubbo's default parameters.
+///
+/// ```
+/// use rudder_cluster::cluster::ClusterMode;
+/// assert_eq!("failover".parse(), Ok(ClusterMode::Failover { retries: 2 }));
+/// assert!("zone-aware".parse::<ClusterMode>().is_err());
+/// ```
+impl std::str::FromStr for ClusterMode {
+    type Err = UnsupportedClusterMode;
+
+    fn from_str(name: &str) -> Result<ClusterMode, UnsupportedClusterMode> {
+        let consumer =
+            DubboUrl::new("consumer", "127.0.0.1", 0, "").with_parameter("cluster", name);
+        ClusterMode::from_consumer(&consumer, "")
     }
 }
 

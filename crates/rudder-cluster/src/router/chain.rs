@@ -10,9 +10,10 @@ use rudder_common::url::DubboUrl;
 
 use super::condition::ConditionRule;
 use super::explain::{explain, Explanation};
+use super::state::{ChainState, Parsed};
 use super::table::Table;
-use super::tag::{TagRouter, TagRule};
-use super::{Consumer, Router};
+use super::tag::TagRule;
+use super::Consumer;
 use crate::directory::ProviderSet;
 use crate::loadbalance::MethodView;
 use crate::rng::RngSource;
@@ -90,9 +91,27 @@ impl RuleKey {
             name: format!("{consumer_app}.condition-router"),
         }
     }
+
+    /// For a tag or provider-application rule, the provider application whose providers it governs:
+    /// the name without its `.tag-router` / `.condition-router` suffix (the whole name when it has
+    /// none). Empty for the other slots.
+    ///
+    /// ```
+    /// use rudder_cluster::router::RuleKey;
+    /// assert_eq!(RuleKey::tag("demo-provider").provider_application(), "demo-provider");
+    /// assert_eq!(RuleKey::app_condition("shop").provider_application(), "");
+    /// ```
+    pub fn provider_application(&self) -> &str {
+        let suffix = match self.slot {
+            RuleSlot::Tag => ".tag-router",
+            RuleSlot::ProviderAppCondition => ".condition-router",
+            RuleSlot::ServiceCondition | RuleSlot::AppCondition => return "",
+        };
+        self.name.strip_suffix(suffix).unwrap_or(&self.name)
+    }
 }
 
-/// A rule that could not be used; the chain keeps applying the last good rule of that slot.
+/// A rule that could not be used; the chain keeps applying the last good rule of that key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("rule {} ({}) not applied, the previous one stays: {message}", key.name, key.slot)]
 pub struct RuleError {
@@ -102,28 +121,13 @@ pub struct RuleError {
     pub message: String,
 }
 
-/// A parsed rule in its slot.
-#[derive(Debug, Clone)]
-enum Parsed {
-    Tag(Arc<TagRule>),
-    Condition(Arc<ConditionRule>),
-}
-
-/// The rules as last set, by slot.
+/// The rules as last set, by key (sorted by slot, then name).
 #[derive(Debug)]
 struct Rules {
     consumer: Consumer,
-    slots: Vec<(RuleKey, Parsed)>,
+    rules: Vec<(RuleKey, Parsed)>,
     errors: Vec<RuleError>,
     version: u64,
-}
-
-/// What picks read: the consumer and the routers, built from the rules; immutable, swapped whole.
-#[derive(Debug)]
-pub(crate) struct ChainState {
-    pub(crate) version: u64,
-    pub(crate) consumer: Consumer,
-    pub(crate) routers: Vec<Arc<dyn Router>>,
 }
 
 /// The routers of one reference, between its directory and its load balancer.
@@ -135,6 +139,8 @@ pub struct RouterChain {
     state: ArcSwap<ChainState>,
     table: ArcSwap<Table>,
     rules: Mutex<Rules>,
+    /// The version last published, for [`RouterChain::watch`].
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl RouterChain {
@@ -143,27 +149,29 @@ impl RouterChain {
     pub fn new(consumer_url: DubboUrl) -> RouterChain {
         let rules = Rules {
             consumer: Consumer::new(consumer_url),
-            slots: Vec::new(),
+            rules: Vec::new(),
             errors: Vec::new(),
             version: 1,
         };
         let state = Arc::new(build_state(&rules));
         RouterChain {
             table: ArcSwap::from_pointee(Table::detached(Arc::clone(&state))),
+            changes: tokio::sync::watch::Sender::new(rules.version),
             state: ArcSwap::new(state),
             rules: Mutex::new(rules),
         }
     }
 
-    /// Sets (`Some(yaml)`) or deletes (`None`) the rule of `key`'s slot, replacing the slot's previous
-    /// rule whatever its name.
+    /// Sets (`Some(yaml)`) or deletes (`None`) the rule stored under `key`. Rules are kept by key:
+    /// the tag rules of two provider applications (`a.tag-router`, `b.tag-router`) are both in force,
+    /// each for its own application's providers, and deleting one leaves the other.
     ///
     /// # Errors
-    /// [`RuleError`] when the text cannot be parsed; the previous rule of the slot stays in force and
-    /// the error is kept for [`RouterChain::errors`] until the slot next changes.
+    /// [`RuleError`] when the text cannot be parsed; the previous rule of that key stays in force and
+    /// the error is kept for [`RouterChain::errors`] until the key next changes.
     pub fn set_rule(&self, key: RuleKey, text: Option<&str>) -> Result<(), RuleError> {
         let mut rules = self.rules.lock().unwrap_or_else(PoisonError::into_inner);
-        rules.errors.retain(|e| e.key.slot != key.slot);
+        rules.errors.retain(|e| e.key != key);
         let parsed = match text {
             None => None,
             Some(text) => {
@@ -182,10 +190,12 @@ impl RouterChain {
                 }
             }
         };
-        rules.slots.retain(|(k, _)| k.slot != key.slot);
+        rules.rules.retain(|(k, _)| *k != key);
         if let Some(parsed) = parsed {
-            rules.slots.push((key, parsed));
-            rules.slots.sort_by_key(|(k, _)| k.slot);
+            rules.rules.push((key, parsed));
+            rules
+                .rules
+                .sort_by(|(a, _), (b, _)| (a.slot, &a.name).cmp(&(b.slot, &b.name)));
         }
         self.publish(&mut rules);
         Ok(())
@@ -198,13 +208,13 @@ impl RouterChain {
         self.publish(&mut rules);
     }
 
-    /// The rules in force, by slot, with their config-center keys.
+    /// The rules in force, by slot and then key.
     pub fn rules(&self) -> Vec<RuleKey> {
         let rules = self.rules.lock().unwrap_or_else(PoisonError::into_inner);
-        rules.slots.iter().map(|(k, _)| k.clone()).collect()
+        rules.rules.iter().map(|(k, _)| k.clone()).collect()
     }
 
-    /// The rules last refused, one per slot at most.
+    /// The rules last refused, one per key at most.
     pub fn errors(&self) -> Vec<RuleError> {
         let rules = self.rules.lock().unwrap_or_else(PoisonError::into_inner);
         rules.errors.clone()
@@ -215,11 +225,33 @@ impl RouterChain {
         self.state.load().version
     }
 
+    /// Notifies of every new [`RouterChain::version`] (a rule set, deleted or a consumer change in
+    /// force): the receiver holds the latest version. Wait on it instead of polling, as with
+    /// [`Directory::watch`](crate::directory::Directory::watch). A refused rule changes nothing, so
+    /// it notifies nothing.
+    ///
+    /// ```
+    /// use rudder_cluster::router::{RouterChain, RuleKey};
+    /// use rudder_common::url::DubboUrl;
+    ///
+    /// let chain = RouterChain::new(DubboUrl::parse("consumer://10.0.0.9/S?application=app")?);
+    /// let mut changes = chain.watch();
+    /// let rule = "configVersion: v3.0\nscope: service\nkey: S\nconditions:\n  - => port = 1\n";
+    /// chain.set_rule(RuleKey::service_condition("S", "", ""), Some(rule)).unwrap();
+    /// assert!(changes.has_changed().unwrap());
+    /// assert_eq!(*changes.borrow_and_update(), chain.version());
+    /// # Ok::<(), rudder_common::url::UrlError>(())
+    /// ```
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
     fn publish(&self, rules: &mut Rules) {
         rules.version += 1;
         let state = Arc::new(build_state(rules));
         self.state.store(Arc::clone(&state));
         self.table.store(Arc::new(Table::detached(state)));
+        self.changes.send_replace(rules.version);
     }
 
     /// Each provider's fate for `invocation` over `snapshot` under the current rules, and why.
@@ -294,24 +326,7 @@ impl RouterChain {
 }
 
 fn build_state(rules: &Rules) -> ChainState {
-    let tag = rules.slots.iter().find_map(|(k, p)| match p {
-        Parsed::Tag(rule) => Some((k.name.as_str(), Arc::clone(rule))),
-        Parsed::Condition(_) => None,
-    });
-    let mut routers: Vec<Arc<dyn Router>> = vec![Arc::new(match tag {
-        Some((name, rule)) => TagRouter::new(Some(rule), name),
-        None => TagRouter::new(None, ""),
-    })];
-    for (key, parsed) in &rules.slots {
-        if let Parsed::Condition(rule) = parsed {
-            routers.extend(rule.routers(key.slot, &key.name));
-        }
-    }
-    ChainState {
-        version: rules.version,
-        consumer: rules.consumer.clone(),
-        routers,
-    }
+    ChainState::build(rules.version, rules.consumer.clone(), &rules.rules)
 }
 
 impl fmt::Debug for RouterChain {

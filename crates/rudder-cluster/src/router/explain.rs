@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use rudder_common::invocation::Invocation;
 
-use super::chain::ChainState;
+use super::state::ChainState;
 use super::{Outcome, RouteContext, RouteKey, RuleRef};
 use crate::provider::Provider;
 

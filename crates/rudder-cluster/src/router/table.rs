@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use arc_swap::ArcSwap;
 use rudder_common::invocation::Invocation;
 
-use super::chain::ChainState;
+use super::state::ChainState;
 use super::{Outcome, RouteContext, RouteKey, Router};
 use crate::directory::ProviderSet;
 use crate::loadbalance::MethodView;

@@ -20,12 +20,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use rudder_common::invocation::Invocation;
+use rudder_common::net::{match_ip_expression, IpPatternError};
+use rudder_common::yaml::scalar_string;
 use yaml_serde::Value;
 
 use super::consumer::TAG_KEY;
-use super::net::match_ip_expression;
 use super::sample::raw_param;
-use super::yaml::{get, get_bool, get_list, get_text, parse_mapping, scalar_text};
+use super::scoped::provider_application;
+use super::yaml::{get, get_bool, get_list, get_text, parse_mapping};
 use super::{filter, Consumer, Outcome, RouteContext, RouteKey, Routed, Router, RuleRef, RuleSlot};
 use crate::provider::Provider;
 
@@ -52,12 +54,12 @@ struct ParamMatch {
     value: StringMatch,
 }
 
-/// Dubbo's `StringMatch`, first set field wins. (`regex` is refused at parse time: rudder has no
-/// Java-compatible regex engine.)
+/// Dubbo's `StringMatch`, first set field wins.
 #[derive(Debug, Clone, PartialEq)]
 enum StringMatch {
     Exact(String),
     Prefix(String),
+    Regex(WholeRegex),
     Wildcard(String),
     Empty,
     NoEmpty,
@@ -75,8 +77,8 @@ impl StringMatch {
         if let Some(prefix) = get_text(map, "prefix") {
             return Ok(StringMatch::Prefix(prefix));
         }
-        if get(map, "regex").is_some() {
-            return Err("tag `match` with `regex` is not supported".into());
+        if let Some(regex) = get_text(map, "regex") {
+            return Ok(StringMatch::Regex(WholeRegex::new(regex)));
         }
         if let Some(wildcard) = get_text(map, "wildcard") {
             return Ok(StringMatch::Wildcard(wildcard));
@@ -94,6 +96,7 @@ impl StringMatch {
         match (self, input) {
             (StringMatch::Exact(e), Some(i)) => i == e,
             (StringMatch::Prefix(p), Some(i)) => i.starts_with(p.as_str()),
+            (StringMatch::Regex(r), Some(i)) => r.is_match(i),
             (StringMatch::Wildcard(w), Some(i)) => i == w || w == "*",
             (StringMatch::Empty, i) => i.is_none_or(str::is_empty),
             (StringMatch::NoEmpty, i) => i.is_some_and(|i| !i.is_empty()),
@@ -102,12 +105,47 @@ impl StringMatch {
     }
 }
 
+/// A `regex` match, compiled once: Java's `input.matches(regex)`, which must match the whole input.
+///
+/// Rust's `regex` has no back-references or look-around; such a pattern (or an invalid one, on
+/// which Java would throw at routing time) never matches, with a warning when the rule is read.
+#[derive(Debug, Clone)]
+struct WholeRegex {
+    source: String,
+    compiled: Option<regex::Regex>,
+}
+
+impl WholeRegex {
+    fn new(source: String) -> WholeRegex {
+        let compiled = regex::RegexBuilder::new(&format!("^(?:{source})$"))
+            .size_limit(1 << 20)
+            .build();
+        if let Err(error) = &compiled {
+            tracing::warn!(regex = %source, %error, "tag rule regex match can never match");
+        }
+        WholeRegex {
+            compiled: compiled.ok(),
+            source,
+        }
+    }
+
+    fn is_match(&self, input: &str) -> bool {
+        self.compiled.as_ref().is_some_and(|r| r.is_match(input))
+    }
+}
+
+impl PartialEq for WholeRegex {
+    fn eq(&self, other: &WholeRegex) -> bool {
+        self.source == other.source
+    }
+}
+
 impl TagRule {
     /// Parses the YAML of a `tag-router` rule.
     ///
     /// # Errors
-    /// Text that is not a YAML mapping, a `tags` that is not a list of mappings, a tag without a name,
-    /// or a `match` using `regex`.
+    /// Text that is not a YAML mapping, a `tags` that is not a list of mappings, or a tag without a
+    /// name.
     pub fn parse(text: &str) -> Result<TagRule, String> {
         let map = parse_mapping(text)?;
         let mut tags = Vec::new();
@@ -118,7 +156,8 @@ impl TagRule {
             let name = get_text(tag, "name").ok_or("a tag has no `name`")?;
             let addresses = get_list(tag, "addresses")?
                 .iter()
-                .filter_map(scalar_text)
+                .filter(|a| !a.is_null())
+                .filter_map(scalar_string)
                 .collect();
             let mut matches = Vec::new();
             for m in get_list(tag, "match")? {
@@ -204,14 +243,18 @@ pub fn select_by_tag_level<'m>(
 fn at_any(provider: &Provider, addresses: &[String]) -> bool {
     let url = provider.url();
     addresses.iter().any(|a| {
+        // Java's `checkAddressMatch` logs what `matchIpExpression` throws and tries the next address.
+        let any_host = || a.strip_prefix("0.0.0.0:") == Some(&*url.port().to_string());
         match match_ip_expression(a, url.host(), url.port()) {
-            Ok(true) => return true,
-            Ok(false) => {}
-            Err(error) => {
+            Ok(matched) => matched || any_host(),
+            Err(error @ IpPatternError::Malformed(_)) => {
                 tracing::warn!(address = %a, %error, "tag rule: invalid address, ignored");
+                false
             }
+            // A provider registered by host name: Java would resolve it; `0.0.0.0:<port>` needs no
+            // address, so it still matches.
+            Err(IpPatternError::Unresolvable(_)) => any_host(),
         }
-        a.strip_prefix("0.0.0.0:") == Some(&*url.port().to_string())
     })
 }
 
@@ -219,28 +262,49 @@ fn static_tag(provider: &Provider) -> &str {
     raw_param(provider.url(), TAG_KEY).unwrap_or("")
 }
 
-/// The tag router of a chain, with its dynamic rule if any.
+/// One provider application's tag rule.
+#[derive(Debug)]
+struct AppRule {
+    application: String,
+    rule: Arc<TagRule>,
+}
+
+/// The tag router of a chain, with the tag rules of the provider applications, if any.
+///
+/// Each provider is governed by the rule of its own application (`remote.application`, else
+/// `application`); a provider of an application without a rule, or naming none, by its static
+/// `dubbo.tag` only. A tagged request goes to every provider its application tags with the request's
+/// tag (dynamically, or statically where that application's rule does not name the tag); when there is
+/// none, a rule with `force: true` naming the tag, or `dubbo.force.tag`, fails the call, and otherwise it
+/// falls back to the providers no application tags. With one provider application this is Dubbo 3.3's
+/// `TagStateRouter` exactly; with several, Dubbo applies the rule of whichever application its first
+/// provider (in hash order) belongs to, to every provider (see the README's differences from Dubbo).
 #[derive(Debug)]
 pub struct TagRouter {
-    rule: Option<Arc<TagRule>>,
+    rules: Vec<AppRule>,
     rule_ref: RuleRef,
 }
 
 impl TagRouter {
-    /// A tag router applying `rule` (`None`: static tags only) stored under `key`.
-    pub fn new(rule: Option<Arc<TagRule>>, key: &str) -> TagRouter {
-        let detail = if rule.is_some() {
-            "dynamic tags"
-        } else {
+    /// A tag router applying `rules`: `(provider application, rule key, rule)`, in key order.
+    pub(crate) fn by_application(rules: Vec<(String, String, Arc<TagRule>)>) -> TagRouter {
+        let keys: Vec<&str> = rules.iter().map(|(_, key, _)| key.as_str()).collect();
+        let detail = if rules.is_empty() {
             "static dubbo.tag"
+        } else {
+            "dynamic tags"
+        };
+        let rule_ref = RuleRef {
+            slot: RuleSlot::Tag,
+            rule: keys.join(",").into(),
+            detail: detail.into(),
         };
         TagRouter {
-            rule,
-            rule_ref: RuleRef {
-                slot: RuleSlot::Tag,
-                rule: key.into(),
-                detail: detail.into(),
-            },
+            rules: rules
+                .into_iter()
+                .map(|(application, _, rule)| AppRule { application, rule })
+                .collect(),
+            rule_ref,
         }
     }
 
@@ -260,6 +324,45 @@ impl TagRouter {
             untagged,
             format!("no provider tagged {tag}: fell back to untagged providers"),
         )
+    }
+}
+
+/// The active rules of a route, each with its tags' addresses over its own application's providers.
+struct Governing<'r> {
+    rules: Vec<(&'r AppRule, HashMap<String, Vec<String>>, Vec<String>)>,
+}
+
+impl<'r> Governing<'r> {
+    fn new(rules: &'r [AppRule], providers: &[Arc<Provider>]) -> Governing<'r> {
+        let rules = rules
+            .iter()
+            .filter(|r| r.rule.is_active())
+            .map(|r| {
+                let own: Vec<Arc<Provider>> = providers
+                    .iter()
+                    .filter(|p| provider_application(p) == r.application)
+                    .cloned()
+                    .collect();
+                let by_tag = r.rule.addresses_by_tag(&own);
+                let all = by_tag.values().flatten().cloned().collect();
+                (r, by_tag, all)
+            })
+            .collect();
+        Governing { rules }
+    }
+
+    /// The index of the rule governing `provider`.
+    fn of(&self, provider: &Provider) -> Option<usize> {
+        let application = provider_application(provider);
+        self.rules
+            .iter()
+            .position(|(r, _, _)| r.application == application)
+    }
+
+    /// Whether `provider` is at an address of any tag of its application's rule.
+    fn dynamically_tagged(&self, provider: &Provider) -> bool {
+        self.of(provider)
+            .is_some_and(|r| at_any(provider, &self.rules[r].2))
     }
 }
 
@@ -287,22 +390,14 @@ impl Router for TagRouter {
         if input.is_empty() {
             return Routed::unchanged(input, "nothing to route");
         }
-        let rule = match &self.rule {
-            Some(rule) if rule.is_active() => rule,
-            _ => return TagRouter::route_static(ctx, tag, force_tag, input),
-        };
-        let by_tag = rule.addresses_by_tag(ctx.providers);
+        let governing = Governing::new(&self.rules, ctx.providers);
+        if governing.rules.is_empty() {
+            return TagRouter::route_static(ctx, tag, force_tag, input);
+        }
         if tag.is_empty() {
-            let all: Vec<String> = by_tag.values().flatten().cloned().collect();
-            let mut kept = input.to_vec();
-            if !all.is_empty() {
-                kept = filter(ctx, input, |p| !at_any(p, &all));
-                if kept.is_empty() {
-                    return Routed::kept(
-                        kept,
-                        "untagged request, every provider has a dynamic tag",
-                    );
-                }
+            let kept = filter(ctx, input, |p| !governing.dynamically_tagged(p));
+            if kept.is_empty() {
+                return Routed::kept(kept, "untagged request, every provider has a dynamic tag");
             }
             let kept = filter(ctx, &kept, |p| static_tag(p).is_empty());
             return Routed::kept(
@@ -310,24 +405,43 @@ impl Router for TagRouter {
                 "untagged request: providers with no dynamic or static tag",
             );
         }
-        let result = match select_by_tag_level(&by_tag, tag, force_tag) {
-            Some(addresses) => {
-                let result = filter(ctx, input, |p| at_any(p, addresses));
-                if !result.is_empty() || rule.force {
-                    return Routed::kept(
-                        result,
-                        format!("providers at the addresses of dynamic tag {tag}"),
-                    );
-                }
-                result
+        // Per rule: the addresses of the requested tag (longest `|`-prefix), `None` when it has none.
+        let selected: Vec<Option<&Vec<String>>> = governing
+            .rules
+            .iter()
+            .map(|(_, by_tag, _)| select_by_tag_level(by_tag, tag, force_tag))
+            .collect();
+        let result = filter(ctx, input, |p| {
+            match governing.of(p).and_then(|r| selected[r]) {
+                Some(addresses) => at_any(p, addresses),
+                None => static_tag(p) == tag,
             }
-            None => filter(ctx, input, |p| static_tag(p) == tag),
-        };
-        if !result.is_empty() || force_tag {
-            return Routed::kept(result, format!("providers tagged {tag}"));
+        });
+        if !result.is_empty() {
+            let reason = if selected.iter().any(Option::is_some) {
+                format!("providers at the addresses of dynamic tag {tag}")
+            } else {
+                format!("providers tagged {tag}")
+            };
+            return Routed::kept(result, reason);
         }
-        let all: Vec<String> = by_tag.values().flatten().cloned().collect();
-        let kept = filter(ctx, input, |p| !at_any(p, &all) && static_tag(p).is_empty());
+        let forced_by_rule = governing
+            .rules
+            .iter()
+            .zip(&selected)
+            .any(|((r, _, _), s)| s.is_some() && r.rule.force);
+        if forced_by_rule {
+            return Routed::kept(
+                result,
+                format!("dynamic tag {tag} has no live provider and its rule has force: true"),
+            );
+        }
+        if force_tag {
+            return Routed::kept(result, format!("no provider tagged {tag}, dubbo.force.tag"));
+        }
+        let kept = filter(ctx, input, |p| {
+            !governing.dynamically_tagged(p) && static_tag(p).is_empty()
+        });
         Routed {
             outcome: Outcome::Kept(kept),
             reason: format!("no provider tagged {tag}: fell back to untagged providers").into(),
@@ -397,9 +511,40 @@ mod tests {
         assert!(
             StringMatch::NoEmpty.is_match(Some("x")) && !StringMatch::NoEmpty.is_match(Some(""))
         );
-        assert!(TagRule::parse(
-            "tags:\n  - name: a\n    match:\n      - key: k\n        value: {regex: x}\n"
+    }
+
+    #[test]
+    fn regex_matches_the_whole_value_as_java_does() {
+        let rule = TagRule::parse(
+            "tags:\n  - name: a\n    match:\n      - key: env\n        value: {regex: \"gray-[0-9]+\"}\n",
         )
-        .is_err());
+        .unwrap();
+        let StringMatch::Regex(regex) = &rule.tags[0].matches[0].value else {
+            panic!("{rule:?}");
+        };
+        let m = StringMatch::Regex(regex.clone());
+        // Java's String.matches: the whole input, not a substring.
+        assert!(m.is_match(Some("gray-12")));
+        assert!(!m.is_match(Some("gray-12x")) && !m.is_match(Some("xgray-1")));
+        assert!(!m.is_match(None));
+        // `exact` and `prefix` come first, `regex` before `wildcard`, as in Dubbo's StringMatch.
+        let first = |yaml: &str| {
+            let rule = TagRule::parse(&format!(
+                "tags:\n  - name: a\n    match:\n      - key: k\n        value: {yaml}\n"
+            ))
+            .unwrap();
+            rule.tags[0].matches[0].value.clone()
+        };
+        assert!(matches!(
+            first("{prefix: a, regex: b}"),
+            StringMatch::Prefix(_)
+        ));
+        assert!(matches!(
+            first("{regex: b, wildcard: \"*\"}"),
+            StringMatch::Regex(_)
+        ));
+        // A pattern Rust's engine cannot run (a back-reference) is read, and never matches.
+        let unsupported = first("{regex: \"(a)\\\\1\"}");
+        assert!(!unsupported.is_match(Some("aa")));
     }
 }

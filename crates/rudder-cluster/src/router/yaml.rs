@@ -1,6 +1,7 @@
-//! Reading rule YAML the way Dubbo's SnakeYAML maps are read: scalars by their text, booleans with
-//! `Boolean.parseBoolean`.
+//! Reading rule YAML the way Dubbo's SnakeYAML maps are read: scalars by their Java text
+//! ([`rudder_common::yaml`]), booleans with `Boolean.parseBoolean`.
 
+use rudder_common::yaml::scalar_string;
 use yaml_serde::{Mapping, Value};
 
 /// Parses `text` into its top-level mapping.
@@ -18,28 +19,14 @@ pub(crate) fn get<'m>(map: &'m Mapping, key: &str) -> Option<&'m Value> {
     map.get(key).filter(|v| !v.is_null())
 }
 
-/// A scalar's text, as Java's `toString` gives it; `None` for null, lists and maps.
-pub(crate) fn scalar_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Tagged(tagged) => scalar_text(&tagged.value),
-        _ => None,
-    }
-}
-
 /// `Boolean.parseBoolean(map.get(key).toString())`, or `default` when absent.
 pub(crate) fn get_bool(map: &Mapping, key: &str, default: bool) -> bool {
-    match get(map, key).and_then(scalar_text) {
-        Some(text) => text.eq_ignore_ascii_case("true"),
-        None => default,
-    }
+    get(map, key).map_or(default, rudder_common::yaml::java_boolean)
 }
 
 /// The text under `key`, if it is a scalar.
 pub(crate) fn get_text(map: &Mapping, key: &str) -> Option<String> {
-    get(map, key).and_then(scalar_text)
+    get(map, key).and_then(scalar_string)
 }
 
 /// The list under `key`; empty when absent or null.

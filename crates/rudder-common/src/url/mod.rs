@@ -36,6 +36,7 @@
 //! ```
 
 mod codec;
+mod glob;
 pub mod merge;
 mod params;
 mod parse;
@@ -44,6 +45,7 @@ pub mod ranges;
 use std::fmt;
 
 pub use codec::{java_url_decode, java_url_encode};
+pub use glob::is_match_glob_pattern;
 pub(crate) use params::Params;
 
 /// Why a URL string could not be read.

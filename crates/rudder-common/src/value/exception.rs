@@ -104,3 +104,47 @@ impl std::error::Error for JavaException {
             .map(|c| c as &(dyn std::error::Error + 'static))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    fn throwable(class: &str, message: &str, cause: Value) -> Value {
+        Value::Object {
+            class: class.into(),
+            fields: vec![
+                ("detailMessage".into(), Value::from(message)),
+                ("cause".into(), cause),
+            ],
+        }
+    }
+
+    /// The cause chain of a decoded exception is walkable with `source()`, as any Rust error's:
+    /// `anyhow`, `tracing` and `{:#}` printers see Java's `Caused by:` lines.
+    #[test]
+    fn the_java_cause_chain_is_the_source_chain() {
+        // A Throwable without a cause points at itself (Java's `cause = this`): here Ref(2).
+        let root = throwable("java.io.IOException", "disk full", Value::Ref(2));
+        let middle = throwable("java.lang.IllegalStateException", "cannot save", root);
+        let top = throwable("com.example.OrderException", "order 7 failed", middle);
+        let e = JavaException::from_value(&top).unwrap();
+
+        let mut chain = Vec::new();
+        let mut current: Option<&(dyn Error + 'static)> = Some(&e);
+        while let Some(err) = current {
+            chain.push(err.to_string());
+            current = err.source();
+        }
+        assert_eq!(
+            chain,
+            [
+                "com.example.OrderException: order 7 failed",
+                "java.lang.IllegalStateException: cannot save",
+                "java.io.IOException: disk full",
+            ]
+        );
+        let cause = e.source().unwrap().downcast_ref::<JavaException>().unwrap();
+        assert_eq!(cause.class, "java.lang.IllegalStateException");
+    }
+}

@@ -6,7 +6,12 @@
 //!
 //! - [`Value`]: one Java value as a peer sees it (Java widths, class names, field order);
 //! - [`to_value`] / [`from_value`]: serde types to and from values (the mapping table is on [`to_value`]);
-//! - [`JavaException`]: a `Throwable` read out of a value (class, message, cause chain).
+//! - [`JavaException`]: a `Throwable` read out of a value (class, message, cause chain);
+//! - the Java value types users pass every day, exact and typed: [`BigDecimal`], [`BigInteger`],
+//!   [`Date`], and the `java.time` types ([`LocalDate`], [`LocalDateTime`], [`Instant`],
+//!   [`Duration`], [`ZonedDateTime`]...), each with serde support (ISO-8601 or digit strings in
+//!   other formats) for struct fields; Java enums are Rust enums with
+//!   `#[serde(rename = "com.example.Color")]`.
 //!
 //! ```
 //! use rudder_common::value::{from_value, to_value, Value};
@@ -18,9 +23,19 @@
 //! ```
 
 mod convert;
+mod decimal;
 mod exception;
 mod model;
+mod parse_error;
+mod time;
+mod typed_serde;
 
 pub use convert::{from_value, to_java_object, to_object_value, to_value, JavaClass, SerdeError};
+pub use decimal::{BigDecimal, BigInteger};
 pub use exception::JavaException;
 pub use model::Value;
+pub use parse_error::ParseError;
+pub use time::{
+    Date, Duration, Instant, JavaTime, LocalDate, LocalDateTime, LocalTime, OffsetDateTime,
+    OffsetTime, Period, ZoneOffset, ZonedDateTime,
+};

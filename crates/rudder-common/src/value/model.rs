@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use super::{BigDecimal, BigInteger, Date, JavaTime, ParseError};
+
 /// One Hessian value, as a Java peer would see it.
 ///
 /// Integers keep their Java width (`int` vs `long`) because the wire form and the Java parameter type
@@ -31,8 +33,14 @@ pub enum Value {
     Long(i64),
     /// Java `double` (also `float`).
     Double(f64),
-    /// `java.util.Date`, milliseconds since the Unix epoch.
+    /// `java.util.Date`, milliseconds since the Unix epoch (see [`Date`] for its text form).
     Date(i64),
+    /// `java.math.BigDecimal`, exact.
+    Decimal(BigDecimal),
+    /// `java.math.BigInteger`.
+    BigInteger(BigInteger),
+    /// A `java.time` value (`LocalDate`, `Instant`, `Duration`...).
+    Time(JavaTime),
     /// Java `String`.
     String(String),
     /// `byte[]`.
@@ -148,6 +156,67 @@ impl Value {
         }
     }
 
+    /// The typed value of Java class `class` written as `text` (digits for `BigDecimal` and
+    /// `BigInteger`, ISO-8601 for `java.util.Date` and `java.time`); `None` if `class` is not one
+    /// of those.
+    ///
+    /// ```
+    /// use rudder_common::value::Value;
+    /// let price = Value::from_java_text("java.math.BigDecimal", "12.34").unwrap()?;
+    /// assert_eq!(price.to_java_text().as_deref(), Some("12.34"));
+    /// assert!(Value::from_java_text("java.time.LocalDate", "2026-02-30").unwrap().is_err());
+    /// assert!(Value::from_java_text("java.lang.String", "x").is_none());
+    /// # Ok::<(), rudder_common::value::ParseError>(())
+    /// ```
+    pub fn from_java_text(class: &str, text: &str) -> Option<Result<Value, ParseError>> {
+        let parsed = match class {
+            "java.math.BigDecimal" => text.parse().map(Value::Decimal),
+            "java.math.BigInteger" => text.parse().map(Value::BigInteger),
+            "java.util.Date" => text.parse::<Date>().map(|d| Value::Date(d.millis())),
+            _ => return JavaTime::parse(class, text).map(|r| r.map(Value::Time)),
+        };
+        Some(parsed)
+    }
+
+    /// The text of a [`Value::Decimal`], [`Value::BigInteger`], [`Value::Date`] or
+    /// [`Value::Time`] (the inverse of [`Value::from_java_text`]); `None` for other values.
+    pub fn to_java_text(&self) -> Option<String> {
+        match self {
+            Value::Decimal(d) => Some(d.to_string()),
+            Value::BigInteger(i) => Some(i.to_string()),
+            Value::Date(ms) => Some(Date::from_millis(*ms).to_string()),
+            Value::Time(t) => Some(t.to_string()),
+            _ => None,
+        }
+    }
+
+    /// A constant of the Java enum `class`, as hessian carries it: an object with one field,
+    /// `name`.
+    ///
+    /// ```
+    /// use rudder_common::value::Value;
+    /// let blue = Value::java_enum("com.example.Color", "BLUE");
+    /// assert_eq!(blue.enum_constant(), Some("BLUE"));
+    /// ```
+    pub fn java_enum(class: &str, constant: &str) -> Value {
+        Value::Object {
+            class: class.into(),
+            fields: vec![("name".into(), Value::from(constant))],
+        }
+    }
+
+    /// The constant's name, if this has the shape of a Java enum on the wire: an object whose only
+    /// field is a string `name`. (A class with a single `String name` field has the same shape;
+    /// hessian cannot tell them apart.)
+    pub fn enum_constant(&self) -> Option<&str> {
+        match self {
+            Value::Object { fields, .. } if fields.len() == 1 && &*fields[0].0 == "name" => {
+                fields[0].1.as_str()
+            }
+            _ => None,
+        }
+    }
+
     /// An untyped list (Java `ArrayList`) of the given items.
     pub fn list(items: Vec<Value>) -> Self {
         Value::List {
@@ -216,5 +285,29 @@ impl From<f64> for Value {
 impl From<bool> for Value {
     fn from(v: bool) -> Self {
         Value::Bool(v)
+    }
+}
+
+impl From<BigDecimal> for Value {
+    fn from(v: BigDecimal) -> Self {
+        Value::Decimal(v)
+    }
+}
+
+impl From<BigInteger> for Value {
+    fn from(v: BigInteger) -> Self {
+        Value::BigInteger(v)
+    }
+}
+
+impl From<Date> for Value {
+    fn from(v: Date) -> Self {
+        Value::Date(v.millis())
+    }
+}
+
+impl From<JavaTime> for Value {
+    fn from(v: JavaTime) -> Self {
+        Value::Time(v)
     }
 }

@@ -2,8 +2,8 @@
 //! occurs. Nothing may panic, hang or allocate without bound (libFuzzer's `-rss_limit_mb` and
 //! `-malloc_limit_mb` catch the last); whatever decodes must encode again.
 //!
-//! Run: `cargo +nightly fuzz run decode -- -max_total_time=60` (the committed seeds in
-//! `corpus/decode` set libFuzzer's default `-max_len` to their largest, about 1 MiB).
+//! Run: `bash scripts/fuzz.sh decode` (seeds in `seeds/decode`, flags in `options/decode`: small
+//! inputs, `-max_len=8192`).
 #![no_main]
 
 mod body;

@@ -3,7 +3,7 @@
 //! `Vec<u8>`) and reads it as a Java exception. A conversion may fail; it may not panic, hang, or
 //! allocate without bound.
 //!
-//! Run: `cargo +nightly fuzz run from_value -- -max_total_time=60`.
+//! Run: `bash scripts/fuzz.sh from_value` (seeds in `seeds/from_value`).
 #![no_main]
 
 mod body;

@@ -7,6 +7,7 @@ mod refs;
 use std::sync::Arc;
 
 use crate::error::DecodeError;
+use crate::java_types;
 use crate::tags::*;
 use rudder_common::Value;
 
@@ -259,8 +260,12 @@ impl<'a> Hessian2Reader<'a> {
         }
         self.refs.close(slot, self.pos);
         self.depth -= 1;
+        let class = &self.classes[index].name;
+        if let Some(typed) = java_types::from_object(class, &fields) {
+            return Ok(typed);
+        }
         Ok(Value::Object {
-            class: Arc::clone(&self.classes[index].name),
+            class: Arc::clone(class),
             fields,
         })
     }

@@ -1,5 +1,6 @@
 //! Unit tests of the catalog.
 use super::*;
+use crate::config_center::RuleSource;
 use rudder_common::url::java_url_encode;
 use rudder_common::url::merge::ConsumerParams;
 
@@ -116,6 +117,43 @@ fn configurator_can_disable_a_provider_and_empty_clears_rules() {
     assert_eq!(addresses(&c).len(), 2);
     c.set_configurators(vec!["not-a-url".to_owned()]);
     assert_eq!(c.configurators().len(), 0);
+}
+
+#[test]
+fn reweighted_names_the_rule_that_set_the_weight_last() {
+    let mut c = Catalog::new(&ConsumerSpec::new("S"), side());
+    c.set_providers(vec![
+        node("dubbo://10.0.0.1:1/S?weight=100"),
+        node("dubbo://10.0.0.2:1/S?weight=100"),
+        node("dubbo://10.0.0.3:1/S"),
+    ]);
+    assert!(c.reweighted().is_empty(), "no rule, nothing reweighted");
+    c.set_configurators(vec![
+        node("override://10.0.0.1:1/S?category=configurators&weight=300"),
+        node("override://10.0.0.3:1/S?category=configurators&disabled=true&weight=7"),
+    ]);
+    let rule = "configVersion: v2.7\nscope: service\nkey: S\nconfigs:\n\
+                - side: consumer\n  addresses: ['0.0.0.0']\n  providerAddresses: [10.0.0.2:1]\n  parameters:\n    weight: 50\n";
+    c.set_dynamic_rule(RuleSource::Service, Some(rule));
+    let reweighted = c.reweighted();
+    assert_eq!(
+        reweighted,
+        [
+            ReweightedProvider {
+                address: "10.0.0.1:1".into(),
+                registered: Some("100".into()),
+                weight: "300".into(),
+                rule: "configurators".into(),
+            },
+            ReweightedProvider {
+                address: "10.0.0.2:1".into(),
+                registered: Some("100".into()),
+                weight: "50".into(),
+                rule: "S::.configurators".into(),
+            },
+        ],
+        "the disabled provider is left out"
+    );
 }
 
 #[test]
@@ -323,4 +361,29 @@ fn junk_with_credentials_is_logged_once_and_without_them() {
     );
     assert!(log.contains("dubbo://***@10.0.0.1:99999/S"), "{log}");
     assert_eq!(c.malformed(), 4);
+}
+
+#[test]
+fn reweighted_with_a_second_rule_disabling_another_provider() {
+    let spec = ConsumerSpec::new("I").version("1.0.0");
+    let mut c = Catalog::new(&spec, side());
+    c.set_providers(vec![
+        // As a Java provider re-registers itself after the rule: with the rule's weight.
+        node("dubbo://127.0.0.1:24001/I?version=1.0.0&weight=300"),
+        node("dubbo://127.0.0.1:24003/I?version=1.0.0&weight=100"),
+    ]);
+    c.set_configurators(vec![
+        node("override://127.0.0.1:24001/I?category=configurators&weight=300&version=1.0.0"),
+        node("override://127.0.0.1:24003/I?category=configurators&disabled=true&version=1.0.0"),
+    ]);
+    assert_eq!(c.disabled().len(), 1);
+    assert_eq!(
+        c.reweighted(),
+        [ReweightedProvider::new(
+            "127.0.0.1:24001",
+            Some("300"),
+            "300",
+            "configurators"
+        )]
+    );
 }

@@ -22,8 +22,8 @@ use rudder_cluster::provider::Provider;
 use rudder_common::status::{MethodStatus, ProviderStatus};
 
 use super::histogram::Histogram;
-use crate::observer::{CallObserver, CallToken};
 use super::ticker::Ticker;
+use crate::observer::{CallObserver, CallToken};
 
 /// Methods with series per provider; calls of further methods are still counted in the statistics
 /// but get no series, so a caller inventing method names cannot grow the exposition without bound.

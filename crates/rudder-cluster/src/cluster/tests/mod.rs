@@ -162,10 +162,9 @@ fn retries_zero_means_one_attempt_and_business_errors_are_not_retried() {
         &[("10.0.0.1:1", RpcErrorKind::Timeout)],
         ClusterMode::Failover { retries: 0 },
     );
-    assert_eq!(
-        block_on(inv.invoke(&call())).unwrap_err().kind(),
-        RpcErrorKind::Timeout
-    );
+    let err = block_on(inv.invoke(&call())).unwrap_err();
+    assert_eq!(err.kind(), RpcErrorKind::Timeout);
+    assert!(err.message().contains("after 1 attempt on"), "{err}");
     assert_eq!(inv.caller().calls().len(), 1);
 
     let biz = invoker(
@@ -178,6 +177,18 @@ fn retries_zero_means_one_attempt_and_business_errors_are_not_retried() {
         RpcErrorKind::Biz
     );
     assert_eq!(biz.caller().calls().len(), 1);
+
+    // A request the provider cannot decode (BAD_REQUEST) fails the same everywhere: not retried.
+    let undecodable = invoker(
+        &THREE,
+        &[("10.0.0.1:1", RpcErrorKind::Serialization)],
+        ClusterMode::default(),
+    );
+    assert_eq!(
+        block_on(undecodable.invoke(&call())).unwrap_err().kind(),
+        RpcErrorKind::Serialization
+    );
+    assert_eq!(undecodable.caller().calls().len(), 1);
 }
 
 #[test]

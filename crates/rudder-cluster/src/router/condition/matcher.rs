@@ -14,7 +14,8 @@ use std::fmt::Write;
 
 use rudder_common::invocation::Invocation;
 use rudder_common::java_string::write_java_string;
-use rudder_common::url::DubboUrl;
+use rudder_common::net::java_split;
+use rudder_common::url::{is_match_glob_pattern, DubboUrl};
 
 use crate::router::sample::{original, raw_parameter};
 use crate::router::Consumer;
@@ -154,8 +155,10 @@ fn pattern_match(pattern: &str, value: &str, consumer: Option<&DubboUrl>, is_whe
         return range_match(pattern, value, is_when);
     }
     match (consumer, pattern.strip_prefix('$')) {
-        (Some(consumer), Some(key)) => glob_match(raw_parameter(consumer, key).as_deref(), value),
-        _ => glob_match(Some(pattern), value),
+        (Some(consumer), Some(key)) => {
+            is_match_glob_pattern(raw_parameter(consumer, key).as_deref().unwrap_or(""), value)
+        }
+        _ => is_match_glob_pattern(pattern, value),
     }
 }
 
@@ -173,7 +176,7 @@ fn range_match(pattern: &str, value: &str, is_when: bool) -> bool {
     let Some(v) = parse_integer(value) else {
         return default;
     };
-    let parts = crate::router::net::java_split(pattern, '~');
+    let parts = java_split(pattern, '~');
     if parts.len() < 2 {
         return default;
     }
@@ -187,23 +190,6 @@ fn range_match(pattern: &str, value: &str, is_when: bool) -> bool {
             (Some(s), Some(e)) => s <= v && v <= e,
             _ => default,
         },
-    }
-}
-
-/// `UrlUtils.isMatchGlobPattern`: `*` matches all, the last `*` splits prefix and suffix.
-pub(crate) fn glob_match(pattern: Option<&str>, value: &str) -> bool {
-    let pattern = pattern.unwrap_or("");
-    if pattern == "*" {
-        return true;
-    }
-    if pattern.is_empty() || value.is_empty() {
-        return pattern.is_empty() && value.is_empty();
-    }
-    match pattern.rfind('*') {
-        None => value == pattern,
-        Some(i) if i == pattern.len() - 1 => value.starts_with(&pattern[..i]),
-        Some(0) => value.ends_with(&pattern[1..]),
-        Some(i) => value.starts_with(&pattern[..i]) && value.ends_with(&pattern[i + 1..]),
     }
 }
 
@@ -222,18 +208,6 @@ pub(crate) fn describe(matcher: &Matcher) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match(Some("*"), ""));
-        assert!(glob_match(Some(""), ""));
-        assert!(!glob_match(None, "a"));
-        assert!(glob_match(Some("10.20.*"), "10.20.3.3"));
-        assert!(glob_match(Some("*.3"), "10.20.3.3"));
-        assert!(glob_match(Some("10*3"), "10.20.3.3"));
-        assert!(!glob_match(Some("10*4"), "10.20.3.3"));
-        assert!(glob_match(Some("a"), "a") && !glob_match(Some("a"), "b"));
-    }
 
     #[test]
     fn ranges_including_dubbos_broken_open_end() {

@@ -29,7 +29,9 @@ pub use grammar::{parse_condition, Condition};
 pub use matcher::NOT_FOUND;
 use matcher::{describe, Side};
 
-use super::yaml::{get, get_bool, get_list, get_text, parse_mapping, scalar_text};
+use rudder_common::yaml::scalar_string;
+
+use super::yaml::{get, get_bool, get_list, get_text, parse_mapping};
 use super::{filter, Consumer, Outcome, RouteContext, RouteKey, Routed, Router, RuleRef, RuleSlot};
 
 /// Weight of a v3.1 destination without one (or with one ≤ 0).
@@ -112,7 +114,7 @@ impl ConditionLine {
                 parse_condition(&text)?
             };
             let weight = match to {
-                Value::Mapping(m) => match get(m, "weight").and_then(scalar_text) {
+                Value::Mapping(m) => match get(m, "weight").and_then(scalar_string) {
                     Some(w) => w
                         .trim()
                         .parse::<i64>()
@@ -184,7 +186,10 @@ impl ConditionRule {
             items
                 .iter()
                 .map(|item| {
-                    let line = scalar_text(item).ok_or("each condition must be a string")?;
+                    let line = (!item.is_null())
+                        .then(|| scalar_string(item))
+                        .flatten()
+                        .ok_or("each condition must be a string")?;
                     ConditionLine::parse(&line)
                 })
                 .collect::<Result<_, _>>()?

@@ -4,7 +4,7 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use serde::forward_to_deserialize_any;
 use std::sync::Arc;
 
-use super::super::Value;
+use super::super::{typed_serde, Value};
 use super::SerdeError;
 
 type Result<T> = std::result::Result<T, SerdeError>;
@@ -22,6 +22,10 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
             Value::Long(v) | Value::Date(v) => visitor.visit_i64(v),
             Value::Double(v) => visitor.visit_f64(v),
             Value::String(v) => visitor.visit_string(v),
+            // Exact values read as their text: a `String` field takes them, an `f64` does not.
+            Value::Decimal(v) => visitor.visit_string(v.to_string()),
+            Value::BigInteger(v) => visitor.visit_string(v.to_string()),
+            Value::Time(v) => visitor.visit_string(v.to_string()),
             Value::Binary(v) => visitor.visit_byte_buf(v),
             Value::List { items, .. } => visitor.visit_seq(SeqAccess(items.into_iter())),
             Value::Map { entries, .. } => visitor.visit_map(MapAccess {
@@ -45,9 +49,13 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value> {
+        if name.starts_with(typed_serde::MAGIC_PREFIX) {
+            // A typed Java value's visitor reads its text form.
+            return visitor.visit_newtype_struct(ValueDeserializer(typed_serde::text_form(self.0)));
+        }
         visitor.visit_newtype_struct(self)
     }
 
@@ -107,6 +115,8 @@ fn kind(v: &Value) -> &'static str {
         Value::Bool(_) => "a boolean",
         Value::Int(_) | Value::Long(_) | Value::Double(_) => "a number",
         Value::Date(_) => "a date",
+        Value::Decimal(_) | Value::BigInteger(_) => "a big number",
+        Value::Time(_) => "a java.time value",
         Value::Binary(_) => "binary",
         Value::List { .. } => "a list",
         _ => "a value of another kind",

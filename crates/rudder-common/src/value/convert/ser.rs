@@ -2,7 +2,7 @@
 
 use serde::ser::{self, Serialize};
 
-use super::super::Value;
+use super::super::{typed_serde, Value};
 use super::SerdeError;
 
 pub(super) struct ValueSerializer;
@@ -77,20 +77,34 @@ impl ser::Serializer for ValueSerializer {
     fn serialize_unit_struct(self, _name: &'static str) -> Result<Value> {
         Ok(Value::Null)
     }
+    /// A Java enum constant when the enum's serde name is a Java class (has a `.`), else the
+    /// variant's name as a string.
     fn serialize_unit_variant(
         self,
-        _: &'static str,
+        name: &'static str,
         _: u32,
         variant: &'static str,
     ) -> Result<Value> {
+        if name.contains('.') {
+            return Ok(Value::java_enum(name, variant));
+        }
         Ok(Value::String(variant.to_owned()))
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _name: &'static str,
+        name: &'static str,
         value: &T,
     ) -> Result<Value> {
-        value.serialize(self)
+        let inner = value.serialize(self)?;
+        // A typed Java value (see `typed_serde`) serializes its text under a marked name.
+        if let (Some(class), Value::String(text)) =
+            (name.strip_prefix(typed_serde::MAGIC_PREFIX), &inner)
+        {
+            if let Some(typed) = Value::from_java_text(class, text) {
+                return typed.map_err(|e| SerdeError::Message(e.to_string()));
+            }
+        }
+        Ok(inner)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,

@@ -84,7 +84,8 @@ public final class ProviderMain {
                 .application(application)
                 .registry(registry)
                 .protocol(protocol)
-                .service(service);
+                .service(service)
+                .service(JavaTypesServices.create(version, group));
         bootstrap.start();
 
         String url = service.getExportedUrls().isEmpty()

@@ -1,0 +1,294 @@
+//! Where `rudder invoke` sends its calls: a direct `--url`, with `--interface`, `--version` and
+//! `--group` applied to it as Dubbo applies a reference's to a direct URL, or the providers of
+//! `--registry`; and the checks that answer a wrong call before any is made (unknown method, arguments
+//! that fit no overload, a version or group nobody provides).
+
+use anyhow::{bail, Context, Result};
+use rudder::{Consumer, Reference};
+use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::url::DubboUrl;
+use serde_json::Value as Json;
+
+use crate::invoke::InvokeArgs;
+use crate::service_info::{self, Overload};
+
+/// The protocols `--url` may name.
+const SPOKEN: [&str; 1] = ["dubbo"];
+
+/// The provider URL `--url` names, with the flags applied: the interface as its path when it has
+/// none, and `version` / `group` as parameters (what the request carries). A flag that contradicts
+/// the URL is an error naming both.
+pub(crate) fn direct_url(
+    text: &str,
+    interface: Option<&str>,
+    version: Option<&str>,
+    group: Option<&str>,
+) -> Result<DubboUrl> {
+    let url = DubboUrl::parse_any(text).with_context(|| format!("--url {text}"))?;
+    match url.protocol() {
+        p if SPOKEN.contains(&p) => {}
+        "" => bail!("--url {text} has no scheme: write dubbo://HOST:PORT/INTERFACE"),
+        "tri" | "triple" | "grpc" => bail!(
+            "--url {text}: {}:// is not supported yet; rudder calls providers over dubbo://",
+            url.protocol()
+        ),
+        other => {
+            bail!("--url {text}: {other}:// is not supported; rudder calls providers over dubbo://")
+        }
+    }
+    let in_url = url.service_interface().to_owned();
+    let interface = match (
+        interface.map(str::trim).filter(|i| !i.is_empty()),
+        in_url.is_empty(),
+    ) {
+        (Some(flag), false) if flag != in_url => {
+            bail!("--interface {flag} conflicts with the service {in_url} in --url {text}")
+        }
+        (Some(flag), _) => flag.to_owned(),
+        (None, false) => in_url,
+        (None, true) => bail!(
+            "--url {text} names no service: give --interface, or write dubbo://HOST:PORT/INTERFACE"
+        ),
+    };
+    let mut applied = if url.path().is_empty() {
+        let mut rebuilt = DubboUrl::new(url.protocol(), url.host(), url.port(), &interface);
+        for (key, value) in url.parameters() {
+            rebuilt = rebuilt.with_parameter(key, value);
+        }
+        rebuilt
+    } else {
+        url
+    };
+    for (key, flag) in [("version", version), ("group", group)] {
+        let Some(flag) = flag.map(str::trim).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        match applied
+            .parameter(key)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+        {
+            Some(in_url) if in_url != flag => {
+                bail!("--{key} {flag} conflicts with {key}={in_url} in --url {text}")
+            }
+            _ => applied = applied.with_parameter(key, flag),
+        }
+    }
+    Ok(applied)
+}
+
+/// The interface the calls are for.
+pub(crate) fn interface(args: &InvokeArgs) -> Result<String> {
+    match (&args.url, &args.interface) {
+        (Some(url), _) => Ok(direct_url(url, args.interface.as_deref(), None, None)?
+            .service_interface()
+            .to_owned()),
+        (None, Some(interface)) => Ok(interface.clone()),
+        (None, None) => bail!("--interface is required with --registry"),
+    }
+}
+
+/// Builds the reference the calls go through.
+pub(crate) async fn build_reference(
+    consumer: &Consumer,
+    args: &InvokeArgs,
+    interface: &str,
+) -> Result<Reference> {
+    let mut builder = consumer.reference(interface);
+    if let Some(url) = &args.url {
+        let url = direct_url(
+            url,
+            Some(interface),
+            args.version.as_deref(),
+            args.group.as_deref(),
+        )?;
+        builder = builder.provider(&url.to_full_string());
+    } else {
+        args.registry.check_reachable().await?;
+    }
+    for target in &args.registry.registry {
+        builder = builder.registry(target);
+    }
+    if let Some(v) = &args.version {
+        builder = builder.version(v);
+    }
+    if let Some(g) = &args.group {
+        builder = builder.group(g);
+    }
+    for (key, value) in args.consumer.pairs()? {
+        builder = builder.parameter(&key, &value);
+    }
+    if let Some(t) = args.timeout {
+        builder = builder.timeout_millis(t);
+    }
+    Ok(builder.build().await?)
+}
+
+/// Every provider URL the reference sees now, in every registry.
+pub(crate) fn provider_urls(reference: &Reference) -> Vec<DubboUrl> {
+    reference
+        .directories()
+        .flat_map(|d| {
+            d.snapshot()
+                .providers()
+                .iter()
+                .map(|p| p.url().clone())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// What the first registry knows of `interface` beyond the reference's own providers: every provider
+/// URL of any version or group, and the metadata report's overloads. Empty without a registry.
+pub(crate) struct RegistryKnowledge {
+    pub(crate) all_providers: Vec<DubboUrl>,
+    pub(crate) overloads: Vec<Overload>,
+}
+
+/// Reads [`RegistryKnowledge`] through a short session of its own (the reference's sessions are
+/// internal to the consumer).
+pub(crate) async fn registry_knowledge(
+    args: &InvokeArgs,
+    interface: &str,
+) -> Result<RegistryKnowledge> {
+    let mut knowledge = RegistryKnowledge {
+        all_providers: Vec::new(),
+        overloads: Vec::new(),
+    };
+    for target in args.registry.targets()? {
+        let registry = args.registry.connect(target.session_url()).await?;
+        let read = async {
+            let providers = registry.provider_urls(interface).await?;
+            let definitions = registry.service_definitions(interface).await?;
+            Ok::<_, rudder_registry::RegistryError>((providers, definitions))
+        }
+        .await;
+        registry.close().await;
+        let (providers, definitions) = read.context("reading the registry")?;
+        knowledge.all_providers.extend(providers);
+        knowledge
+            .overloads
+            .extend(service_info::overloads(&definitions));
+    }
+    knowledge.overloads.sort();
+    knowledge.overloads.dedup();
+    Ok(knowledge)
+}
+
+/// The error for a reference without providers: which versions or groups exist, when that is why.
+pub(crate) fn no_provider(
+    interface: &str,
+    args: &InvokeArgs,
+    knowledge: &RegistryKnowledge,
+) -> RpcError {
+    let reason = service_info::missing_version_or_group(
+        interface,
+        args.version.as_deref(),
+        args.group.as_deref(),
+        &knowledge.all_providers,
+    )
+    .unwrap_or_else(|| {
+        let protocols: std::collections::BTreeSet<&str> = knowledge
+            .all_providers
+            .iter()
+            .map(DubboUrl::protocol)
+            .collect();
+        format!(
+            "no usable provider of {interface}: {} listed (protocols {}), none that a dubbo:// \
+             consumer of this version and group can use, or all disabled by a rule (see `rudder providers`)",
+            knowledge.all_providers.len(),
+            protocols.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    });
+    RpcError::new(RpcErrorKind::NoProvider, reason)
+}
+
+/// The parameter types to send: `--types`, checked against the metadata's overloads when it has
+/// some, else the one overload the arguments fit, else inferred from the JSON.
+pub(crate) fn parameter_types(
+    args: &InvokeArgs,
+    items: &[Json],
+    overloads: &[Overload],
+) -> Result<Vec<String>> {
+    let given: Option<Vec<String>> = args.types.as_ref().map(|t| {
+        t.split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect()
+    });
+    if !args.generic {
+        if let Some(types) =
+            service_info::choose_types(&args.method, overloads, given.as_deref(), items)
+                .map_err(|e| RpcError::new(RpcErrorKind::MethodNotFound, format!("{e:#}")))?
+        {
+            return Ok(types);
+        }
+    }
+    Ok(given.unwrap_or_else(|| {
+        items
+            .iter()
+            .map(|j| crate::java_types::infer(j).to_owned())
+            .collect()
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_apply_to_a_direct_url_and_conflicts_name_both() {
+        let url = direct_url(
+            "dubbo://127.0.0.1:20880",
+            Some("peer.Greeter"),
+            Some("1.0.0"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            url.to_full_string(),
+            "dubbo://127.0.0.1:20880/peer.Greeter?version=1.0.0"
+        );
+        let url = direct_url(
+            "dubbo://h:1/peer.Greeter?version=1.0.0",
+            None,
+            Some("1.0.0"),
+            Some("g"),
+        )
+        .unwrap();
+        assert_eq!(url.parameter("group"), Some("g"));
+        let err = direct_url(
+            "dubbo://h:1/peer.Greeter?version=1.0.0",
+            None,
+            Some("9.9"),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--version 9.9 conflicts with version=1.0.0 in --url dubbo://h:1/peer.Greeter?version=1.0.0"
+        );
+        let err =
+            direct_url("dubbo://h:1/peer.Greeter", Some("peer.Other"), None, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--interface peer.Other conflicts with the service peer.Greeter in --url dubbo://h:1/peer.Greeter"
+        );
+        assert!(direct_url("dubbo://h:1", None, None, None)
+            .unwrap_err()
+            .to_string()
+            .contains("names no service"));
+    }
+
+    #[test]
+    fn schemes_other_than_dubbo_are_refused() {
+        for (url, says) in [
+            ("tri://h:1/S", "tri:// is not supported yet"),
+            ("http://h:1/S", "http:// is not supported"),
+            ("h:1/S", "--url"),
+        ] {
+            let err = direct_url(url, None, None, None).unwrap_err();
+            assert!(format!("{err:#}").contains(says), "{url}: {err:#}");
+        }
+    }
+}

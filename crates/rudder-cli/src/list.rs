@@ -1,0 +1,298 @@
+//! `rudder list`: what a registry holds, as `grpcurl list` / `describe`, Dubbo telnet's `ls` and
+//! dubbo-admin's service page show it.
+//!
+//! `rudder list --registry R`: one row per service, version and group: the number of providers and
+//! their protocols. `rudder list --registry R --interface I`: I's methods, from the providers'
+//! `methods=`, with parameter and return types where the metadata report has them. `--format json` on
+//! both. Rows are read as registered: no consumer parameters, no configurators (`rudder providers`
+//! shows those).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use rudder_common::url::DubboUrl;
+use rudder_registry::ZookeeperRegistry;
+use serde_json::json;
+
+use crate::output::Format;
+use crate::registry_args::RegistryArgs;
+use crate::service_info::{self, Overload};
+
+/// Arguments of `rudder list`.
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    registry: RegistryArgs,
+    /// List this service's methods instead of the services.
+    #[arg(long, value_name = "NAME")]
+    interface: Option<String>,
+    /// Only providers of this version (with --interface).
+    #[arg(long, requires = "interface")]
+    version: Option<String>,
+    /// Only providers of this group (with --interface).
+    #[arg(long, requires = "interface")]
+    group: Option<String>,
+    /// text (aligned columns) or json (one array).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub(crate) fn run(args: ListArgs, out: &mut dyn Write) -> Result<()> {
+    let targets = args.registry.targets()?;
+    let [target] = targets.as_slice() else {
+        bail!("--registry is required, once");
+    };
+    crate::providers::runtime()?.block_on(async {
+        let registry = args.registry.connect(target.session_url()).await?;
+        let listed = match &args.interface {
+            None => list_services(&registry, args.format, out).await,
+            Some(interface) => describe(&registry, &args, interface, out).await,
+        };
+        registry.close().await;
+        listed
+    })
+}
+
+/// One service, version and group.
+#[derive(Debug, Default)]
+struct ServiceRow {
+    providers: usize,
+    protocols: BTreeSet<String>,
+}
+
+async fn list_services(
+    registry: &ZookeeperRegistry,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut rows: BTreeMap<(String, String, String), ServiceRow> = BTreeMap::new();
+    for service in registry.services().await.context("listing the services")? {
+        let urls = registry
+            .provider_urls(&service)
+            .await
+            .with_context(|| format!("listing the providers of {service}"))?;
+        if urls.is_empty() {
+            rows.entry((service, String::new(), String::new()))
+                .or_default();
+            continue;
+        }
+        for url in urls {
+            let key = (
+                service.clone(),
+                param(&url, "version"),
+                param(&url, "group"),
+            );
+            let row = rows.entry(key).or_default();
+            row.providers += 1;
+            row.protocols.insert(url.protocol().to_owned());
+        }
+    }
+    match format {
+        Format::Json => {
+            let array: Vec<serde_json::Value> = rows
+                .iter()
+                .map(|((interface, version, group), row)| {
+                    json!({
+                        "interface": interface,
+                        "version": non_empty(version),
+                        "group": non_empty(group),
+                        "providers": row.providers,
+                        "protocols": row.protocols,
+                    })
+                })
+                .collect();
+            writeln!(out, "{}", serde_json::Value::Array(array))?;
+        }
+        Format::Text => {
+            let cells: Vec<[String; 5]> = rows
+                .iter()
+                .map(|((interface, version, group), row)| {
+                    [
+                        interface.clone(),
+                        dash(version),
+                        dash(group),
+                        row.providers.to_string(),
+                        row.protocols.iter().cloned().collect::<Vec<_>>().join(","),
+                    ]
+                })
+                .collect();
+            table(
+                ["SERVICE", "VERSION", "GROUP", "PROVIDERS", "PROTOCOLS"],
+                &cells,
+                out,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+async fn describe(
+    registry: &ZookeeperRegistry,
+    args: &ListArgs,
+    interface: &str,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let all = registry
+        .provider_urls(interface)
+        .await
+        .with_context(|| format!("listing the providers of {interface}"))?;
+    let urls: Vec<&DubboUrl> = all
+        .iter()
+        .filter(|u| matches(u, "version", args.version.as_deref()))
+        .filter(|u| matches(u, "group", args.group.as_deref()))
+        .collect();
+    if urls.is_empty() {
+        let why = service_info::missing_version_or_group(
+            interface,
+            args.version.as_deref().or(Some("*")),
+            args.group.as_deref().or(Some("*")),
+            &all,
+        )
+        .unwrap_or_else(|| format!("no provider of {interface}"));
+        crate::logging::say(format!("{} {why}", crate::logging::warning_label()));
+    }
+    let definitions = registry
+        .service_definitions(interface)
+        .await
+        .with_context(|| format!("reading the metadata of {interface}"))?;
+    let definitions: Vec<_> = definitions
+        .into_iter()
+        .filter(|d| args.version.is_none() || d.version == args.version)
+        .filter(|d| args.group.is_none() || d.group == args.group)
+        .collect();
+    let overloads = service_info::overloads(&definitions);
+    let listed = service_info::listed_methods(urls.iter().copied()).unwrap_or_default();
+    // Methods the providers list, each with its overloads when the metadata has them; methods only
+    // the metadata knows are shown too (a provider that lists none).
+    let mut names: BTreeSet<String> = listed.into_iter().collect();
+    names.extend(overloads.iter().map(|o| o.name.clone()));
+    let methods: Vec<(String, Vec<&Overload>)> = names
+        .into_iter()
+        .map(|name| {
+            let of: Vec<&Overload> = overloads.iter().filter(|o| o.name == name).collect();
+            (name, of)
+        })
+        .collect();
+    match args.format {
+        Format::Json => {
+            let mut array = Vec::new();
+            for (name, of) in &methods {
+                if of.is_empty() {
+                    array.push(json!({"name": name, "parameter_types": null, "return_type": null}));
+                }
+                for o in of {
+                    array.push(json!({
+                        "name": name,
+                        "parameter_types": o.parameter_types,
+                        "return_type": o.return_type,
+                    }));
+                }
+            }
+            writeln!(
+                out,
+                "{}",
+                json!({
+                    "interface": interface,
+                    "providers": urls.len(),
+                    "versions": seen(&urls, "version"),
+                    "groups": seen(&urls, "group"),
+                    "methods": array,
+                })
+            )?;
+        }
+        Format::Text => {
+            let versions = seen(&urls, "version");
+            let plural = if urls.len() == 1 { "" } else { "s" };
+            writeln!(
+                out,
+                "# {interface}: {} provider{plural}, versions {}, groups {}",
+                urls.len(),
+                shown(&versions),
+                shown(&seen(&urls, "group")),
+            )?;
+            for (name, of) in &methods {
+                if of.is_empty() {
+                    writeln!(out, "{name}")?;
+                }
+                for o in of {
+                    match &o.return_type {
+                        Some(r) => writeln!(out, "{} -> {r}", o.signature())?,
+                        None => writeln!(out, "{}", o.signature())?,
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn param(url: &DubboUrl, key: &str) -> String {
+    url.parameter(key).unwrap_or("").trim().to_owned()
+}
+
+fn matches(url: &DubboUrl, key: &str, wanted: Option<&str>) -> bool {
+    match wanted {
+        None | Some("*") => true,
+        Some(wanted) => wanted.split(',').any(|w| w.trim() == param(url, key)),
+    }
+}
+
+fn seen(urls: &[&DubboUrl], key: &str) -> Vec<Option<String>> {
+    let values: BTreeSet<String> = urls.iter().map(|u| param(u, key)).collect();
+    values.iter().map(|v| non_empty(v)).collect()
+}
+
+fn shown(values: &[Option<String>]) -> String {
+    if values.is_empty() {
+        return "-".to_owned();
+    }
+    values
+        .iter()
+        .map(|v| v.clone().unwrap_or_else(|| "(none)".to_owned()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn non_empty(value: &str) -> Option<String> {
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+fn dash(value: &str) -> String {
+    if value.is_empty() {
+        "-".to_owned()
+    } else {
+        value.to_owned()
+    }
+}
+
+/// Aligned columns under their titles (only the titles when there are no rows).
+fn table<const N: usize>(
+    titles: [&str; N],
+    rows: &[[String; N]],
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut widths = titles.map(str::len);
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; N]| {
+        let mut text = String::new();
+        for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == N {
+                text.push_str(cell);
+            } else {
+                text.push_str(&format!("{cell:<width$}  "));
+            }
+        }
+        text
+    };
+    writeln!(out, "{}", line(titles))?;
+    for row in rows {
+        writeln!(out, "{}", line(row.each_ref().map(String::as_str)))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! The registry flags every command that reads a registry takes (`--registry`, `--connect-timeout`), and
+//! the quick look that makes a refused connection fail at once instead of after the whole timeout.
+
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use rudder::RegistryTarget;
+use rudder_registry::{RegistryAddress, RegistryOptions, ZookeeperRegistry};
+
+use crate::bounds;
+
+/// How long the first look at each registry server may take before the real connect takes over.
+const PROBE: Duration = Duration::from_secs(2);
+
+/// `--registry` and `--connect-timeout`, shared by `providers`, `list`, `simulate` and `invoke`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct RegistryArgs {
+    /// A ZooKeeper registry, `zookeeper://HOST:PORT` (`?backup=h:p,h:p`, `&group=` the root,
+    /// `&chroot=/path`). Repeatable, one per data centre (`&zone=`, `&weight=`, `&preferred=true`
+    /// choose among them as a Dubbo consumer does).
+    #[arg(long, value_name = "URL")]
+    pub(crate) registry: Vec<String>,
+    /// Seconds to wait for ZooKeeper before giving up (1 to 3600). A server that refuses the
+    /// connection fails at once.
+    #[arg(
+        long,
+        default_value_t = 10,
+        value_name = "SECONDS",
+        value_parser = bounds::positive(bounds::MAX_CONNECT_TIMEOUT_SECS)
+    )]
+    pub(crate) connect_timeout: u64,
+}
+
+impl RegistryArgs {
+    /// Whether any `--registry` was given.
+    pub(crate) fn is_given(&self) -> bool {
+        !self.registry.is_empty()
+    }
+
+    /// The registry options these flags ask for.
+    pub(crate) fn options(&self) -> RegistryOptions {
+        RegistryOptions::default().with_connect_timeout(Duration::from_secs(self.connect_timeout))
+    }
+
+    /// Every `--registry` read (choice parameters split off), the same registry twice refused.
+    pub(crate) fn targets(&self) -> Result<Vec<RegistryTarget>> {
+        let mut targets: Vec<RegistryTarget> = Vec::with_capacity(self.registry.len());
+        for (i, url) in self.registry.iter().enumerate() {
+            let target =
+                RegistryTarget::parse(url).with_context(|| format!("--registry #{}", i + 1))?;
+            if targets
+                .iter()
+                .any(|t| t.choice().label() == target.choice().label())
+            {
+                bail!(
+                    "--registry #{}: {} is given twice",
+                    i + 1,
+                    target.choice().label()
+                );
+            }
+            targets.push(target);
+        }
+        Ok(targets)
+    }
+
+    /// Fails at once when every server of some registry refuses the connection (nothing listens
+    /// there), instead of waiting `--connect-timeout` for a session that cannot come.
+    pub(crate) async fn check_reachable(&self) -> Result<()> {
+        for target in self.targets()? {
+            refuse_if_nobody_listens(target.session_url()).await?;
+        }
+        Ok(())
+    }
+
+    /// Opens a session to `session_url` with these options, after [`refuse_if_nobody_listens`].
+    pub(crate) async fn connect(&self, session_url: &str) -> Result<ZookeeperRegistry> {
+        refuse_if_nobody_listens(session_url).await?;
+        ZookeeperRegistry::connect(session_url, self.options())
+            .await
+            .context("connecting to the registry")
+    }
+}
+
+/// One TCP connection attempt per server, all at once; an error only when all of them are refused.
+/// Anything else (a server that accepts, or one that does not answer within [`PROBE`]) is left to the
+/// ZooKeeper client and its timeout.
+pub(crate) async fn refuse_if_nobody_listens(session_url: &str) -> Result<()> {
+    let address = RegistryAddress::parse(session_url).context("--registry")?;
+    let probes = address.hosts().iter().cloned().map(|host| async move {
+        let attempt = tokio::time::timeout(PROBE, tokio::net::TcpStream::connect(host));
+        matches!(attempt.await, Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused)
+    });
+    let mut all_refused = true;
+    for refused in futures_join(probes).await {
+        all_refused &= refused;
+    }
+    if all_refused {
+        bail!(
+            "registry {address}: connection refused by {} (is ZooKeeper running there?)",
+            address.connect_string()
+        );
+    }
+    Ok(())
+}
+
+/// Runs the probes concurrently on the current runtime and collects their answers in order.
+async fn futures_join<F>(futures: impl Iterator<Item = F>) -> Vec<bool>
+where
+    F: std::future::Future<Output = bool> + Send + 'static,
+{
+    let handles: Vec<_> = futures.map(tokio::spawn).collect();
+    let mut out = Vec::with_capacity(handles.len());
+    for handle in handles {
+        out.push(handle.await.unwrap_or(false));
+    }
+    out
+}

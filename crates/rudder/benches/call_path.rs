@@ -1,0 +1,264 @@
+//! The whole call path of a `Reference` over a transport that answers at once (`rudder-noop://`
+//! providers, see `rudder::internals`): reference, cluster mode, router chain (the tag router is
+//! always on), balancer, statistics, spans. What a call costs rudder itself, without a socket or a
+//! codec to hide it; `e2e_load` (examples/) measures the same against a real dubbo:// provider.
+//!
+//! Cases, each over 10 providers unless named:
+//! * `invoke`: `Reference::invoke` as users call it (method, one parameter type, one `String`
+//!   argument), default `failover`, `random`;
+//! * `invoke_raw`: a prepared `Invocation` (cloned per call), the same reference;
+//! * `condition_rule`: `invoke_raw` with a service condition rule in force (routed views cached);
+//! * `traced`: `invoke_raw` with a tracing subscriber that enables every span and records nothing,
+//!   so span fields are computed, not exported;
+//! * `metrics_1000` (feature `metrics`): `invoke_raw` with the Prometheus recorder on, over 1,000
+//!   providers whose 4,000 series (4 methods) exist already.
+//!
+//! Allocations per call (a counting global allocator, over 20,000 calls after warm-up) are printed
+//! first, then criterion's figures.
+//!
+//! Run: `cargo bench -p rudder --features internals,metrics --bench call_path`.
+
+// A global allocator that counts calls and forwards to `System` needs unsafe.
+#![allow(unsafe_code)]
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use rudder::internals::cluster::router::RuleKey;
+use rudder::internals::NO_OP_PROTOCOL;
+use rudder::{Consumer, Invocation, Reference, Value};
+use tokio::runtime::Runtime;
+
+struct CountingAllocator;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(new_size as u64, Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+const SERVICE: &str = "com.acme.Greeter";
+
+/// How a case calls.
+#[derive(Clone, Copy)]
+enum Call {
+    Invoke,
+    Raw,
+}
+
+struct Case {
+    name: &'static str,
+    reference: Reference,
+    call: Call,
+    traced: bool,
+}
+
+fn providers(consumer: &Consumer, n: usize) -> rudder::ReferenceBuilder {
+    let mut builder = consumer.reference(SERVICE);
+    for i in 0..n {
+        builder = builder.provider(&format!(
+            "{NO_OP_PROTOCOL}://10.1.{}.{}:20880/{SERVICE}",
+            i / 250,
+            i % 250
+        ));
+    }
+    builder
+}
+
+fn invocation() -> Invocation {
+    Invocation::new(
+        "sayHello",
+        vec!["java.lang.String".to_owned()],
+        vec![Value::from("rust")],
+    )
+}
+
+async fn call_once(case: &Case, prepared: &Invocation) {
+    let answer = match case.call {
+        Call::Invoke => case
+            .reference
+            .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
+            .await
+            .map(|_| ()),
+        Call::Raw => case
+            .reference
+            .invoke_raw(prepared.clone())
+            .await
+            .map(|_| ())
+            .map_err(Into::into),
+    };
+    black_box(answer).expect("the no-op transport answers");
+}
+
+async fn cases() -> Vec<Case> {
+    let consumer = Consumer::builder().application("bench").build();
+    let plain = providers(&consumer, 10).build().await.expect("reference");
+    let ruled = providers(&consumer, 10).build().await.expect("reference");
+    let rule = format!(
+        "configVersion: v3.0\nscope: service\nforce: true\nenabled: true\nkey: {SERVICE}\n\
+         conditions:\n  - method = sayHello => host != 10.1.0.3\n"
+    );
+    ruled
+        .set_rule(RuleKey::service_condition(SERVICE, "", ""), Some(&rule))
+        .expect("rule");
+    let mut cases = vec![
+        Case {
+            name: "invoke",
+            reference: plain.clone(),
+            call: Call::Invoke,
+            traced: false,
+        },
+        Case {
+            name: "invoke_raw",
+            reference: plain.clone(),
+            call: Call::Raw,
+            traced: false,
+        },
+        Case {
+            name: "condition_rule",
+            reference: ruled,
+            call: Call::Raw,
+            traced: false,
+        },
+        Case {
+            name: "traced",
+            reference: plain,
+            call: Call::Raw,
+            traced: true,
+        },
+    ];
+    #[cfg(feature = "metrics")]
+    {
+        let metered = Consumer::builder()
+            .application("bench")
+            .metrics(rudder::metrics::MetricsConfig::default())
+            .build();
+        let reference = providers(&metered, 1000).build().await.expect("reference");
+        // Every provider gets a series for four methods, as a busy service's would.
+        for method in ["a", "b", "c", "sayHello"] {
+            for _ in 0..1000 {
+                reference
+                    .invoke_raw(Invocation::new(method, vec![], vec![]))
+                    .await
+                    .expect("call");
+            }
+        }
+        cases.push(Case {
+            name: "metrics_1000",
+            reference,
+            call: Call::Raw,
+            traced: false,
+        });
+    }
+    cases
+}
+
+/// Runs `f` with a subscriber that enables every span and event and keeps nothing, when `traced`.
+fn with_tracing<R>(traced: bool, f: impl FnOnce() -> R) -> R {
+    if traced {
+        tracing::subscriber::with_default(EnableAll, f)
+    } else {
+        f()
+    }
+}
+
+/// Enables everything and records nothing: span fields are evaluated as an exporter would need.
+struct EnableAll;
+
+impl tracing::Subscriber for EnableAll {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+fn allocations_per_call(runtime: &Runtime, cases: &[Case]) {
+    const CALLS: u64 = 20_000;
+    let prepared = invocation();
+    for case in cases {
+        let (allocations, bytes, took) = with_tracing(case.traced, || {
+            runtime.block_on(async {
+                for _ in 0..1000 {
+                    call_once(case, &prepared).await;
+                }
+                let (allocations, bytes) = (ALLOCATIONS.load(Relaxed), BYTES.load(Relaxed));
+                let started = Instant::now();
+                for _ in 0..CALLS {
+                    call_once(case, &prepared).await;
+                }
+                let took = started.elapsed();
+                (
+                    ALLOCATIONS.load(Relaxed) - allocations,
+                    BYTES.load(Relaxed) - bytes,
+                    took,
+                )
+            })
+        });
+        println!(
+            "call_path/{:<15} {:>6.1} allocations, {:>6.0} bytes, {:>6.0} ns per call",
+            case.name,
+            allocations as f64 / CALLS as f64,
+            bytes as f64 / CALLS as f64,
+            took.as_nanos() as f64 / CALLS as f64,
+        );
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let cases = runtime.block_on(cases());
+    allocations_per_call(&runtime, &cases);
+    let prepared = invocation();
+    let mut group = c.benchmark_group("call_path");
+    group.measurement_time(Duration::from_secs(3));
+    for case in &cases {
+        group.bench_function(case.name, |b| {
+            b.iter_custom(|iters| {
+                with_tracing(case.traced, || {
+                    runtime.block_on(async {
+                        let started = Instant::now();
+                        for _ in 0..iters {
+                            call_once(case, &prepared).await;
+                        }
+                        started.elapsed()
+                    })
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,358 @@
+//! The metrics endpoint end to end: calls through references to real dubbo:// servers, scraped over
+//! HTTP on loopback, the text exposition parsed, exact values asserted.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rudder::metrics::{ManualTicker, MetricsConfig, MetricsServer};
+use rudder::{ClusterMode, Consumer, Invocation, Value};
+use rudder_rpc::server::DubboServer;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::Semaphore;
+
+const SERVICE: &str = "com.acme.Greeter";
+
+/// A provider whose methods "take" a fixed time on `ticker`: `fast` 2 ms, `slow` 300 ms; `stall`
+/// never answers, `hold` answers once `gate` lets it.
+async fn provider(ticker: Arc<ManualTicker>, gate: Arc<Semaphore>) -> DubboServer {
+    DubboServer::bind(0, move |call: Invocation| {
+        let (ticker, gate) = (Arc::clone(&ticker), Arc::clone(&gate));
+        async move {
+            match call.method_name() {
+                "fast" => ticker.advance_micros(2_000),
+                "slow" => ticker.advance_micros(300_000),
+                "stall" => std::future::pending::<()>().await,
+                "hold" => gate.acquire().await.expect("gate open").forget(),
+                _ => {}
+            }
+            Ok(Value::from("done"))
+        }
+    })
+    .await
+    .unwrap()
+}
+
+fn url(server: &DubboServer) -> String {
+    format!("dubbo://{}/{SERVICE}", server.local_addr())
+}
+
+/// Guards a wait on a condition; the condition, not the time, is what the test waits for.
+async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(10), f)
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+}
+
+/// Sends `request` and returns the status line and the body.
+async fn http(addr: SocketAddr, request: &[u8]) -> (String, String) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let mut answer = String::new();
+    within("the answer", stream.read_to_string(&mut answer))
+        .await
+        .unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    let status = head.lines().next().unwrap().to_owned();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .expect("a Content-Length")
+        .parse()
+        .unwrap();
+    assert_eq!(length, body.len(), "Content-Length matches the body");
+    (status, body.to_owned())
+}
+
+/// Scrapes `GET /metrics` and parses the exposition into `name{labels}` → value.
+async fn scrape(server: &MetricsServer) -> HashMap<String, f64> {
+    let (status, body) = http(
+        server.local_addr(),
+        b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/openmetrics-text\r\n\r\n",
+    )
+    .await;
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    parse(&body)
+}
+
+/// Sample lines into a map; every line checked to be a comment or `series value`.
+fn parse(text: &str) -> HashMap<String, f64> {
+    assert!(
+        text.ends_with("# EOF\n"),
+        "an OpenMetrics exposition ends in # EOF:\n{text}"
+    );
+    let mut samples = HashMap::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (series, value) = line.rsplit_once(' ').expect("series and value");
+        let value: f64 = value
+            .parse()
+            .unwrap_or_else(|_| panic!("a number in {line}"));
+        assert!(
+            samples.insert(series.to_owned(), value).is_none(),
+            "{series} twice"
+        );
+    }
+    samples
+}
+
+fn series(name: &str, provider: &str, method: &str, extra: &str) -> String {
+    format!("{name}{{provider=\"{provider}\",method=\"{method}\"{extra}}}")
+}
+
+#[tokio::test]
+async fn scraped_metrics_count_every_call_with_exact_durations_and_forget_pruned_providers() {
+    let ticker = Arc::new(ManualTicker::default());
+    let gate = Arc::new(Semaphore::new(0));
+    let a = provider(Arc::clone(&ticker), Arc::clone(&gate)).await;
+    let b = provider(Arc::clone(&ticker), Arc::clone(&gate)).await;
+    let consumer = Consumer::builder()
+        .metrics(MetricsConfig::default().ticker(ticker.clone()))
+        .build();
+    let both = consumer
+        .reference(SERVICE)
+        .provider(&url(&a))
+        .provider(&url(&b))
+        .loadbalance("roundrobin")
+        .cluster(ClusterMode::Failfast)
+        .timeout(Duration::from_millis(300))
+        .build()
+        .await
+        .unwrap();
+    let only_a = consumer
+        .reference(SERVICE)
+        .provider(&url(&a))
+        .build()
+        .await
+        .unwrap();
+    let server = consumer
+        .metrics()
+        .expect("metrics are on")
+        .serve("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+
+    // One call at a time, so each call's duration is exactly what its provider added to the ticker.
+    for _ in 0..4 {
+        both.invoke("fast", &[], vec![]).await.unwrap();
+    }
+    for _ in 0..2 {
+        both.invoke("slow", &[], vec![]).await.unwrap();
+    }
+    both.invoke("stall", &[], vec![]).await.unwrap_err();
+    only_a.invoke("fast", &[], vec![]).await.unwrap();
+
+    let (pa, pb) = (url(&a), url(&b));
+    let m = scrape(&server).await;
+    let get = |key: String| {
+        *m.get(&key)
+            .unwrap_or_else(|| panic!("{key} missing: {m:#?}"))
+    };
+    // Round robin over two equal providers alternates: fast 2 + 2 (and one more on a), slow 1 + 1.
+    assert_eq!(get(series("rudder_calls_total", &pa, "fast", "")), 3.0);
+    assert_eq!(get(series("rudder_calls_total", &pb, "fast", "")), 2.0);
+    assert_eq!(get(series("rudder_calls_total", &pa, "slow", "")), 1.0);
+    assert_eq!(get(series("rudder_calls_total", &pb, "slow", "")), 1.0);
+    let stalled = |p: &str, name: &str| m.get(&series(name, p, "stall", "")).copied();
+    let (stall_a, stall_b) = (
+        stalled(&pa, "rudder_calls_total"),
+        stalled(&pb, "rudder_calls_total"),
+    );
+    assert_eq!(stall_a.unwrap_or(0.0) + stall_b.unwrap_or(0.0), 1.0);
+    let failures = stalled(&pa, "rudder_call_failures_total").unwrap_or(0.0)
+        + stalled(&pb, "rudder_call_failures_total").unwrap_or(0.0);
+    assert_eq!(failures, 1.0, "the timed-out call is the one failure");
+    assert_eq!(
+        get(series("rudder_call_failures_total", &pa, "fast", "")),
+        0.0
+    );
+    for (p, method) in [(&pa, "fast"), (&pb, "fast"), (&pa, "slow"), (&pb, "slow")] {
+        assert_eq!(get(series("rudder_calls_in_flight", p, method, "")), 0.0);
+    }
+
+    // Durations: fast calls took 2 ms each on the ticker, slow ones 300 ms.
+    let bucket = |p: &str, method: &str, le: &str| {
+        // prometheus-client puts `le` first.
+        get(format!(
+            "rudder_call_duration_seconds_bucket{{le=\"{le}\",provider=\"{p}\",method=\"{method}\"}}"
+        ))
+    };
+    assert_eq!(bucket(&pa, "fast", "0.001"), 0.0);
+    assert_eq!(bucket(&pa, "fast", "0.0025"), 3.0);
+    assert_eq!(bucket(&pa, "fast", "+Inf"), 3.0);
+    assert_eq!(bucket(&pb, "fast", "0.0025"), 2.0);
+    assert_eq!(bucket(&pa, "slow", "0.25"), 0.0);
+    assert_eq!(bucket(&pa, "slow", "0.5"), 1.0);
+    assert_eq!(bucket(&pa, "slow", "10.0"), 1.0);
+    let sum = get(series("rudder_call_duration_seconds_sum", &pa, "fast", ""));
+    assert!((sum - 0.006).abs() < 1e-9, "3 x 2 ms, got {sum}");
+    assert_eq!(
+        get(series(
+            "rudder_call_duration_seconds_count",
+            &pb,
+            "slow",
+            ""
+        )),
+        1.0
+    );
+
+    // Picks by strategy: `both` picks by round robin (7 attempts), `only_a` by the default, random.
+    assert_eq!(
+        get("rudder_picks_total{strategy=\"roundrobin\"}".into()),
+        7.0
+    );
+    assert_eq!(get("rudder_picks_total{strategy=\"random\"}".into()), 1.0);
+    assert_eq!(get("rudder_connections_open".into()), 2.0);
+    #[cfg(feature = "zookeeper")]
+    assert_eq!(get("rudder_registry_sessions_open".into()), 0.0);
+
+    // A call held at the provider shows as in flight while it runs, and not after.
+    let held = tokio::spawn({
+        let only_a = only_a.clone();
+        async move { only_a.invoke("hold", &[], vec![]).await }
+    });
+    let in_flight = series("rudder_calls_in_flight", &pa, "hold", "");
+    within("the held call in the exposition", async {
+        while scrape(&server).await.get(&in_flight) != Some(&1.0) {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    gate.add_permits(1);
+    within("the held call", held).await.unwrap().unwrap();
+    assert_eq!(scrape(&server).await.get(&in_flight), Some(&0.0));
+
+    // Dropping `both` leaves b in no directory: the consumer prunes it, and its series go with it.
+    drop(both);
+    let m = scrape(&server).await;
+    assert!(
+        !m.keys().any(|k| k.contains(&pb)),
+        "b's series are gone: {m:#?}"
+    );
+    assert_eq!(
+        m.get(&series("rudder_calls_total", &pa, "fast", "")),
+        Some(&3.0)
+    );
+    assert_eq!(
+        m.get("rudder_picks_total{strategy=\"roundrobin\"}"),
+        Some(&7.0)
+    );
+    within("b's connection to close", async {
+        while consumer.open_connections() != 1 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+
+    let addr = server.local_addr();
+    server.shutdown().await;
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "the endpoint is closed"
+    );
+    drop(only_a);
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_endpoint_answers_only_get_metrics_and_bounds_the_request() {
+    let consumer = Consumer::builder()
+        .metrics(MetricsConfig::default())
+        .build();
+    let server = consumer
+        .metrics()
+        .unwrap()
+        .serve("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let (status, _) = http(addr, b"GET / HTTP/1.1\r\n\r\n").await;
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    let (status, _) = http(addr, b"DELETE /metrics HTTP/1.1\r\n\r\n").await;
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    let mut huge = b"GET /metrics HTTP/1.1\r\nX-Padding: ".to_vec();
+    huge.extend(std::iter::repeat_n(b'x', 16 * 1024));
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    // The server answers once it has read past its limit (8 KiB), without a complete head.
+    stream.write_all(&huge).await.unwrap();
+    stream.shutdown().await.unwrap();
+    let mut answer = Vec::new();
+    let _ = within("the refusal", stream.read_to_end(&mut answer)).await;
+    assert!(
+        answer.starts_with(b"HTTP/1.1 431 "),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    // An idle consumer still exposes every family, with no call series yet.
+    let body = http(addr, b"GET /metrics HTTP/1.0\r\n\r\n").await.1;
+    assert!(body.contains("# TYPE rudder_calls counter\n"), "{body}");
+    assert!(
+        body.contains("# TYPE rudder_call_duration_seconds histogram\n"),
+        "{body}"
+    );
+    assert!(parse(&body)
+        .keys()
+        .all(|k| !k.starts_with("rudder_calls_total")));
+    drop(server);
+    within("the dropped endpoint to close", async {
+        while TcpStream::connect(addr).await.is_ok() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+}
+
+#[test]
+fn a_consumer_without_metrics_has_no_handle() {
+    assert!(Consumer::builder().build().metrics().is_none());
+}
+
+/// `cargo test -p rudder --features metrics --release --test rudder -- --ignored --nocapture metrics::`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement; run in release"]
+async fn calls_per_second_with_and_without_metrics() {
+    let server = DubboServer::bind(0, |_: Invocation| async { Ok(Value::from("hi")) })
+        .await
+        .unwrap();
+    let mut rates: HashMap<bool, Vec<f64>> = HashMap::new();
+    for round in 0..6 {
+        let with = round % 2 == 1;
+        let builder = Consumer::builder();
+        let consumer = match with {
+            true => builder.metrics(MetricsConfig::default()).build(),
+            false => builder.build(),
+        };
+        let reference = consumer
+            .reference(SERVICE)
+            .provider(&url(&server))
+            .build()
+            .await
+            .unwrap();
+        let calls = 20_000;
+        let started = std::time::Instant::now();
+        let tasks: Vec<_> = (0..16)
+            .map(|_| {
+                let reference = reference.clone();
+                tokio::spawn(async move {
+                    for _ in 0..calls / 16 {
+                        reference.invoke("m", &[], vec![]).await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let rate = f64::from(calls) / started.elapsed().as_secs_f64();
+        rates.entry(with).or_default().push(rate);
+    }
+    for with in [false, true] {
+        println!(
+            "metrics {with}: {:?} calls/s (16 in flight)",
+            rates[&with].iter().map(|r| r.round()).collect::<Vec<_>>()
+        );
+    }
+    server.shutdown().await;
+}

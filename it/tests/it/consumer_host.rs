@@ -1,0 +1,181 @@
+//! The consumer's own address (issue 14, item 1a): the address a consumer registers under in a real
+//! ZooKeeper is the address its routing rules read as `host`, so a condition rule naming that address
+//! (`host = <address> => ...`) routes its calls. Before, rules read `127.0.0.1` (or
+//! `DUBBO_IP_TO_REGISTRY`) while the registry registered the address of its ZooKeeper connection.
+//!
+//! Only the providers and ZooKeeper are contacted (on loopback); the consumer's address is a label
+//! in URLs and rules, never a destination.
+
+use std::time::{Duration, Instant};
+
+use rudder::internals::rpc::server::DubboServer;
+use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
+use rudder_it::ZooKeeperContainer;
+use zookeeper_client::{Acls, Client, CreateMode};
+
+const SERVICE: &str = "com.acme.HostRouted";
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A provider answering every call with its own port, registered in ZooKeeper.
+async fn registered_provider(zk: &Client) -> (DubboServer, i32) {
+    let port = std::sync::Arc::new(std::sync::OnceLock::new());
+    let answer = std::sync::Arc::clone(&port);
+    let server = DubboServer::bind(0, move |_call: Invocation| {
+        let port = *answer.get().expect("port set before the first call");
+        async move { Ok(Value::Int(port)) }
+    })
+    .await
+    .expect("bind");
+    let own = i32::from(server.local_addr().port());
+    port.set(own).unwrap();
+    let url = DubboUrl::parse(&format!(
+        "dubbo://{}/{SERVICE}?interface={SERVICE}&application=host-provider&side=provider",
+        server.local_addr()
+    ))
+    .unwrap();
+    put(
+        zk,
+        &format!("/dubbo/{SERVICE}/providers/{}", url.to_node_name()),
+        "",
+    )
+    .await;
+    (server, own)
+}
+
+async fn put(zk: &Client, path: &str, data: &str) {
+    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let parent = &path[..path.rfind('/').unwrap()];
+    zk.mkdir(parent, &persistent).await.expect("mkdir");
+    match zk.create(path, data.as_bytes(), &persistent).await {
+        Ok(_) => {}
+        Err(zookeeper_client::Error::NodeExists) => {
+            zk.set_data(path, data.as_bytes(), None).await.expect("set");
+        }
+        Err(e) => panic!("create {path}: {e}"),
+    }
+}
+
+/// The hosts of the consumer nodes registered for the service, sorted.
+async fn registered_hosts(zk: &Client) -> Vec<String> {
+    let nodes = zk
+        .list_children(&format!("/dubbo/{SERVICE}/consumers"))
+        .await
+        .expect("consumer nodes");
+    let mut hosts: Vec<String> = nodes
+        .iter()
+        .map(|node| {
+            DubboUrl::from_node_name(node)
+                .unwrap_or_else(|e| panic!("consumer node {node}: {e}"))
+                .host()
+                .to_owned()
+        })
+        .collect();
+    hosts.sort();
+    hosts
+}
+
+/// The ports 40 calls reach (2 providers: a miss has probability 2 * 2^-40).
+async fn reached(reference: &Reference) -> Vec<i32> {
+    let mut ports = Vec::new();
+    for _ in 0..40 {
+        let call = Invocation::new("whoAmI", vec![], vec![]);
+        match reference.invoke_raw(call).await {
+            Ok(response) => match response.value() {
+                Some(Value::Int(port)) => ports.push(*port),
+                other => panic!("unexpected answer {other:?}"),
+            },
+            Err(e) => panic!("call failed: {e}"),
+        }
+    }
+    ports.sort_unstable();
+    ports.dedup();
+    ports
+}
+
+/// Writes the service's condition rule `when => port = <port>` and waits until the reference's chain
+/// holds it (a guard, not a pause: the rule's own step shows in `explain`).
+async fn route_when(zk: &Client, reference: &Reference, when: &str, port: i32) {
+    let before = reference.routers()[0].version();
+    let rule = format!(
+        "configVersion: v3.0\nscope: service\nforce: true\nenabled: true\nkey: {SERVICE}\nconditions:\n  - {when} => port = {port}\n"
+    );
+    put(
+        zk,
+        &format!("/dubbo/config/dubbo/{SERVICE}::.condition-router"),
+        &rule,
+    )
+    .await;
+    let deadline = Instant::now() + WAIT;
+    let line = format!("{when} => port = {port}");
+    loop {
+        let call = Invocation::new("whoAmI", vec![], vec![]);
+        let why = reference.explain(&call);
+        if reference.routers()[0].version() > before
+            && why.steps.iter().any(|s| s.rule.detail.as_ref() == line)
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "rule {line:?} never applied");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_condition_routes_by_the_address_the_consumer_registers() {
+    let zookeeper = ZooKeeperContainer::start()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let zk = Client::connect(&zookeeper.connect_string())
+        .await
+        .expect("writer");
+    let (_first, first) = registered_provider(&zk).await;
+    let (_second, second) = registered_provider(&zk).await;
+    let registry = format!("zookeeper://{}", zookeeper.connect_string());
+
+    // The address Dubbo's rules give this machine: DUBBO_IP_TO_REGISTRY, else its first
+    // non-loopback address.
+    let expected =
+        rudder::internals::common::net::consumer_host().expect("a usable consumer address");
+    let consumer = Consumer::builder().application("host-consumer").build();
+    assert_eq!(consumer.host(), Some(expected.as_str()));
+    let reference = consumer
+        .reference(SERVICE)
+        .registry(&registry)
+        .build()
+        .await
+        .expect("reference");
+    assert_eq!(registered_hosts(&zk).await, [expected.clone()]);
+    assert_eq!(reference.consumer_url().host(), expected);
+    let mut both = vec![first, second];
+    both.sort_unstable();
+    assert_eq!(reached(&reference).await, both);
+
+    // A host rule for another consumer does not apply; one for the registered host does.
+    route_when(&zk, &reference, "host = 10.255.255.254", first).await;
+    assert_eq!(reached(&reference).await, both, "not this consumer's host");
+    route_when(&zk, &reference, &format!("host = {expected}"), first).await;
+    assert_eq!(reached(&reference).await, [first], "this consumer's host");
+    drop(reference);
+
+    // An address given to the consumer is the one registered and routed by: the issue's rule.
+    let given = "10.20.153.10";
+    let pinned = Consumer::builder()
+        .application("host-consumer")
+        .host(given)
+        .build();
+    let reference = pinned
+        .reference(SERVICE)
+        .registry(&registry)
+        .build()
+        .await
+        .expect("reference");
+    assert!(
+        registered_hosts(&zk).await.contains(&given.to_owned()),
+        "registered under {given}"
+    );
+    assert_eq!(reference.consumer_url().host(), given);
+    route_when(&zk, &reference, &format!("host = {given}"), second).await;
+    assert_eq!(reached(&reference).await, [second]);
+    pinned.shutdown().await;
+    consumer.shutdown().await;
+}

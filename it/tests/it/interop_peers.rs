@@ -1,0 +1,164 @@
+//! rudder calling real providers written by others, over dubbo:// on loopback: Apache Dubbo 3.3 (Java)
+//! and sofa-rpc-node. ZooKeeper (which both providers need to start) runs in testcontainers.
+
+use std::time::Duration;
+
+use rudder::{CallError, Reference, RpcErrorKind, Value};
+use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};
+use serde::{Deserialize, Serialize};
+
+const SERVICE: &str = "org.rudder.it.GreetingService";
+const READY_WITHIN: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename = "org.rudder.it.User")]
+struct User {
+    name: String,
+    age: i32,
+    tags: Vec<String>,
+}
+
+fn direct_builder(peer: &Peer, query: &str) -> rudder::ReferenceBuilder {
+    Reference::builder(SERVICE)
+        .provider(&format!(
+            "dubbo://127.0.0.1:{}/{SERVICE}?{query}",
+            peer.port()
+        ))
+        .timeout(std::time::Duration::from_millis(5000))
+}
+
+async fn direct(peer: &Peer, query: &str) -> Reference {
+    direct_builder(peer, query).build().await.unwrap()
+}
+
+#[tokio::test]
+async fn java_dubbo_provider_answers_every_kind_of_call() {
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let peer = Peer::start(
+        PeerConfig::new(PeerKind::Java, &zookeeper.connect_string(), "java-a"),
+        READY_WITHIN,
+    )
+    .await
+    .unwrap();
+    let greeter = direct(&peer, "").await;
+
+    let hello = greeter
+        .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
+        .await
+        .unwrap();
+    assert_eq!(hello, Value::from("Hello rust, from java-a"));
+
+    let sum = greeter
+        .invoke("add", &["int", "int"], vec![Value::Int(2), Value::Int(40)])
+        .await
+        .unwrap();
+    assert_eq!(sum, Value::Int(42));
+
+    let alice = User {
+        name: "alice".into(),
+        age: 30,
+        tags: vec!["x".into()],
+    };
+    let back: User = greeter
+        .call("echoUser", &["org.rudder.it.User"], (&alice,))
+        .await
+        .unwrap();
+    assert_eq!(
+        back,
+        User {
+            name: "alice".into(),
+            age: 31,
+            tags: vec!["x".into(), "seen-by:java-a".into()]
+        }
+    );
+
+    assert_eq!(
+        greeter.invoke("nullValue", &[], vec![]).await.unwrap(),
+        Value::Null
+    );
+
+    match greeter
+        .invoke("fail", &["java.lang.String"], vec![Value::from("boom")])
+        .await
+    {
+        Err(CallError::Exception(e)) => {
+            assert_eq!(e.class, "org.rudder.it.GreetingException");
+            assert_eq!(e.message.as_deref(), Some("boom"));
+        }
+        other => panic!("expected the provider's exception, got {other:?}"),
+    }
+
+    let generic = greeter
+        .invoke_generic(
+            "sayHello",
+            &["java.lang.String"],
+            vec![Value::from("generic")],
+        )
+        .await
+        .unwrap();
+    assert_eq!(generic, Value::from("Hello generic, from java-a"));
+
+    // The consumer's method-level timeout beats its service-level one (and any provider default).
+    let impatient = direct_builder(&peer, "")
+        .parameter("slow.timeout", "200")
+        .retries(0)
+        .build()
+        .await
+        .unwrap();
+    let err = impatient
+        .invoke("slow", &["int"], vec![Value::Int(2000)])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::Timeout),
+        "{err}"
+    );
+    // The connection is still good after the timeout.
+    let again = impatient
+        .invoke("add", &["int", "int"], vec![Value::Int(1), Value::Int(1)])
+        .await
+        .unwrap();
+    assert_eq!(again, Value::Int(2));
+}
+
+#[tokio::test]
+async fn sofa_rpc_node_provider_answers_with_its_quirks() {
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let peer = Peer::start(
+        PeerConfig::new(PeerKind::Node, &zookeeper.connect_string(), "node-a"),
+        READY_WITHIN,
+    )
+    .await
+    .unwrap();
+    // sofa-rpc-node routes on the exact version sent in the request body.
+    let greeter = direct(&peer, "version=1.0.0").await;
+    let hello = greeter
+        .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
+        .await
+        .unwrap();
+    assert!(
+        hello
+            .as_str()
+            .is_some_and(|s| s.contains("rust") && s.contains("node-a")),
+        "{hello:?}"
+    );
+    let sum = greeter
+        .invoke("add", &["int", "int"], vec![Value::Int(2), Value::Int(3)])
+        .await
+        .unwrap();
+    assert_eq!(sum.as_i64(), Some(5));
+    // A null comes back as a bare `N` body, without the response flag Java writes.
+    assert_eq!(
+        greeter.invoke("nullValue", &[], vec![]).await.unwrap(),
+        Value::Null
+    );
+    // A thrown error comes back as status 80 with the message: an RpcError, not a Java exception.
+    let err = greeter
+        .invoke("fail", &["java.lang.String"], vec![Value::from("boom")])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, CallError::Rpc(ref e) if e.message().contains("boom")),
+        "{err}"
+    );
+}

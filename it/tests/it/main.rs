@@ -1,0 +1,27 @@
+//! Integration tests against real servers: ZooKeeper in testcontainers, the Java Dubbo provider,
+//! sofa-rpc-node (see it/README.md).
+//!
+//! Layout rule: each integration test file is a module of this one binary (`tests/<crate>/main.rs`),
+//! so the crate links one test binary, not one per file. A new test file goes next to this one and
+//! gets a `mod` line here. Only a test that measures process-wide state (a global allocator, a
+//! process-wide counter) gets a binary of its own, and says why.
+
+mod cli_exit;
+mod cli_multi_registry;
+mod cli_registry;
+mod common;
+mod config_center;
+mod consumer_host;
+mod consumer_scale;
+mod interop_discovery;
+mod interop_peers;
+mod java_values;
+mod multi_registry;
+mod provider_faults;
+mod registry_discovery;
+mod registry_faults;
+mod registry_partitions;
+mod registry_waits;
+mod routing_parity;
+mod routing_rules;
+mod zookeeper_smoke;
