@@ -51,6 +51,9 @@ pub struct PeerConfig {
     /// The provider's application name, if not the peer's default (Java only; the tag router reads
     /// rules from `<application>.tag-router`).
     pub application: Option<String>,
+    /// Milliseconds the Java provider waits before answering `sayHello` and `whoAmI` (the slow
+    /// provider of load-balancing tests), if any.
+    pub delay_ms: Option<u32>,
 }
 
 impl PeerConfig {
@@ -66,6 +69,7 @@ impl PeerConfig {
             group: None,
             tag: None,
             application: None,
+            delay_ms: None,
         }
     }
 }
@@ -109,6 +113,7 @@ impl Peer {
             ("RUDDER_GROUP", config.group.clone()),
             ("RUDDER_TAG", config.tag.clone()),
             ("RUDDER_APPLICATION", config.application.clone()),
+            ("RUDDER_DELAY_MS", config.delay_ms.map(|d| d.to_string())),
         ] {
             if let Some(value) = value {
                 command.env(key, value);

@@ -42,6 +42,11 @@ pub(crate) struct DemoArgs {
     /// 127.0.0.1:9464; port 0 picks one; the address is printed on stderr).
     #[arg(long, value_name = "ADDR")]
     metrics_addr: Option<SocketAddr>,
+    /// Instead: the LB-quality benchmark, every strategy against four embedded providers one of which
+    /// is slow (10x), failing fast, stalling 500 ms every 2 s, or of unequal capacity (2:1), or all
+    /// equal; QPS, p50/p99/p99.9 and error share per strategy, retries off.
+    #[arg(long, value_enum, conflicts_with = "registry")]
+    scenario: Option<crate::scenario::Scenario>,
 }
 
 const SERVICE: &str = "org.rudder.demo.Greeter";
@@ -92,6 +97,9 @@ pub(crate) fn run(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
+    if let Some(scenario) = args.scenario {
+        return crate::scenario::run(scenario, args.calls, args.concurrency, out).await;
+    }
     let mut servers = Vec::new();
     for (index, spec) in PROVIDERS.iter().enumerate() {
         let latency = spec.latency;

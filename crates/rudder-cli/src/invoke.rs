@@ -190,7 +190,7 @@ async fn invoke_with(
             Ok(()) => {
                 tally.ok += 1;
                 if let Some(line) = line {
-                    crate::logging::say(format!("{line}"));
+                    crate::logging::say(line);
                 }
             }
             Err(error) => {
@@ -204,14 +204,14 @@ async fn invoke_with(
                 }
                 *tally.failed.entry(label(error.kind())).or_insert(0) += 1;
                 if args.calls > 1 || args.verbose {
-                    crate::logging::say(format!("{}", line.unwrap_or_default()));
+                    crate::logging::say(line.unwrap_or_default());
                 }
                 last_error = Some(error);
             }
         }
     }
     if args.calls > 1 {
-        crate::logging::say(format!("{}", tally.summary()));
+        crate::logging::say(tally.summary());
     }
     if args.linger {
         if let Some(server) = &metrics {

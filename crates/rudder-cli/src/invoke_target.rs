@@ -119,7 +119,7 @@ pub(crate) async fn build_reference(
         builder = builder.parameter(&key, &value);
     }
     if let Some(t) = args.timeout {
-        builder = builder.timeout_millis(t);
+        builder = builder.timeout(std::time::Duration::from_millis(t));
     }
     Ok(builder.build().await?)
 }
@@ -216,13 +216,12 @@ pub(crate) fn parameter_types(
             .filter(|s| !s.is_empty())
             .collect()
     });
-    if !args.generic {
-        if let Some(types) =
-            service_info::choose_types(&args.method, overloads, given.as_deref(), items)
-                .map_err(|e| RpcError::new(RpcErrorKind::MethodNotFound, format!("{e:#}")))?
-        {
-            return Ok(types);
-        }
+    // Generic calls name the same Java types ($invoke looks the method up by them).
+    if let Some(types) =
+        service_info::choose_types(&args.method, overloads, given.as_deref(), items)
+            .map_err(|e| RpcError::new(RpcErrorKind::MethodNotFound, format!("{e:#}")))?
+    {
+        return Ok(types);
     }
     Ok(given.unwrap_or_else(|| {
         items

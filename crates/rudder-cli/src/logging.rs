@@ -63,9 +63,13 @@ pub(crate) fn install(attempts: bool) -> Option<AttemptLog> {
     let capture = log.clone().map(|log| {
         AttemptLayer { log }.with_filter(filter::filter_fn(|meta| meta.name() == ATTEMPT_SPAN))
     });
+    // `rudder bench` reads each attempt's provider from its span too, only while it records.
+    let bench = crate::bench::attempts::AttemptLayer
+        .with_filter(filter::filter_fn(crate::bench::attempts::wanted));
     tracing_subscriber::registry()
         .with(fmt)
         .with(capture)
+        .with(bench)
         .init();
     log
 }

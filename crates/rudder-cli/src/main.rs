@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 success, 1 a call failed or no provider was found, 2 bad usage or an internal error.
 
+mod bench;
 mod bounds;
 mod demo;
 mod invoke;
@@ -16,6 +17,7 @@ mod params;
 mod provider_rows;
 mod providers;
 mod registry_args;
+mod scenario;
 mod service_info;
 mod simulate;
 
@@ -54,6 +56,8 @@ enum Command {
     Invoke(invoke::InvokeArgs),
     /// Run the five balancers against embedded providers and show how each splits the traffic.
     Demo(demo::DemoArgs),
+    /// Load a Dubbo service: N calls in flight, latency percentiles, errors, per-provider shares.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         Command::Providers(args) => providers::run(args, &mut out),
         Command::Demo(args) => demo::run(args, &mut out),
         Command::Invoke(args) => invoke::run(args, attempts, &mut out),
+        Command::Bench(args) => bench::run(args, &mut out),
     };
     let flushed = out.flush();
     match result.and(flushed.map_err(Into::into)) {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rudder::RegistryTarget;
+use rudder::internals::RegistryTarget;
 use rudder_registry::{RegistryAddress, RegistryOptions, ZookeeperRegistry};
 
 use crate::bounds;

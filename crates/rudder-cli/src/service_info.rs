@@ -223,15 +223,17 @@ pub(crate) fn fits(java_type: &str, json: &Json) -> bool {
         },
         Json::Array(_) => collection,
         Json::Object(_) => {
-            !primitive
-                && !matches!(java_type, "java.lang.String" | "java.lang.Character")
-                && !INTEGRAL.contains(&java_type)
-                && !DECIMAL.contains(&java_type)
-                && !(java_type.ends_with("[]") || java_type.starts_with('['))
-                && !matches!(
+            let scalar = primitive
+                || matches!(java_type, "java.lang.String" | "java.lang.Character")
+                || INTEGRAL.contains(&java_type)
+                || DECIMAL.contains(&java_type);
+            let list = java_type.ends_with("[]")
+                || java_type.starts_with('[')
+                || matches!(
                     java_type,
                     "java.util.List" | "java.util.Collection" | "java.util.Set"
-                )
+                );
+            !scalar && !list
         }
     }
 }

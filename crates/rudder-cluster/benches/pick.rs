@@ -60,12 +60,15 @@ unsafe impl GlobalAlloc for CountingAllocator {
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-const POLICIES: [&str; 5] = [
+const POLICIES: [&str; 8] = [
     "random",
     "roundrobin",
     "leastactive",
     "shortestresponse",
     "consistenthash",
+    "adaptive",
+    "p2c",
+    "peakewma",
 ];
 const SIZES: [usize; 4] = [3, 10, 100, 1000];
 const NOW: i64 = 1_800_000_000_000;
@@ -149,7 +152,16 @@ fn load(directory: &Directory) -> Vec<ActiveCall> {
 /// The subjects measured: every policy idle, and the two that read live counters loaded too.
 fn subjects() -> Vec<(String, bool)> {
     let mut all: Vec<(String, bool)> = POLICIES.iter().map(|p| (p.to_string(), false)).collect();
-    all.extend(["leastactive", "shortestresponse"].map(|p| (p.to_string(), true)));
+    all.extend(
+        [
+            "leastactive",
+            "shortestresponse",
+            "adaptive",
+            "p2c",
+            "peakewma",
+        ]
+        .map(|p| (p.to_string(), true)),
+    );
     all
 }
 
@@ -174,6 +186,10 @@ fn print_allocations() {
             }
             let per_pick = (ALLOCATIONS.load(Relaxed) - before) as f64 / 20_000.0;
             println!("  {:>26} n={n:<5} {per_pick}", label(&policy, loaded));
+            // The reactive policies promise no allocation on the pick path, loaded or not.
+            if ["adaptive", "p2c", "peakewma"].contains(&policy.as_str()) {
+                assert_eq!(per_pick, 0.0, "{policy} allocates on the pick path");
+            }
         }
     }
 }

@@ -32,6 +32,7 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 
 use crate::directory::{Directory, ProviderSet, PublishHook};
+use crate::loadbalance::outlier;
 use crate::loadbalance::view::ResolvedPolicy;
 use crate::loadbalance::weight::WeightSource;
 use crate::loadbalance::{
@@ -40,6 +41,7 @@ use crate::loadbalance::{
 use crate::provider::Provider;
 use crate::rng::RngSource;
 use crate::router::RouterChain;
+use rudder_common::status::{ejections_ever, ejections_in_force};
 
 /// Picks a provider for each call. Share it behind an `Arc`; `select` takes `&self`.
 pub struct Balancer {
@@ -186,6 +188,18 @@ impl Balancer {
         invocation: &Invocation,
         excluded: &[Arc<Provider>],
     ) -> Result<usize, RpcError> {
+        self.select_reporting(view, invocation, excluded)
+            .map(|(index, _)| index)
+    }
+
+    /// [`Balancer::select_index_in`], and whether the policy asked for a load report with the
+    /// answer ([`Pick::ask_load_report`]).
+    pub(crate) fn select_reporting(
+        &self,
+        view: &MethodView,
+        invocation: &Invocation,
+        excluded: &[Arc<Provider>],
+    ) -> Result<(usize, bool), RpcError> {
         if view.is_empty() {
             return Err(RpcError::new(
                 RpcErrorKind::NoProvider,
@@ -195,6 +209,30 @@ impl Balancer {
                 ),
             ));
         }
+        // Ejected outliers join the exclusions, unless that leaves nobody (then they are picked from).
+        let ejected = match view.outlier() {
+            Some(settings) if ejections_ever() => {
+                let now = self.clock.now_millis();
+                ejections_in_force(now)
+                    .then(|| outlier::ejected(view, settings, excluded, now))
+                    .flatten()
+            }
+            _ => None,
+        };
+        if let Some(with_ejected) = &ejected {
+            if let Ok(found) = self.pick_among(view, invocation, with_ejected) {
+                return Ok(found);
+            }
+        }
+        self.pick_among(view, invocation, excluded)
+    }
+
+    fn pick_among(
+        &self,
+        view: &MethodView,
+        invocation: &Invocation,
+        excluded: &[Arc<Provider>],
+    ) -> Result<(usize, bool), RpcError> {
         let pick = Pick::reading(&*self.clock)
             .excluding(excluded)
             .weighted_by(self.weight_source.as_deref());
@@ -206,7 +244,8 @@ impl Balancer {
         let chosen = self
             .rng
             .with(|rng| select(policy, view, invocation, &pick, rng));
-        chosen.ok_or_else(|| {
+        let asked = pick.load_report_asked();
+        chosen.map(|index| (index, asked)).ok_or_else(|| {
             RpcError::new(
                 RpcErrorKind::NoProvider,
                 format!(

@@ -212,6 +212,12 @@ impl std::error::Error for RpcError {
     }
 }
 
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<RpcError>();
+    assert!(std::mem::size_of::<RpcError>() == std::mem::size_of::<usize>());
+};
+
 #[cfg(test)]
 mod tests {
     use super::RpcErrorKind;
@@ -220,6 +226,7 @@ mod tests {
     fn business_and_serialization_failures_are_not_retried() {
         assert!(!RpcErrorKind::Biz.is_retryable());
         assert!(!RpcErrorKind::Serialization.is_retryable());
+        assert!(!RpcErrorKind::ShutDown.is_retryable());
         for kind in [
             RpcErrorKind::Unknown,
             RpcErrorKind::Network,
@@ -232,9 +239,3 @@ mod tests {
         }
     }
 }
-
-const _: () = {
-    const fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<RpcError>();
-    assert!(std::mem::size_of::<RpcError>() == std::mem::size_of::<usize>());
-};

@@ -63,6 +63,10 @@ pub fn write_java_string<W: Write + ?Sized>(out: &mut W, value: &Value) -> fmt::
             out.write_char('}')
         }
         Value::Object { class, .. } => out.write_str(class),
+        Value::Decimal(d) => write!(out, "{d}"),
+        Value::BigInteger(i) => write!(out, "{i}"),
+        // The alternate form of each java.time type is Java's `toString()`.
+        Value::Time(t) => write!(out, "{t:#}"),
         _ => out.write_str("?"),
     }
 }

@@ -30,6 +30,11 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 
+mod adaptive;
+mod outlier;
+pub use adaptive::{AdaptiveMetrics, ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST};
+pub use outlier::{ejections_ever, ejections_in_force, OutlierState};
+
 /// Counters for one provider, or one method of one provider (Dubbo's `RpcStatus`).
 #[derive(Debug, Default)]
 pub struct RpcStatus {
@@ -43,6 +48,10 @@ pub struct RpcStatus {
     max_elapsed: AtomicI64,
     failed_max_elapsed: AtomicI64,
     succeeded_max_elapsed: AtomicI64,
+    /// Consecutive errors and ejection (`outlier.*` parameters).
+    outlier: OutlierState,
+    /// Answers that carried a business exception (counted as successes everywhere else).
+    exceptions: AtomicI64,
 }
 
 impl RpcStatus {
@@ -98,6 +107,20 @@ impl RpcStatus {
     /// Longest succeeded call.
     pub fn succeeded_max_elapsed(&self) -> i64 {
         self.succeeded_max_elapsed.load(Relaxed)
+    }
+    /// Answers that carried a business exception: successes for Dubbo's statistics, failures for
+    /// `peakewma`'s penalty.
+    #[inline]
+    pub fn exceptions(&self) -> i64 {
+        self.exceptions.load(Relaxed)
+    }
+    /// Counts an answer that carried a business exception (the cluster does, after the call ended).
+    pub fn record_exception(&self) {
+        self.exceptions.fetch_add(1, Relaxed);
+    }
+    /// Outlier ejection state: consecutive RPC errors and the ejection in force, if any.
+    pub fn outlier(&self) -> &OutlierState {
+        &self.outlier
     }
     /// `total_elapsed / total` (integer division; 0 with no calls).
     pub fn average_elapsed(&self) -> i64 {
@@ -267,12 +290,19 @@ impl fmt::Debug for MethodStatus {
 pub struct ProviderStatus {
     service: RpcStatus,
     methods: DashMap<Box<str>, MethodStatus>,
+    adaptive: AdaptiveMetrics,
 }
 
 impl ProviderStatus {
     /// Provider-wide counters.
     pub fn service(&self) -> &RpcStatus {
         &self.service
+    }
+
+    /// What the `adaptive` balancer knows of this provider (Dubbo keys it by address and service, as
+    /// this provider's identity is).
+    pub fn adaptive(&self) -> &AdaptiveMetrics {
+        &self.adaptive
     }
 
     /// Counters of `method`, created on first use. Hold on to the handle on hot paths.

@@ -275,7 +275,7 @@ impl ZookeeperRegistry {
     /// Returns after the first listing and the first registration attempt, so `sink` has already had
     /// the first full list. A registration that fails does not fail the subscription: it is retried in
     /// the background ([`SubscriptionStatus::registered`], [`SubscriptionStatus::registration_error`]). Provider order is node-name
-    /// order (see [`crate::catalog`]); configurators are applied before providers enter the directory.
+    /// order (see the `catalog` module); configurators are applied before providers enter the directory.
     ///
     /// # Errors
     /// [`RegistryError::BadConsumer`] for a spec that cannot be written as a URL; a ZooKeeper error when

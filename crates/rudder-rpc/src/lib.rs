@@ -58,7 +58,7 @@ mod protocol;
 mod response;
 #[cfg(feature = "fuzzing")]
 mod scripted_peer;
-/// A small dubbo:// server for tests, examples and the CLI's demo (feature `internals`).
+// A small dubbo:// server for tests, examples and the CLI's demo (feature `internals`).
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod server;

@@ -355,11 +355,6 @@ mod tests {
         assert_eq!(e.message(), captured);
         assert!(format!("{e:#}").ends_with(captured));
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn bad_request_is_a_serialization_failure_that_is_not_retried() {

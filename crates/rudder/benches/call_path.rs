@@ -14,7 +14,9 @@
 //!   providers whose 4,000 series (4 methods) exist already.
 //!
 //! Allocations per call (a counting global allocator, over 20,000 calls after warm-up) are printed
-//! first, then criterion's figures.
+//! first, with the wall time and the thread's on-CPU time per call (Linux's
+//! `/proc/thread-self/schedstat`: the calls run on this thread, and time spent waiting for a core on
+//! a shared machine is not counted), then criterion's figures (wall time).
 //!
 //! Run: `cargo bench -p rudder --features internals,metrics --bench call_path`.
 
@@ -105,8 +107,7 @@ async fn call_once(case: &Case, prepared: &Invocation) {
             .reference
             .invoke_raw(prepared.clone())
             .await
-            .map(|_| ())
-            .map_err(Into::into),
+            .map(|_| ()),
     };
     black_box(answer).expect("the no-op transport answers");
 }
@@ -210,11 +211,11 @@ fn allocations_per_call(runtime: &Runtime, cases: &[Case]) {
                     call_once(case, &prepared).await;
                 }
                 let (allocations, bytes) = (ALLOCATIONS.load(Relaxed), BYTES.load(Relaxed));
-                let started = Instant::now();
+                let (started, on_cpu) = (Instant::now(), on_cpu_nanos());
                 for _ in 0..CALLS {
                     call_once(case, &prepared).await;
                 }
-                let took = started.elapsed();
+                let took = (started.elapsed(), on_cpu_nanos().saturating_sub(on_cpu));
                 (
                     ALLOCATIONS.load(Relaxed) - allocations,
                     BYTES.load(Relaxed) - bytes,
@@ -222,14 +223,24 @@ fn allocations_per_call(runtime: &Runtime, cases: &[Case]) {
                 )
             })
         });
+        let (wall, on_cpu) = took;
         println!(
-            "call_path/{:<15} {:>6.1} allocations, {:>6.0} bytes, {:>6.0} ns per call",
+            "call_path/{:<15} {:>6.1} allocations, {:>6.0} bytes, {:>6.0} ns wall, {:>6.0} ns on CPU per call",
             case.name,
             allocations as f64 / CALLS as f64,
             bytes as f64 / CALLS as f64,
-            took.as_nanos() as f64 / CALLS as f64,
+            wall.as_nanos() as f64 / CALLS as f64,
+            on_cpu as f64 / CALLS as f64,
         );
     }
+}
+
+/// Nanoseconds this thread has spent on a CPU (0 where Linux's schedstat is not available).
+fn on_cpu_nanos() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 fn bench(c: &mut Criterion) {

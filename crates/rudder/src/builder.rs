@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rudder_cluster::balancer::Balancer;
-use rudder_cluster::cluster::{ClusterInvoker, ClusterMode};
+use rudder_cluster::cluster::{ClusterInvoker, ClusterMode, MethodModes};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::weight::WeightSource;
 use rudder_cluster::router::RouterChain;
@@ -404,6 +404,7 @@ impl ReferenceBuilder {
         Ok(Reference {
             inner: Arc::new(ReferenceInner {
                 consumer,
+                modes: MethodModes::new(self.consumer_url.clone()),
                 consumer_url: self.consumer_url,
                 routers,
                 invoker,

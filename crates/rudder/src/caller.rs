@@ -94,6 +94,10 @@ impl Caller for DubboCaller {
         self.waiters.wake_all();
     }
 
+    fn answer_attachment<'a>(&self, output: &'a RpcResponse, key: &str) -> Option<&'a str> {
+        output.attachment(key).and_then(|v| v.as_str())
+    }
+
     fn exception(&self, output: &RpcResponse) -> Option<String> {
         output.exception().map(|e| e.to_string())
     }

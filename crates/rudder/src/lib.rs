@@ -74,29 +74,57 @@ pub use rudder_common::error::{Attempt, RpcError, RpcErrorKind};
 pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;
 pub use rudder_common::value::{JavaException, Value};
-pub use rudder_rpc::RpcResponse;
+pub use rudder_rpc::{ProviderError, ResponseStatus, RpcResponse};
 pub use service::MethodService;
 pub use strategy::LoadBalanceStrategy;
 
-/// Converting Rust types to and from [`Value`]s with serde, as [`Reference::call`] does.
+/// Converting Rust types to and from [`Value`]s with serde, as
+/// [`Reference::call`](crate::Reference::call) does, and the typed Java values to put in your
+/// structs: `BigDecimal`, `BigInteger`, `Date` and the `java.time` types, each with its ISO-8601 or
+/// digit text.
 pub mod value {
     pub use rudder_common::value::{
         from_value, to_java_object, to_object_value, to_value, JavaClass, SerdeError,
     };
+    pub use rudder_common::value::{
+        BigDecimal, BigInteger, Date, Duration, Instant, JavaTime, LocalDate, LocalDateTime,
+        LocalTime, OffsetDateTime, OffsetTime, ParseError, Period, ZoneOffset, ZonedDateTime,
+    };
 }
 
-/// A routing decision explained: what [`Reference::explain`] returns.
+/// A routing decision explained: what [`Reference::explain`](crate::Reference::explain) returns.
 pub mod explain {
     pub use rudder_cluster::router::{Explanation, ProviderFate, RuleRef, RuleSlot, StepReport};
 }
 
-/// Extension points: your own load-balance strategy ([`LoadBalance`], registered with
-/// [`ConsumerBuilder::loadbalance_policy`]), provider weights from your own source ([`WeightSource`],
-/// [`ReferenceBuilder::weight_source`]), and the clock rudder reads ([`Clock`],
-/// [`ConsumerBuilder::clock`]).
+/// Extension points: your own load-balance strategy ([`LoadBalance`](crate::extension::LoadBalance), registered with
+/// [`ConsumerBuilder::loadbalance_policy`](crate::ConsumerBuilder::loadbalance_policy)), provider
+/// weights from your own source ([`WeightSource`](crate::extension::WeightSource),
+/// [`ReferenceBuilder::weight_source`](crate::ReferenceBuilder::weight_source)), and the clock rudder
+/// reads ([`Clock`](crate::extension::Clock), [`ConsumerBuilder::clock`](crate::ConsumerBuilder::clock)).
 ///
-/// A strategy sees one method's providers as a [`MethodView`] (weights, statistics, per-strategy
-/// state under a [`StateKey`]) and the pick's context as a [`Pick`].
+/// A strategy sees one method's providers as a [`MethodView`](crate::extension::MethodView) (weights, statistics, per-strategy
+/// state under a [`StateKey`](crate::extension::StateKey)) and the pick's context as a [`Pick`](crate::extension::Pick).
+///
+/// ```
+/// use std::sync::Arc;
+/// use rudder::extension::{LoadBalance, MethodView, Pick, PickRng};
+/// use rudder::{Consumer, Invocation};
+///
+/// /// Always the last provider allowed (a retry excludes the ones already tried).
+/// #[derive(Debug)]
+/// struct Last;
+///
+/// impl LoadBalance for Last {
+///     fn pick(&self, view: &MethodView, _: &Invocation, pick: &Pick<'_>, _: &mut dyn PickRng) -> Option<usize> {
+///         (0..view.len()).rev().find(|&i| pick.allows(view, i))
+///     }
+/// }
+///
+/// let consumer = Consumer::builder().loadbalance_policy("last", Arc::new(Last)).build();
+/// let greeter = consumer.reference("com.acme.Greeter").loadbalance("last");
+/// # drop(greeter);
+/// ```
 pub mod extension {
     pub use rudder_cluster::loadbalance::weight::WeightSource;
     pub use rudder_cluster::loadbalance::{LoadBalance, MethodView, Pick, PickRng, StateKey};

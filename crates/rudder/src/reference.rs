@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 #[cfg(feature = "internals")]
 use rudder_cluster::balancer::Balancer;
-use rudder_cluster::cluster::{ClusterInvoker, ClusterMode};
+use rudder_cluster::cluster::{ClusterInvoker, MethodModes};
 use rudder_cluster::directory::{Directory, ProviderSet};
 use rudder_cluster::provider::Provider;
 use rudder_cluster::router::{Explanation, RouterChain};
@@ -75,6 +75,8 @@ pub struct Reference {
 pub(crate) struct ReferenceInner {
     pub(crate) consumer: Arc<ConsumerInner>,
     pub(crate) consumer_url: DubboUrl,
+    /// Each method's cluster mode, read from `consumer_url` once, not on every call.
+    pub(crate) modes: MethodModes,
     /// One cluster invoker per registry; a single one for provider URLs, a directory or one registry.
     pub(crate) invoker: ZoneAwareInvoker<DubboCaller>,
     /// The routers of each registry's cluster, in the same order (one chain per directory, so each
@@ -184,8 +186,7 @@ impl Reference {
         if inner.consumer.is_shut_down() {
             return Err(RpcError::new(RpcErrorKind::ShutDown, "the consumer is shut down").into());
         }
-        let mode = ClusterMode::from_consumer(&inner.consumer_url, invocation.method_name())
-            .unwrap_or_default();
+        let mode = inner.modes.get(invocation.method_name());
         Ok(inner.invoker.invoke_in_mode(&invocation, &mode).await?)
     }
 

@@ -144,7 +144,7 @@ async fn a_host_condition_routes_by_the_address_the_consumer_registers() {
         .build()
         .await
         .expect("reference");
-    assert_eq!(registered_hosts(&zk).await, [expected.clone()]);
+    assert_eq!(registered_hosts(&zk).await, std::slice::from_ref(&expected));
     assert_eq!(reference.consumer_url().host(), expected);
     let mut both = vec![first, second];
     both.sort_unstable();

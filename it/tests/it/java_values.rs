@@ -6,10 +6,10 @@
 
 use std::time::Duration as StdDuration;
 
-use rudder::{CallError, Reference, Value};
-use rudder_common::value::{
+use rudder::value::{
     from_value, to_value, BigDecimal, BigInteger, Date, Duration, Instant, LocalDate, LocalDateTime,
 };
+use rudder::{CallError, Reference, Value};
 use rudder_it::{run_rudder, Peer, PeerConfig, PeerKind, ZooKeeperContainer};
 use serde::{Deserialize, Serialize};
 

@@ -6,6 +6,8 @@
 //! gets a `mod` line here. Only a test that measures process-wide state (a global allocator, a
 //! process-wide counter) gets a binary of its own, and says why.
 
+mod bench_peakewma;
+mod cli_dubbo_user;
 mod cli_exit;
 mod cli_multi_registry;
 mod cli_registry;
@@ -24,4 +26,5 @@ mod registry_partitions;
 mod registry_waits;
 mod routing_parity;
 mod routing_rules;
+mod tag_rule_apps;
 mod zookeeper_smoke;

@@ -8,5 +8,6 @@
 mod demo;
 mod flag_bounds;
 mod invoke;
+mod invoke_calls;
 mod metrics_addr;
 mod simulate;

@@ -54,14 +54,15 @@ use std::time::Instant;
 
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
-use rudder_common::status::MethodStatus;
+use rudder_common::status::{MethodStatus, ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST};
 use tracing::Instrument;
 
 pub use available::RECHECK_MILLIS as AVAILABLE_RECHECK_MILLIS;
 pub use failback::FailbackStats;
 pub use mode::{
-    ClusterMode, Groups, UnsupportedClusterMode, BROADCAST_FAIL_PERCENT, DEFAULT_FAILBACK_RETRIES,
-    DEFAULT_RETRIES, FAILBACK_TASKS, FORKING_TIMEOUT, FORKS, RETRIES, RETRY_PERIOD,
+    ClusterMode, Groups, MethodModes, UnsupportedClusterMode, BROADCAST_FAIL_PERCENT,
+    DEFAULT_FAILBACK_RETRIES, DEFAULT_RETRIES, FAILBACK_TASKS, FORKING_TIMEOUT, FORKS, RETRIES,
+    RETRY_PERIOD,
 };
 pub use timer::{BoxFuture, Timer};
 
@@ -93,6 +94,13 @@ pub trait Caller: Send + Sync {
     /// which leaves it out of the merge (both as Dubbo). Default: outputs never carry one.
     fn exception(&self, output: &Self::Output) -> Option<String> {
         let _ = output;
+        None
+    }
+
+    /// The string attachment `key` of a provider's answer, if it sent one (the `lb_adaptive` load
+    /// report the `adaptive` balancer reads). Default: answers carry none.
+    fn answer_attachment<'a>(&self, output: &'a Self::Output, key: &str) -> Option<&'a str> {
+        let _ = (output, key);
         None
     }
 
@@ -314,11 +322,13 @@ impl<C: Caller + 'static> Core<C> {
                         .sticky()
                         .then(|| self.sticky_index(view, tried))
                         .flatten();
-                    let index = match sticky {
-                        Some(index) => index,
-                        None => self.balancer.select_index_in(view, invocation, tried)?,
+                    let (index, load_report) = match sticky {
+                        Some(index) => (index, false),
+                        None => self.balancer.select_reporting(view, invocation, tried)?,
                     };
-                    Ok(Picked::new(view, index))
+                    let mut picked = Picked::new(view, index);
+                    picked.load_report = load_report;
+                    Ok(picked)
                 })
         })
     }
@@ -394,11 +404,57 @@ impl<C: Caller + 'static> Core<C> {
                 ),
             ));
         };
+        // `adaptive` asks the provider for a load report (Dubbo's request attachment).
+        let asking;
+        let invocation = match picked.load_report {
+            true => {
+                let mut with_request = invocation.clone();
+                with_request.set_attachment(ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST);
+                asking = with_request;
+                &asking
+            }
+            false => invocation,
+        };
         let started = Instant::now();
         let result = self.caller.call(&picked.provider, invocation).await;
         let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        // A business exception is an answer (`Ok` here), so it counts as a success, as in Dubbo.
+        // A business exception is an answer (`Ok` here), so it counts as a success, as in Dubbo;
+        // `peakewma` also reads the exceptions, counted first so a pick never sees the call without.
+        if let Ok(output) = &result {
+            if self.caller.exception(output).is_some() {
+                picked.method_status.record_exception();
+            }
+        }
         active.finish(elapsed, result.is_ok());
+        if let Some(outlier) = &picked.outlier {
+            let now = self.balancer.clock().now_millis();
+            let ejected = picked.method_status.outlier().record(
+                result.is_ok(),
+                outlier.consecutive_errors,
+                outlier.base_ejection_ms,
+                now,
+            );
+            if ejected {
+                tracing::warn!(
+                    provider = picked.provider.address(),
+                    method = invocation.method_name(),
+                    until = picked.method_status.outlier().ejected_until(),
+                    "outlier ejected after {} consecutive errors",
+                    outlier.consecutive_errors
+                );
+            }
+        }
+        if picked.load_report {
+            let now = self.balancer.clock().now_millis();
+            let adaptive = status.adaptive();
+            match &result {
+                Ok(output) => {
+                    let report = self.caller.answer_attachment(output, ADAPTIVE_ATTACHMENT);
+                    adaptive.answered(report, elapsed, now);
+                }
+                Err(_) => adaptive.failed(now),
+            }
+        }
         self.failing.observe(
             &picked.provider,
             result.as_ref().err(),
@@ -410,16 +466,6 @@ impl<C: Caller + 'static> Core<C> {
                 Some(Arc::clone(&picked.provider));
         }
         result
-    }
-
-    /// The service name for traces: the interface of the first listed provider.
-    fn service_name(&self) -> String {
-        let snapshot = self.balancer.directory().snapshot();
-        snapshot
-            .providers()
-            .first()
-            .map(|p| p.url().service_interface().to_owned())
-            .unwrap_or_default()
     }
 }
 
@@ -444,6 +490,10 @@ struct Picked {
     method_status: MethodStatus,
     max_active: i32,
     sticky: bool,
+    /// The policy asked for the provider's load report (`adaptive`).
+    load_report: bool,
+    /// Outlier ejection settings, when on.
+    outlier: Option<crate::loadbalance::outlier::OutlierSettings>,
 }
 
 impl Picked {
@@ -453,6 +503,8 @@ impl Picked {
             method_status: view.method_status(index).clone(),
             max_active: view.max_active(index),
             sticky: view.sticky(),
+            load_report: false,
+            outlier: view.outlier().copied(),
         }
     }
 }

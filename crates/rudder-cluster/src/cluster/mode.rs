@@ -384,3 +384,89 @@ impl fmt::Display for ClusterMode {
         }
     }
 }
+
+/// Methods whose modes [`MethodModes`] keeps when some setting is per method.
+const MODE_SLOTS: usize = 16;
+
+/// The [`ClusterMode`] of each method of one consumer, read from its parameters once instead of on
+/// every call ([`ClusterMode::from_consumer`] is a dozen parameter lookups).
+///
+/// A consumer's parameters do not change for the life of a reference, so a method's mode never
+/// changes either. When no parameter is a per-method one that modes read (`<method>.retries`,
+/// `<method>.timeout`, `<method>.merger`), every method has the same mode, read once; otherwise the
+/// modes of the first 16 methods called are kept, and further methods are read on each call.
+/// A name rudder does not implement reads as the default mode (failover), as calls always have.
+///
+/// ```
+/// use rudder_cluster::cluster::{ClusterMode, MethodModes};
+/// use rudder_common::url::DubboUrl;
+/// let consumer = DubboUrl::parse("consumer://10.0.0.9/S?retries=4&save.retries=0").unwrap();
+/// let modes = MethodModes::new(consumer);
+/// assert_eq!(*modes.get("get"), ClusterMode::Failover { retries: 4 });
+/// assert_eq!(*modes.get("save"), ClusterMode::Failover { retries: 0 });
+/// ```
+pub struct MethodModes {
+    consumer: DubboUrl,
+    /// The mode of every method, when no setting is per method.
+    same: Option<ClusterMode>,
+    /// Modes of the first methods called, filled in order and never replaced.
+    slots: [std::sync::OnceLock<(Box<str>, ClusterMode)>; MODE_SLOTS],
+    writer: std::sync::Mutex<()>,
+}
+
+impl MethodModes {
+    /// The modes of `consumer`'s methods.
+    pub fn new(consumer: DubboUrl) -> MethodModes {
+        let per_method = consumer.parameters().any(|(key, _)| {
+            [".retries", ".timeout", ".merger"]
+                .iter()
+                .any(|suffix| key.ends_with(suffix))
+        });
+        let same = (!per_method).then(|| read(&consumer, ""));
+        MethodModes {
+            consumer,
+            same,
+            slots: Default::default(),
+            writer: std::sync::Mutex::new(()),
+        }
+    }
+
+    /// The mode of `method`: borrowed from the cache, or read now past its 16 slots.
+    pub fn get(&self, method: &str) -> std::borrow::Cow<'_, ClusterMode> {
+        use std::borrow::Cow;
+        if let Some(mode) = &self.same {
+            return Cow::Borrowed(mode);
+        }
+        let is_method = |(m, _): &&(Box<str>, ClusterMode)| **m == *method;
+        let filled = || self.slots.iter().map_while(std::sync::OnceLock::get);
+        if let Some((_, mode)) = filled().find(is_method) {
+            return Cow::Borrowed(mode);
+        }
+        let _writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Another thread may have filled it while this one waited.
+        if let Some((_, mode)) = filled().find(is_method) {
+            return Cow::Borrowed(mode);
+        }
+        let mode = read(&self.consumer, method);
+        match self.slots.iter().find(|slot| slot.get().is_none()) {
+            Some(slot) => Cow::Borrowed(&slot.get_or_init(|| (method.into(), mode)).1),
+            None => Cow::Owned(mode),
+        }
+    }
+}
+
+/// A method's mode; a name rudder does not implement is the default, as [`MethodModes`] says.
+fn read(consumer: &DubboUrl, method: &str) -> ClusterMode {
+    ClusterMode::from_consumer(consumer, method).unwrap_or_default()
+}
+
+impl fmt::Debug for MethodModes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MethodModes")
+            .field("same", &self.same)
+            .finish_non_exhaustive()
+    }
+}

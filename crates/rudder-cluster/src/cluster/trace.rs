@@ -14,18 +14,27 @@ use super::{Caller, Core};
 use crate::provider::Provider;
 
 /// The span of one call through the cluster.
+///
+/// The service name is borrowed from the thread's cached snapshot (no `String`, no atomic
+/// read-modify-write), and only read at all when a subscriber wants the span.
 pub(super) fn call_span<C: Caller + 'static>(core: &Core<C>, method: &str, mode: &str) -> Span {
-    tracing::info_span!(
-        "rudder.call",
-        otel.name = %format_args!("{}/{}", core.service_name(), method),
-        otel.kind = "client",
-        otel.status_code = Empty,
-        rpc.system = "dubbo",
-        rpc.service = %core.service_name(),
-        rpc.method = method,
-        rudder.cluster = mode,
-        error.type = Empty,
-    )
+    core.balancer.directory().with_current(|snapshot| {
+        let service = snapshot
+            .providers()
+            .first()
+            .map_or("", |p| p.url().service_interface());
+        tracing::info_span!(
+            "rudder.call",
+            otel.name = %format_args!("{service}/{method}"),
+            otel.kind = "client",
+            otel.status_code = Empty,
+            rpc.system = "dubbo",
+            rpc.service = service,
+            rpc.method = method,
+            rudder.cluster = mode,
+            error.type = Empty,
+        )
+    })
 }
 
 /// Records how the call ended.

@@ -9,7 +9,9 @@
 //!
 //! The built-in policies carry Dubbo's names: [`random`], [`round_robin`] (`roundrobin`),
 //! [`least_active`] (`leastactive`), [`shortest_response`] (`shortestresponse`) and [`consistent_hash`]
-//! (`consistenthash`). A [`LoadBalanceRegistry`] maps names to policies, the Rust counterpart of Dubbo's
+//! (`consistenthash`), and Dubbo 3.2's [`adaptive`]; rudder adds two that react to slow and failing
+//! providers, [`p2c`] (two random choices, fewer calls in flight wins) and [`peak_ewma`] (`peakewma`:
+//! two random choices over peak-EWMA latency × load). A [`LoadBalanceRegistry`] maps names to policies, the Rust counterpart of Dubbo's
 //! SPI: the policy for a call is the first provider's `loadbalance` parameter for the method.
 //!
 //! # Examples
@@ -41,9 +43,13 @@
 //! # Ok::<(), rudder_cluster::loadbalance::UnknownLoadBalance>(())
 //! ```
 
+pub mod adaptive;
 pub mod consistent_hash;
 pub mod least_active;
 mod least_key;
+pub mod outlier;
+pub mod p2c;
+pub mod peak_ewma;
 mod pick;
 mod prefix_sums;
 pub mod random;

@@ -38,6 +38,8 @@ pub struct Pick<'a> {
     pub excluded: &'a [Arc<Provider>],
     /// Overrides computed weights, if set.
     pub weight_source: Option<&'a dyn WeightSource>,
+    /// The policy asked the chosen provider to report its load with the answer.
+    load_report: Cell<bool>,
 }
 
 #[derive(Clone)]
@@ -102,6 +104,26 @@ impl<'a> Pick<'a> {
                 }
             },
         }
+    }
+
+    /// Asks that the call carry Dubbo's `lb_adaptive=mem,load` request attachment, so a Java provider
+    /// reports its load in the answer (what `adaptive` does); the cluster feeds the report into the
+    /// provider's [`AdaptiveMetrics`](rudder_common::status::AdaptiveMetrics).
+    ///
+    /// ```
+    /// use rudder_cluster::loadbalance::Pick;
+    /// let pick = Pick::at(0);
+    /// assert!(!pick.load_report_asked());
+    /// pick.ask_load_report();
+    /// assert!(pick.load_report_asked());
+    /// ```
+    pub fn ask_load_report(&self) {
+        self.load_report.set(true);
+    }
+
+    /// Whether the policy asked for a load report ([`Pick::ask_load_report`]).
+    pub fn load_report_asked(&self) -> bool {
+        self.load_report.get()
     }
 
     /// Whether the time was given rather than read from a clock.

@@ -4,8 +4,11 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use super::adaptive::Adaptive;
 use super::consistent_hash::ConsistentHash;
 use super::least_active::LeastActive;
+use super::p2c::PowerOfTwo;
+use super::peak_ewma::PeakEwma;
 use super::random::Random;
 use super::round_robin::RoundRobin;
 use super::shortest_response::ShortestResponse;
@@ -32,8 +35,8 @@ pub struct UnknownLoadBalance {
 /// let mut registry = LoadBalanceRegistry::with_builtins();
 /// registry.register("myrandom", Arc::new(Random));
 /// assert!(registry.get("myrandom").is_ok());
-/// let err = registry.get("p2c").unwrap_err();
-/// assert!(err.to_string().contains("consistenthash, leastactive, myrandom, random, roundrobin"));
+/// let err = registry.get("nosuch").unwrap_err();
+/// assert!(err.to_string().contains("leastactive, myrandom, p2c, peakewma, random, roundrobin"));
 /// ```
 #[derive(Clone, Default)]
 pub struct LoadBalanceRegistry {
@@ -46,7 +49,7 @@ impl LoadBalanceRegistry {
         LoadBalanceRegistry::default()
     }
 
-    /// The five Dubbo policies under their Dubbo names.
+    /// The six Dubbo policies under their Dubbo names, and rudder's `p2c` and `peakewma`.
     pub fn with_builtins() -> LoadBalanceRegistry {
         let mut registry = LoadBalanceRegistry::new();
         registry.register("random", Arc::new(Random));
@@ -54,6 +57,9 @@ impl LoadBalanceRegistry {
         registry.register("leastactive", Arc::new(LeastActive));
         registry.register("shortestresponse", Arc::new(ShortestResponse::default()));
         registry.register("consistenthash", Arc::new(ConsistentHash));
+        registry.register("adaptive", Arc::new(Adaptive::default()));
+        registry.register("p2c", Arc::new(PowerOfTwo));
+        registry.register("peakewma", Arc::new(PeakEwma::default()));
         registry
     }
 

@@ -49,6 +49,8 @@ pub struct MethodView {
     sticky: bool,
     /// Each provider's `actives` limit for this method (0: none).
     max_active: Box<[i32]>,
+    /// Outlier ejection, as the first provider sets it for this method.
+    outlier: Option<super::outlier::OutlierSettings>,
     /// The policy the first balancer to prepare or pick here resolved for it, under that balancer's
     /// key: typed, so reading it costs no dynamic type check.
     policy: OnceLock<(StateKey, ResolvedPolicy)>,
@@ -82,6 +84,7 @@ impl MethodView {
             .into();
         let sticky =
             first.is_some_and(|p| p.url().method_parameter(method, "sticky") == Some("true"));
+        let outlier = first.and_then(|p| super::outlier::OutlierSettings::of(p.url(), method));
         let max_active = providers
             .iter()
             .map(|p| ACTIVES.method_value(p.url(), method).max(0) as i32)
@@ -92,6 +95,7 @@ impl MethodView {
         MethodView {
             sticky,
             max_active,
+            outlier,
             method: method.into(),
             service_key: first
                 .map(|p| p.url().service_key())
@@ -182,6 +186,12 @@ impl MethodView {
     /// first provider as Dubbo reads it).
     pub fn sticky(&self) -> bool {
         self.sticky
+    }
+
+    /// Outlier ejection settings for this method (`outlier.*`, read from the first provider as Dubbo
+    /// reads `loadbalance`); `None` when off.
+    pub fn outlier(&self) -> Option<&super::outlier::OutlierSettings> {
+        self.outlier.as_ref()
     }
 
     /// Provider `index`'s limit on concurrent calls of this method (`actives`; 0 means none).

@@ -327,9 +327,17 @@ impl TagRouter {
     }
 }
 
-/// The active rules of a route, each with its tags' addresses over its own application's providers.
+/// An active rule of a route, with its tags' addresses over its own application's providers.
+struct GoverningRule<'r> {
+    rule: &'r AppRule,
+    by_tag: HashMap<String, Vec<String>>,
+    /// Every address of every tag.
+    all: Vec<String>,
+}
+
+/// The active rules of a route.
 struct Governing<'r> {
-    rules: Vec<(&'r AppRule, HashMap<String, Vec<String>>, Vec<String>)>,
+    rules: Vec<GoverningRule<'r>>,
 }
 
 impl<'r> Governing<'r> {
@@ -337,15 +345,15 @@ impl<'r> Governing<'r> {
         let rules = rules
             .iter()
             .filter(|r| r.rule.is_active())
-            .map(|r| {
+            .map(|rule| {
                 let own: Vec<Arc<Provider>> = providers
                     .iter()
-                    .filter(|p| provider_application(p) == r.application)
+                    .filter(|p| provider_application(p) == rule.application)
                     .cloned()
                     .collect();
-                let by_tag = r.rule.addresses_by_tag(&own);
+                let by_tag = rule.rule.addresses_by_tag(&own);
                 let all = by_tag.values().flatten().cloned().collect();
-                (r, by_tag, all)
+                GoverningRule { rule, by_tag, all }
             })
             .collect();
         Governing { rules }
@@ -356,13 +364,13 @@ impl<'r> Governing<'r> {
         let application = provider_application(provider);
         self.rules
             .iter()
-            .position(|(r, _, _)| r.application == application)
+            .position(|g| g.rule.application == application)
     }
 
     /// Whether `provider` is at an address of any tag of its application's rule.
     fn dynamically_tagged(&self, provider: &Provider) -> bool {
         self.of(provider)
-            .is_some_and(|r| at_any(provider, &self.rules[r].2))
+            .is_some_and(|r| at_any(provider, &self.rules[r].all))
     }
 }
 
@@ -409,7 +417,7 @@ impl Router for TagRouter {
         let selected: Vec<Option<&Vec<String>>> = governing
             .rules
             .iter()
-            .map(|(_, by_tag, _)| select_by_tag_level(by_tag, tag, force_tag))
+            .map(|g| select_by_tag_level(&g.by_tag, tag, force_tag))
             .collect();
         let result = filter(ctx, input, |p| {
             match governing.of(p).and_then(|r| selected[r]) {
@@ -429,7 +437,7 @@ impl Router for TagRouter {
             .rules
             .iter()
             .zip(&selected)
-            .any(|((r, _, _), s)| s.is_some() && r.rule.force);
+            .any(|(g, s)| s.is_some() && g.rule.rule.force);
         if forced_by_rule {
             return Routed::kept(
                 result,

@@ -5,10 +5,13 @@
 //! gets a `mod` line here. Only a test that measures process-wide state (a global allocator, a
 //! process-wide counter) gets a binary of its own, and says why.
 
+mod adaptive_vectors;
 mod directory;
 mod dubbo_tests;
 mod java_vectors;
+mod outlier;
 mod parameters;
+mod peakewma;
 mod publish;
 mod router_cache;
 mod router_condition;

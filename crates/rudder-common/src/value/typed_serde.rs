@@ -166,6 +166,41 @@ mod tests {
         assert_eq!(from_value::<Invoice>(v).unwrap(), invoice);
     }
 
+    /// Any other serde format sees the text: a struct with money and dates is plain JSON.
+    #[test]
+    fn other_formats_see_digit_and_iso_strings() {
+        let invoice = Invoice {
+            amount: "12.340".parse().unwrap(),
+            due: "2026-12-31".parse().unwrap(),
+            created: Date::from_millis(1_796_167_800_123),
+            grace: None,
+        };
+        let json = serde_json::to_value(&invoice).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "amount": "12.340",
+                "due": "2026-12-31",
+                "created": "2026-12-01T23:30:00.123Z",
+                "grace": null,
+            })
+        );
+        assert_eq!(serde_json::from_value::<Invoice>(json).unwrap(), invoice);
+        // A date as epoch milliseconds and a whole number as a decimal read too; a float does not.
+        let loose =
+            serde_json::json!({"amount": 7, "due": "2026-12-31", "created": 0, "grace": "PT0S"});
+        assert_eq!(
+            serde_json::from_value::<Invoice>(loose)
+                .unwrap()
+                .created
+                .millis(),
+            0
+        );
+        let float =
+            serde_json::json!({"amount": 0.1, "due": "2026-12-31", "created": 0, "grace": null});
+        assert!(serde_json::from_value::<Invoice>(float).is_err());
+    }
+
     #[test]
     fn a_java_string_fills_a_typed_field_when_it_parses() {
         let v = Value::map(vec![

@@ -12,7 +12,7 @@
 //! Two kinds of rule are read here:
 //!
 //! * **configurators**, which every subscription follows and applies itself: `<application>.configurators`
-//!   and `<interface>:<version>:<group>.configurators` (see [`crate::rule_parser`] and
+//!   and `<interface>:<version>:<group>.configurators` (see the `rule_parser` module and
 //!   [`RuleSource`]);
 //! * **router rules** (`<application>.tag-router`, `<interface>:<version>:<group>.condition-router`,
 //!   `<application>.condition-router`), whose raw texts

@@ -193,9 +193,7 @@ async fn broadcast_calls_every_provider_and_fails_on_any_exception() {
     // One after another in list order, and the answer is the last one's. The list order of three
     // loopback providers depends on their ports, so the expected name is read from the list.
     let names = [("a", &a), ("b", &b), ("c", &c)];
-    let last_listed = greeter.directory().snapshot().providers()[2]
-        .address()
-        .to_owned();
+    let last_listed = greeter.snapshot().providers()[2].address().to_owned();
     let (expected, _) = names
         .iter()
         .find(|(_, p)| p.server.local_addr().to_string() == last_listed)

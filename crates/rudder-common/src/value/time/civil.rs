@@ -213,9 +213,13 @@ impl LocalTime {
 impl fmt::Display for LocalTime {
     /// ISO-8601 `HH:mm:ss` with the fraction in groups of three digits (`.120`, `.000001`), as
     /// Java's `DateTimeFormatter.ISO_LOCAL_TIME` prints it (Java's `toString()` drops `:00`
-    /// seconds; both parse back the same).
+    /// seconds; both parse back the same). The alternate form (`{:#}`) is Java's `toString()`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:02}:{:02}:{:02}", self.hour, self.minute, self.second)?;
+        write!(f, "{:02}:{:02}", self.hour, self.minute)?;
+        if f.alternate() && self.second == 0 && self.nano == 0 {
+            return Ok(());
+        }
+        write!(f, ":{:02}", self.second)?;
         fraction(f, self.nano)
     }
 }
@@ -273,8 +277,13 @@ impl LocalDateTime {
 }
 
 impl fmt::Display for LocalDateTime {
+    /// ISO-8601; the alternate form (`{:#}`) is Java's `toString()` (`2026-12-01T23:30`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}T{}", self.date, self.time)
+        if f.alternate() {
+            write!(f, "{}T{:#}", self.date, self.time)
+        } else {
+            write!(f, "{}T{}", self.date, self.time)
+        }
     }
 }
 
@@ -329,6 +338,14 @@ mod tests {
         ] {
             assert_eq!(text.parse::<LocalTime>().unwrap().to_string(), printed);
         }
+        // Java's toString() drops zero seconds: the alternate form.
+        let t: LocalDateTime = "2026-12-01T23:30:00".parse().unwrap();
+        assert_eq!(format!("{t:#}"), "2026-12-01T23:30");
+        assert_eq!(format!("{:#}", t.time()), "23:30");
+        assert_eq!(
+            format!("{:#}", LocalTime::new(23, 30, 0, 5).unwrap()),
+            "23:30:00.000000005"
+        );
         for bad in [
             "2026-13-01",
             "2026-1-01",

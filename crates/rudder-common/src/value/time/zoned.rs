@@ -108,8 +108,10 @@ impl OffsetDateTime {
 }
 
 impl fmt::Display for OffsetDateTime {
+    /// ISO-8601; `{:#}` is Java's `toString()`, which drops zero seconds.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.date_time, self.offset)
+        self.date_time.fmt(f)?;
+        self.offset.fmt(f)
     }
 }
 
@@ -136,8 +138,10 @@ impl OffsetTime {
 }
 
 impl fmt::Display for OffsetTime {
+    /// ISO-8601; `{:#}` is Java's `toString()`, which drops zero seconds.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.time, self.offset)
+        self.time.fmt(f)?;
+        self.offset.fmt(f)
     }
 }
 
@@ -208,9 +212,11 @@ impl ZonedDateTime {
 }
 
 impl fmt::Display for ZonedDateTime {
-    /// Java's `ZonedDateTime.toString()`: the zone in brackets unless it is the offset itself.
+    /// ISO-8601 with the zone in brackets unless it is the offset itself, as Java prints it; `{:#}`
+    /// is exactly Java's `toString()`, which drops zero seconds.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.date_time, self.offset)?;
+        self.date_time.fmt(f)?;
+        self.offset.fmt(f)?;
         if *self.zone != *self.offset.to_string() {
             write!(f, "[{}]", self.zone)?;
         }
@@ -361,6 +367,7 @@ mod tests {
         let t: OffsetTime = "08:00-03:00".parse().unwrap();
         assert_eq!(t.to_string(), "08:00:00-03:00");
         let z: ZonedDateTime = "2026-01-01T00:00:00+08:00[Asia/Shanghai]".parse().unwrap();
+        assert_eq!(format!("{z:#}"), "2026-01-01T00:00+08:00[Asia/Shanghai]");
         assert_eq!(z.offset().total_seconds(), 28_800);
         assert!("2026-01-01T00:00:00+08:00[]"
             .parse::<ZonedDateTime>()

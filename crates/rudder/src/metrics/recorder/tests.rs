@@ -1,12 +1,11 @@
 use std::sync::Arc;
-use std::time::Instant;
 
 use rudder_cluster::provider::Provider;
 use rudder_common::status::StatusRegistry;
 use rudder_common::url::DubboUrl;
 
 use super::*;
-use crate::metrics::ticker::{ManualTicker, SystemTicker};
+use crate::metrics::ticker::ManualTicker;
 
 fn provider(statuses: &StatusRegistry, url: &str) -> Arc<Provider> {
     Arc::new(Provider::new(DubboUrl::parse(url).unwrap(), statuses).unwrap())
@@ -105,32 +104,4 @@ fn methods_past_the_cap_get_no_series_and_strategies_past_theirs_count_as_other(
         6,
         "5 past the cap, plus `random`'s slot taken"
     );
-}
-
-/// `cargo test -p rudder --features metrics --release --lib -- --ignored --nocapture call_path_cost`
-#[test]
-#[ignore = "a measurement; run in release"]
-fn call_path_cost() {
-    let recorder = Recorder::new(Arc::new(SystemTicker::default()));
-    let statuses = StatusRegistry::default();
-    let providers: Vec<_> = (0..1000)
-        .map(|i| {
-            provider(
-                &statuses,
-                &format!("dubbo://10.1.{}.{}:20880/com.acme.S", i / 250, i % 250),
-            )
-        })
-        .collect();
-    for p in &providers {
-        for m in ["a", "b", "c", "d"] {
-            drop(recorder.start(p, m));
-        }
-    }
-    let rounds = 2_000_000;
-    let started = Instant::now();
-    for i in 0..rounds {
-        drop(recorder.start(&providers[i % providers.len()], "c"));
-    }
-    let per_call = started.elapsed().as_nanos() as f64 / rounds as f64;
-    println!("metrics hook: {per_call:.1} ns per call (4,000 series)");
 }

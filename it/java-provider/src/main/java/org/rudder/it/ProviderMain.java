@@ -24,6 +24,7 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  *   <li>{@code rudder.register.mode} [RUDDER_REGISTER_MODE], interface | instance | all, default all</li>
  *   <li>{@code rudder.application} [RUDDER_APPLICATION], default rudder-it-java-provider</li>
  *   <li>{@code rudder.tag} [RUDDER_TAG], optional: the static {@code dubbo.tag} the service registers</li>
+ *   <li>{@code rudder.delay.ms} [RUDDER_DELAY_MS], optional: sayHello and whoAmI answer this much later</li>
  * </ul>
  * Binds and advertises 127.0.0.1 only (see {@link LoopbackConfiguratorFactory}).
  * Prints one line {@code READY <provider url>} on stdout once exported and registered,
@@ -60,7 +61,12 @@ public final class ProviderMain {
 
         ServiceConfig<GreetingService> service = new ServiceConfig<>();
         service.setInterface(GreetingService.class);
-        service.setRef(new GreetingServiceImpl(instance));
+        String delay = Settings.get("rudder.delay.ms", null);
+        GreetingService impl = new GreetingServiceImpl(instance);
+        if (delay != null) {
+            impl = new DelayedGreetingService(impl, Long.parseLong(delay.trim()));
+        }
+        service.setRef(impl);
         if (version != null) {
             service.setVersion(version);
         }

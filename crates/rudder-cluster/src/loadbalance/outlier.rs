@@ -1,0 +1,116 @@
+//! Outlier ejection for every policy (Envoy's passive health checking; Dubbo has none, apache/dubbo#896).
+//!
+//! With `outlier.consecutive-errors=N` set (consumer or provider side, per method too:
+//! `<method>.outlier.consecutive-errors`), a provider whose calls of the method fail N times in a row
+//! (RPC errors: refused, reset, timed out; a business exception is an answer) is left out of picks for
+//! `outlier.base-ejection-ms` (30 s) × the number of times it has been ejected (at most 10 ×), then let
+//! back in. At most `outlier.max-ejection-percent` (50) of a method's providers are out at once, the
+//! first in list order; when every provider a call may still use is out, the call picks among them
+//! anyway, so a whole-service outage still reaches someone. Off unless `outlier.consecutive-errors` is
+//! set. The state is the provider's method counters ([`OutlierState`](rudder_common::status::OutlierState)).
+//!
+//! ```
+//! use rudder_cluster::loadbalance::outlier::OutlierSettings;
+//! use rudder_common::url::DubboUrl;
+//! let url = DubboUrl::parse("dubbo://10.0.0.1:20880/S?outlier.consecutive-errors=5&m.outlier.base-ejection-ms=1000")?;
+//! let settings = OutlierSettings::of(&url, "m").unwrap();
+//! assert_eq!((settings.consecutive_errors, settings.base_ejection_ms, settings.max_ejection_percent), (5, 1000, 50));
+//! assert!(OutlierSettings::of(&DubboUrl::parse("dubbo://10.0.0.1:20880/S")?, "m").is_none());
+//! # Ok::<(), rudder_common::url::UrlError>(())
+//! ```
+
+use std::sync::Arc;
+
+use rudder_common::url::ranges::IntRange;
+use rudder_common::url::DubboUrl;
+
+use super::MethodView;
+use crate::provider::Provider;
+
+/// `outlier.consecutive-errors`: RPC errors in a row that eject a provider; 0 or absent: off.
+pub const CONSECUTIVE_ERRORS: IntRange = IntRange {
+    key: "outlier.consecutive-errors",
+    default: 0,
+    min: 0,
+    max: 1_000_000,
+};
+
+/// `outlier.base-ejection-ms`: the first ejection's length; each further one lasts one more of it.
+pub const BASE_EJECTION_MS: IntRange = IntRange {
+    key: "outlier.base-ejection-ms",
+    default: 30_000,
+    min: 1,
+    max: 86_400_000,
+};
+
+/// `outlier.max-ejection-percent`: the largest share of a method's providers out at once.
+pub const MAX_EJECTION_PERCENT: IntRange = IntRange {
+    key: "outlier.max-ejection-percent",
+    default: 50,
+    min: 0,
+    max: 100,
+};
+
+/// The outlier settings of one method, read from a (consumer-merged) provider URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutlierSettings {
+    /// Errors in a row that eject.
+    pub consecutive_errors: u32,
+    /// Length of the first ejection, ms.
+    pub base_ejection_ms: i64,
+    /// Largest share of providers out at once, percent.
+    pub max_ejection_percent: u8,
+}
+
+impl OutlierSettings {
+    /// The settings for `method` in `url`; `None` when ejection is off.
+    pub fn of(url: &DubboUrl, method: &str) -> Option<OutlierSettings> {
+        let errors = CONSECUTIVE_ERRORS.method_value(url, method);
+        (errors > 0).then(|| OutlierSettings {
+            consecutive_errors: errors as u32,
+            base_ejection_ms: BASE_EJECTION_MS.method_value(url, method),
+            max_ejection_percent: MAX_EJECTION_PERCENT.method_value(url, method) as u8,
+        })
+    }
+}
+
+/// The providers of `view` a pick at `now` leaves out as ejected, on top of `excluded`: `None` when
+/// none is (the common case, which allocates nothing).
+pub(crate) fn ejected(
+    view: &MethodView,
+    settings: &OutlierSettings,
+    excluded: &[Arc<Provider>],
+    now: i64,
+) -> Option<Vec<Arc<Provider>>> {
+    let allowed = (view.len() * usize::from(settings.max_ejection_percent)) / 100;
+    if allowed == 0 {
+        return None;
+    }
+    let mut out: Option<Vec<Arc<Provider>>> = None;
+    for (i, provider) in view.providers().iter().enumerate() {
+        if view.method_status(i).outlier().is_ejected(now) {
+            let list = out.get_or_insert_with(|| excluded.to_vec());
+            list.push(Arc::clone(provider));
+            if list.len() - excluded.len() == allowed {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The ejected providers of `view` at `now`, with when each ejection ends: for `--explain` and
+/// `rudder providers`.
+pub fn ejections(view: &MethodView, now: i64) -> Vec<(Arc<Provider>, i64)> {
+    view.providers()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| view.method_status(*i).outlier().is_ejected(now))
+        .map(|(i, p)| {
+            (
+                Arc::clone(p),
+                view.method_status(i).outlier().ejected_until(),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,154 @@
+//! Outlier ejection through the cluster invoker, on a fixed clock: who is ejected, for how long, and
+//! the share that may be out at once.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use rudder_cluster::balancer::Balancer;
+use rudder_cluster::cluster::{Caller, ClusterInvoker, ClusterMode};
+use rudder_cluster::directory::Directory;
+use rudder_cluster::loadbalance::outlier;
+use rudder_cluster::provider::Provider;
+use rudder_common::clock::ManualClock;
+use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::invocation::Invocation;
+use rudder_common::url::DubboUrl;
+
+const START: i64 = 1_800_000_000_000;
+
+/// Refuses calls to the ports in `failing`, counts calls per port.
+struct Scripted {
+    failing: Mutex<HashSet<u16>>,
+    calls: Mutex<[u32; 5]>,
+}
+
+impl Caller for Scripted {
+    type Output = ();
+    fn empty(&self) {}
+    async fn call(&self, p: &Arc<Provider>, _: &Invocation) -> Result<(), RpcError> {
+        let port = p.url().port();
+        self.calls.lock().unwrap()[port as usize] += 1;
+        if self.failing.lock().unwrap().contains(&port) {
+            return Err(RpcError::new(RpcErrorKind::Network, "connection refused"));
+        }
+        Ok(())
+    }
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+struct Fixture {
+    clock: Arc<ManualClock>,
+    directory: Arc<Directory>,
+    invoker: ClusterInvoker<Scripted>,
+    call: Invocation,
+}
+
+fn fixture(params: &str, failing: &[u16]) -> Fixture {
+    let directory = Arc::new(Directory::default());
+    directory.replace(
+        (1..=4).map(|i| DubboUrl::parse(&format!("dubbo://127.0.0.1:{i}/S?{params}")).unwrap()),
+    );
+    let clock = Arc::new(ManualClock::new(START));
+    let balancer = Balancer::builder(Arc::clone(&directory))
+        .clock(clock.clone())
+        .seed(3)
+        .build();
+    let caller = Scripted {
+        failing: Mutex::new(failing.iter().copied().collect()),
+        calls: Mutex::new([0; 5]),
+    };
+    Fixture {
+        clock,
+        directory,
+        invoker: ClusterInvoker::new(Arc::new(balancer), caller, ClusterMode::Failfast),
+        call: Invocation::new("m", vec![], vec![]),
+    }
+}
+
+impl Fixture {
+    /// Makes `n` calls; returns the calls each port received during them.
+    fn calls(&self, n: usize) -> [u32; 5] {
+        let before = *self.invoker.caller().calls.lock().unwrap();
+        for _ in 0..n {
+            let _ = block_on(self.invoker.invoke(&self.call));
+        }
+        let after = *self.invoker.caller().calls.lock().unwrap();
+        std::array::from_fn(|i| after[i] - before[i])
+    }
+}
+
+#[test]
+fn consecutive_errors_eject_for_a_growing_interval() {
+    let f = fixture(
+        "outlier.consecutive-errors=3&outlier.base-ejection-ms=1000",
+        &[1],
+    );
+    // The clock stands still: port 1 gets exactly the three calls that eject it.
+    assert_eq!(f.calls(400)[1], 3);
+    let view = f.directory.snapshot().view("m");
+    let out = outlier::ejections(&view, START);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].0.url().port(), out[0].1), (1, START + 1000));
+    // Let back in after its interval: three more errors, now ejected for two intervals.
+    f.clock.advance(1000);
+    assert_eq!(f.calls(400)[1], 3);
+    f.clock.advance(1999);
+    assert_eq!(
+        f.calls(200)[1],
+        0,
+        "still out 1999 ms into a 2000 ms ejection"
+    );
+    f.clock.advance(1);
+    assert_eq!(f.calls(400)[1], 3);
+}
+
+#[test]
+fn successes_reset_the_count_every_policy_ejects_and_off_means_off() {
+    let state = rudder_common::status::RpcStatus::default();
+    let outcomes = [false, false, true, false, false];
+    let ejected = outcomes
+        .iter()
+        .any(|&ok| state.outlier().record(ok, 3, 1000, START));
+    assert!(!ejected, "a success between errors starts the count again");
+
+    let f = fixture("loadbalance=roundrobin&outlier.consecutive-errors=3", &[1]);
+    assert_eq!(f.calls(40)[1], 3);
+
+    let off = fixture("", &[1]);
+    let counts = off.calls(400);
+    assert!(
+        counts[1] > 60,
+        "no ejection without the parameter: {counts:?}"
+    );
+}
+
+#[test]
+fn at_most_the_maximum_share_is_out_and_an_outage_still_reaches_someone() {
+    let params = "outlier.consecutive-errors=2&outlier.max-ejection-percent=25";
+    let f = fixture(params, &[1, 2]);
+    let counts = f.calls(600);
+    // One of four may be out: the first ejected stays out, the other keeps failing its share.
+    let (one, two) = (counts[1], counts[2]);
+    assert!(one.min(two) == 2 && one.max(two) > 100, "{counts:?}");
+
+    let all_down = fixture(
+        "outlier.consecutive-errors=1&outlier.max-ejection-percent=100",
+        &[1, 2, 3, 4],
+    );
+    let counts = all_down.calls(100);
+    assert_eq!(
+        counts.iter().sum::<u32>(),
+        100,
+        "every call still reaches a provider: {counts:?}"
+    );
+}
