@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rudder::{CallError, Value};
+use rudder::{CallError, Consumer, Value};
 use rudder_common::error::{RpcError, RpcErrorKind};
 
 use crate::invoke_target::{self, RegistryKnowledge};
@@ -110,12 +110,28 @@ async fn run_async(
     let interface = invoke_target::interface(&args)?;
     let consumer =
         metrics_endpoint::consumer("rudder-cli", args.metrics_addr, args.registry.options());
-    let metrics = metrics_endpoint::serve(&consumer, args.metrics_addr).await?;
-    let reference = invoke_target::build_reference(&consumer, &args, &interface).await?;
+    let outcome = invoke_with(&consumer, &args, &interface, items, attempts, out).await;
+    // On every path, before the runtime ends: no registry task may outlive it (see
+    // `Consumer::shutdown`; a task left running made zookeeper-client panic at exit).
+    consumer.shutdown().await;
+    outcome
+}
+
+/// Builds the reference and makes the calls.
+async fn invoke_with(
+    consumer: &Consumer,
+    args: &InvokeArgs,
+    interface: &str,
+    items: &[serde_json::Value],
+    attempts: Option<AttemptLog>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let metrics = metrics_endpoint::serve(consumer, args.metrics_addr).await?;
+    let reference = invoke_target::build_reference(consumer, args, interface).await?;
 
     let providers = invoke_target::provider_urls(&reference);
     let knowledge = if args.registry.is_given() {
-        invoke_target::registry_knowledge(&args, &interface).await?
+        invoke_target::registry_knowledge(args, interface).await?
     } else {
         RegistryKnowledge {
             all_providers: Vec::new(),
@@ -123,10 +139,10 @@ async fn run_async(
         }
     };
     if args.registry.is_given() && providers.is_empty() {
-        return Err(invoke_target::no_provider(&interface, &args, &knowledge).into());
+        return Err(invoke_target::no_provider(interface, args, &knowledge).into());
     }
-    service_info::check_method(&interface, &args.method, &providers)?;
-    let types = invoke_target::parameter_types(&args, items, &knowledge.overloads)?;
+    service_info::check_method(interface, &args.method, &providers)?;
+    let types = invoke_target::parameter_types(args, items, &knowledge.overloads)?;
     if types.len() != items.len() {
         bail!(
             "--types names {} parameter(s) but --args has {}",
@@ -183,7 +199,7 @@ async fn run_async(
                         "hint: a Dubbo provider answers \"Fail to decode request\" when it exports no {} \
                          (check --version and --group: `rudder list --registry R --interface {interface}`) \
                          or cannot read the argument types",
-                        service_key(&interface, &args)
+                        service_key(interface, args)
                     ));
                 }
                 *tally.failed.entry(label(error.kind())).or_insert(0) += 1;

@@ -24,6 +24,19 @@
 //! be written never stops discovery (it is retried in the background); two child names for one provider
 //! URL are one provider; credentials never reach a log line or an error message.
 //!
+//! Waits end (details in the `session` module docs): a session is opened in the background by one
+//! connector per registry, shared by everyone waiting for it, and no lock is held across a connect;
+//! [`ZookeeperRegistry::connect`] and [`ZookeeperRegistry::wait_connected`] give up after their
+//! timeout with [`RegistryError::Unreachable`] naming the hosts and the last failure;
+//! [`ZookeeperRegistry::close`] ends a connection attempt at once.
+//!
+//! On exit: await [`ZookeeperRegistry::close`] before the tokio runtime shuts down. It returns once
+//! every task of the registry has ended and ZooKeeper has confirmed the session's end (consumer nodes
+//! gone at once). A runtime shut down under running subscriptions drops zookeeper-client's detached
+//! session task while a subscription still awaits one of its watches, and the client then panics in a
+//! worker thread (`OneshotReceiver::recv` unwraps a cancelled channel); closing first leaves no such
+//! task.
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use rudder_cluster::directory::Directory;

@@ -1,6 +1,7 @@
 //! The registry handle: connect once, subscribe any number of services, close.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::discovery::{ProviderSink, RuleKey, RuleSink};
@@ -66,14 +67,71 @@ impl ZookeeperRegistry {
         registry_url: &str,
         options: RegistryOptions,
     ) -> Result<ZookeeperRegistry, RegistryError> {
+        let registry = ZookeeperRegistry::open(registry_url, options)?;
+        match registry
+            .sessions
+            .connect_within(options.connect_timeout())
+            .await
+        {
+            Ok(_) => Ok(registry),
+            Err(error) => {
+                registry.close().await;
+                Err(error)
+            }
+        }
+    }
+
+    /// Parses `registry_url` and returns at once; the session is opened in the background on first
+    /// use (a subscription, [`ZookeeperRegistry::wait_connected`]), retried with backoff until it is up
+    /// or the registry is closed. Many callers asking at once share one connection attempt, and
+    /// [`ZookeeperRegistry::close`] ends an attempt in progress at once.
+    ///
+    /// ```
+    /// use rudder_registry::{RegistryOptions, ZookeeperRegistry};
+    ///
+    /// let registry = ZookeeperRegistry::open("zookeeper://127.0.0.1:2181", RegistryOptions::default())?;
+    /// assert!(!registry.is_connected()); // nothing opened yet
+    /// # Ok::<(), rudder_registry::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::BadRegistryUrl`].
+    pub fn open(
+        registry_url: &str,
+        options: RegistryOptions,
+    ) -> Result<ZookeeperRegistry, RegistryError> {
         let address = RegistryAddress::parse(registry_url)?;
         let sessions = Arc::new(Sessions::new(address, options));
-        sessions.start().await?;
         Ok(ZookeeperRegistry {
             config_center: Arc::clone(&sessions),
             sessions,
             dynamic_configuration: true,
         })
+    }
+
+    /// Waits at most `wait` for a session (opening one if none is up).
+    ///
+    /// # Errors
+    /// [`RegistryError::Unreachable`] naming the hosts and the last failure once `wait` has passed;
+    /// [`RegistryError::AuthFailed`]; [`RegistryError::Closed`].
+    pub async fn wait_connected(&self, wait: Duration) -> Result<(), RegistryError> {
+        self.sessions.connect_within(wait).await.map(drop)
+    }
+
+    /// The error [`ZookeeperRegistry::wait_connected`] would give after waiting `waited` now: the
+    /// hosts and the last connection failure (for callers that bound a longer operation themselves).
+    pub fn unreachable_error(&self, waited: Duration) -> RegistryError {
+        self.sessions.unreachable(waited)
+    }
+
+    /// Whether a session is up now.
+    pub fn is_connected(&self) -> bool {
+        self.sessions.is_up()
+    }
+
+    /// Whether [`ZookeeperRegistry::close`] has been called.
+    pub fn is_closed(&self) -> bool {
+        self.sessions.is_closed()
     }
 
     /// This registry, reading governance rules from `config_center` instead of from itself.
@@ -264,7 +322,10 @@ impl ZookeeperRegistry {
         subscriber.refresh(&client, &mut watches).await?;
         subscriber.register_if_due(&client).await;
         let (stop_tx, stop_rx) = oneshot::channel();
-        let task = tokio::spawn(subscriber.run(client, watches, stop_rx));
+        let task = self
+            .sessions
+            .spawn(subscriber.run(client, watches, stop_rx))
+            .ok_or(RegistryError::Closed)?;
         Ok(Subscription::new(status_rx, stop_tx, task))
     }
 
@@ -298,7 +359,11 @@ impl ZookeeperRegistry {
         }
     }
 
-    /// Closes the session: every subscription stops, and ZooKeeper removes the consumer nodes.
+    /// Closes the session: every subscription and rule watch stops (this waits for their tasks to
+    /// end), and ZooKeeper removes the consumer nodes. A connection attempt in progress ends at once.
+    ///
+    /// Await it (or `rudder::Consumer::shutdown`) before the tokio runtime shuts down: see the crate
+    /// docs on exit.
     pub async fn close(&self) {
         self.sessions.close().await;
     }

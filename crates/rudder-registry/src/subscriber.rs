@@ -42,6 +42,9 @@ use crate::subscription::SubscriptionStatus;
 
 type WatchFuture = Pin<Box<dyn Future<Output = WatchedEvent> + Send>>;
 
+/// The longest a subscription that ends waits for ZooKeeper to delete its consumer node.
+const UNREGISTER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Which category a listing concerns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Category {
@@ -450,13 +453,25 @@ impl Subscriber {
         }
     }
 
+    /// Removes the consumer node, if the session can be reached now. Bounded: a subscription that
+    /// ends during an outage must not hold up a close (the node goes with the session anyway).
     async fn unregister(&self, client: &Client) {
-        if let Some(registration) = &self.registration {
-            let path = format!("{}/{}", self.paths.consumers, registration.node);
-            match client.delete(&path, None).await {
-                Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
-                Err(error) => tracing::debug!(%error, "consumer node not removed"),
-            }
+        let Some(registration) = &self.registration else {
+            return;
+        };
+        if client.state() != SessionState::SyncConnected {
+            return;
+        }
+        let path = format!("{}/{}", self.paths.consumers, registration.node);
+        let bound = self
+            .sessions
+            .options()
+            .connect_timeout()
+            .min(UNREGISTER_WAIT);
+        match tokio::time::timeout(bound, client.delete(&path, None)).await {
+            Ok(Ok(()) | Err(zookeeper_client::Error::NoNode)) => {}
+            Ok(Err(error)) => tracing::debug!(%error, "consumer node not removed"),
+            Err(_) => tracing::debug!("consumer node not removed: no answer in time"),
         }
     }
 }

@@ -252,9 +252,16 @@ impl DubboProtocol {
     /// # }
     /// ```
     pub fn retain_addresses(&self, keep: impl Fn(&str) -> bool) -> usize {
-        let before = self.inner.pools.len();
-        self.inner.pools.retain(|_, pool| keep(pool.addr()));
-        before - self.inner.pools.len()
+        // Counted as they go: a call opening a pool meanwhile must not make the count underflow
+        // (`len()` before and after, subtracted, did: a panic in debug builds, inside whichever
+        // registry task was pruning, which stopped that subscription).
+        let mut retired = 0;
+        self.inner.pools.retain(|_, pool| {
+            let kept = keep(pool.addr());
+            retired += usize::from(!kept);
+            kept
+        });
+        retired
     }
 
     /// Returns once this protocol has no socket open and no task alive: after

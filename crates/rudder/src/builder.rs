@@ -69,7 +69,7 @@ impl ReferenceBuilder {
         let host = consumer.host().unwrap_or("127.0.0.1").to_owned();
         let host_error = consumer
             .inner
-            .host
+            .host()
             .as_ref()
             .err()
             .map(|invalid| BuildError::BadParameter(invalid.to_string()));
@@ -91,7 +91,7 @@ impl ReferenceBuilder {
     }
 
     /// Keeps `result`'s error if it is the first.
-    fn check<T>(&mut self, result: Result<T, BuildError>) -> Option<T> {
+    fn keep<T>(&mut self, result: Result<T, BuildError>) -> Option<T> {
         match result {
             Ok(value) => Some(value),
             Err(error) => {
@@ -103,14 +103,14 @@ impl ReferenceBuilder {
 
     fn set_source(&mut self, kind: &'static str, add: impl FnOnce(&mut Source) -> bool) {
         if !add(&mut self.source) {
-            self.check::<()>(Err(BuildError::ConflictingSources(kind)));
+            self.keep::<()>(Err(BuildError::ConflictingSources(kind)));
         }
     }
 
     /// Calls this provider directly (repeatable; plain or percent-encoded URL). Cannot be combined with
     /// a registry.
     pub fn provider(mut self, url: &str) -> Self {
-        let Some(url) = self.check(DubboUrl::parse_any(url).map_err(BuildError::from)) else {
+        let Some(url) = self.keep(DubboUrl::parse_any(url).map_err(BuildError::from)) else {
             return self;
         };
         self.set_source("provider", |source| match source {
@@ -151,7 +151,7 @@ impl ReferenceBuilder {
     #[cfg(feature = "zookeeper")]
     pub fn registry(mut self, url: &str) -> Self {
         if self
-            .check(crate::registry::RegistryTarget::parse(url))
+            .keep(crate::registry::RegistryTarget::parse(url))
             .is_none()
         {
             return self;
@@ -206,7 +206,7 @@ impl ReferenceBuilder {
     /// [`BuildError::BadParameter`].
     pub fn timeout(mut self, timeout: Duration) -> Self {
         if timeout.is_zero() {
-            self.check::<()>(Err(BuildError::BadParameter(
+            self.keep::<()>(Err(BuildError::BadParameter(
                 "timeout must be longer than zero".to_owned(),
             )));
             return self;
@@ -259,16 +259,18 @@ impl ReferenceBuilder {
         } else if key == "loadbalance" || key.ends_with(".loadbalance") {
             self.consumer
                 .inner
-                .policies
+                .policies()
                 .get(value)
                 .map(drop)
                 .map_err(BuildError::from)
         } else if key == REGISTRY_FAILOVER {
             registry_failover(&self.consumer_url).map(drop)
+        } else if key == "check" {
+            check_parameter(&self.consumer_url)
         } else {
             Ok(())
         };
-        self.check(checked);
+        self.keep(checked);
         self
     }
 
@@ -282,6 +284,37 @@ impl ReferenceBuilder {
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self
+    }
+
+    /// Whether [`ReferenceBuilder::build`] fails when a registry is not ready within its deadline
+    /// (Dubbo's `check`; default `true`). The deadline is the registry URL's `timeout` in milliseconds
+    /// (Dubbo's registry `timeout`), else the consumer's registry connect timeout (10 s by default,
+    /// [`ConsumerBuilder::registry_options`](crate::ConsumerBuilder::registry_options)).
+    ///
+    /// * `true`: past the deadline the build fails with
+    ///   [`BuildError::RegistryUnreachable`], naming the registry and why (its last connection
+    ///   failure).
+    /// * `false`: past the deadline the build succeeds without that registry's providers (calls fail
+    ///   with "no provider" meanwhile); the reference keeps connecting and subscribing in the
+    ///   background, and its providers arrive when the registry answers.
+    ///
+    /// Either way a build never waits longer than the deadline, and
+    /// [`Consumer::shutdown`](crate::Consumer::shutdown) ends a build that waits at once. Unlike
+    /// Dubbo's, `check=true` does not fail a build whose registry answers with no provider.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), rudder::BuildError> {
+    /// let orders = rudder::Reference::builder("com.acme.Orders")
+    ///     .registry("zookeeper://127.0.0.1:2181?timeout=3000")
+    ///     .check(false) // built within 3 s even if ZooKeeper is down
+    ///     .build()
+    ///     .await?;
+    /// # drop(orders);
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "zookeeper")]
+    pub fn check(self, check: bool) -> Self {
+        self.parameter("check", if check { "true" } else { "false" })
     }
 
     /// Overrides provider weights at pick time.
@@ -306,47 +339,52 @@ impl ReferenceBuilder {
         }
         let params = ConsumerParams::new(&self.consumer_url);
         #[cfg(feature = "zookeeper")]
-        let mut registrations = Vec::new();
-        #[cfg(feature = "zookeeper")]
-        let mut session_urls: Vec<String> = Vec::new();
-        // One directory per registry; a single one for the other sources.
-        let sources: Vec<(RegistryChoice, Arc<Directory>)> = match self.source {
-            Source::None => return Err(BuildError::NoSource),
-            #[cfg(feature = "internals")]
-            Source::Directory(directory) => vec![(RegistryChoice::new("directory"), directory)],
-            Source::Providers(urls) => {
-                let urls = urls.iter().map(|u| params.merge(u));
-                // Given URLs keep their order (the first one's `loadbalance` is the method's, as in
-                // Dubbo); registry listings have none, so they are sorted (`Directory::sorted`).
-                let directory = Arc::new(Directory::new(Arc::clone(&consumer.statuses)));
-                directory.replace(urls);
-                vec![(RegistryChoice::new("provider URLs"), directory)]
-            }
-            #[cfg(feature = "zookeeper")]
-            Source::Registries(urls) => {
-                let (sources, subscribed, urls) =
-                    crate::registry::subscribe_all(&consumer, &urls, &self.consumer_url).await?;
-                registrations = subscribed;
-                session_urls = urls;
-                sources
-            }
-        };
-        let clock = self.clock.unwrap_or_else(|| Arc::clone(&consumer.clock));
-        let seed = self.seed.or(consumer.seed);
+        let mut attachments = Vec::new();
+        // One directory (and router chain) per registry; a single one for the other sources.
+        let sources: Vec<(RegistryChoice, Arc<Directory>, Option<Arc<RouterChain>>)> =
+            match self.source {
+                Source::None => return Err(BuildError::NoSource),
+                #[cfg(feature = "internals")]
+                Source::Directory(directory) => {
+                    vec![(RegistryChoice::new("directory"), directory, None)]
+                }
+                Source::Providers(urls) => {
+                    let urls = urls.iter().map(|u| params.merge(u));
+                    // Given URLs keep their order (the first one's `loadbalance` is the method's, as
+                    // in Dubbo); registry listings have none, so they are sorted (`Directory::sorted`).
+                    let directory = Arc::new(Directory::new(consumer.statistics()));
+                    directory.replace(urls);
+                    vec![(RegistryChoice::new("provider URLs"), directory, None)]
+                }
+                // Each registry's config center feeds its cluster's router chain.
+                #[cfg(feature = "zookeeper")]
+                Source::Registries(urls) => {
+                    let (attached, followed) =
+                        crate::registry::attach_all(&consumer, &urls, &self.consumer_url).await?;
+                    attachments = followed;
+                    attached
+                        .into_iter()
+                        .map(|(choice, directory, chain)| (choice, directory, Some(chain)))
+                        .collect()
+                }
+            };
+        let clock = self.clock.unwrap_or_else(|| consumer.clock());
+        let seed = self.seed.or(consumer.seed());
         // Every registry's caller shares one set of waiters, so back-pressure hears of every call's end.
         let caller = DubboCaller::new(&consumer);
         let timer: Arc<dyn rudder_cluster::cluster::Timer> =
             Arc::new(crate::caller::TokioTimer(runtime));
         let mut routers = Vec::with_capacity(sources.len());
         let mut members = Vec::with_capacity(sources.len());
-        for (index, (choice, directory)) in sources.into_iter().enumerate() {
+        for (index, (choice, directory, chain)) in sources.into_iter().enumerate() {
             consumer.track(&directory);
             // Always routed: static `dubbo.tag`s on providers apply with no rule at all, as in Dubbo.
-            let chain = Arc::new(RouterChain::new(self.consumer_url.clone()));
+            let chain =
+                chain.unwrap_or_else(|| Arc::new(RouterChain::new(self.consumer_url.clone())));
             routers.push(Arc::clone(&chain));
             let mut balancer = Balancer::builder(directory)
                 .routers(chain)
-                .policies(consumer.policies.clone())
+                .policies(consumer.policies().clone())
                 .clock(Arc::clone(&clock));
             if let Some(seed) = seed {
                 // The first registry keeps the seed itself: one registry picks as it always did.
@@ -360,23 +398,6 @@ impl ReferenceBuilder {
                 .with_timer(Arc::clone(&timer));
             members.push(RegistryMember { choice, invoker });
         }
-        // Each registry's config center feeds its cluster's router chain.
-        #[cfg(feature = "zookeeper")]
-        let mut rule_watches = Vec::with_capacity(session_urls.len());
-        #[cfg(feature = "zookeeper")]
-        for ((url, chain), member) in session_urls.iter().zip(&routers).zip(&members) {
-            let directory = member.invoker.balancer().directory();
-            rule_watches.push(
-                crate::registry::watch_router_rules(
-                    &consumer,
-                    url,
-                    &self.consumer_url,
-                    directory,
-                    chain,
-                )
-                .await?,
-            );
-        }
         let invoker = ZoneAwareInvoker::new(members, registry_pick_rng(seed))
             .ok_or(BuildError::NoSource)?
             .with_failover(registry_failover(&self.consumer_url)?);
@@ -388,9 +409,7 @@ impl ReferenceBuilder {
                 routers,
                 invoker,
                 #[cfg(feature = "zookeeper")]
-                _registrations: registrations,
-                #[cfg(feature = "zookeeper")]
-                _rule_watches: rule_watches,
+                _attachments: attachments,
             }),
         })
     }
@@ -416,5 +435,16 @@ fn registry_failover(consumer_url: &DubboUrl) -> Result<bool, BuildError> {
         Some(value) => Err(BuildError::BadParameter(format!(
             "{REGISTRY_FAILOVER}={value:?} is not true or false"
         ))),
+    }
+}
+
+/// Checks `check` (true or false) where the feature that reads it is on.
+fn check_parameter(consumer_url: &DubboUrl) -> Result<(), BuildError> {
+    #[cfg(feature = "zookeeper")]
+    return crate::registry::check(consumer_url).map(drop);
+    #[cfg(not(feature = "zookeeper"))]
+    {
+        let _ = consumer_url;
+        Ok(())
     }
 }

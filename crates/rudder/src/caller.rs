@@ -11,25 +11,25 @@ use rudder_common::invocation::Invocation;
 use rudder_common::Value;
 use rudder_rpc::{DubboProtocol, RpcResponse};
 
+use crate::observer::{CallObserver, Observed};
+
 /// Calls providers over dubbo://. The cluster invoker counts each call in the provider's statistics.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DubboCaller {
     pub(crate) protocol: DubboProtocol,
     /// Tasks waiting for a call slot (tower `poll_ready` under `actives`).
     pub(crate) waiters: Arc<Waiters>,
-    /// Times calls and counts picks, when the consumer keeps metrics.
-    #[cfg(feature = "metrics")]
-    pub(crate) metrics: Option<Arc<crate::metrics::recorder::Recorder>>,
+    /// Hears of every call (times calls and counts picks), when the consumer keeps metrics.
+    pub(crate) observer: Option<Arc<dyn CallObserver>>,
 }
 
 impl DubboCaller {
     /// The caller of a reference built from `consumer`: its connections, its metrics.
     pub(crate) fn new(consumer: &crate::consumer::ConsumerInner) -> DubboCaller {
         DubboCaller {
-            protocol: consumer.protocol.clone(),
+            protocol: consumer.protocol().clone(),
             waiters: Default::default(),
-            #[cfg(feature = "metrics")]
-            metrics: consumer.metrics.clone(),
+            observer: consumer.call_observer(),
         }
     }
 }
@@ -79,11 +79,10 @@ impl Caller for DubboCaller {
         provider: &Arc<Provider>,
         invocation: &Invocation,
     ) -> Result<RpcResponse, RpcError> {
-        #[cfg(feature = "metrics")]
-        let _timed = self
-            .metrics
-            .as_ref()
-            .map(|m| m.start(provider, invocation.method_name()));
+        let _observed = self
+            .observer
+            .as_deref()
+            .map(|o| Observed::start(o, provider, invocation.method_name()));
         #[cfg(feature = "internals")]
         if provider.url().protocol() == crate::internals::NO_OP_PROTOCOL {
             return Ok(RpcResponse::from_value(Value::Null));

@@ -53,6 +53,8 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+#[cfg(feature = "zookeeper")]
+use std::time::Duration;
 
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::{LoadBalance, LoadBalanceRegistry};
@@ -61,6 +63,7 @@ use rudder_common::status::StatusRegistry;
 use rudder_rpc::DubboProtocol;
 
 use crate::builder::ReferenceBuilder;
+use crate::observer::CallObserver;
 
 /// The process-level consumer runtime. Cheap to clone; clones share everything.
 #[derive(Clone)]
@@ -68,23 +71,24 @@ pub struct Consumer {
     pub(crate) inner: Arc<ConsumerInner>,
 }
 
-/// What a consumer owns, shared by its handles and its references.
+/// What a consumer owns, shared by its handles and its references. The other modules go through its
+/// methods, never its fields.
 pub(crate) struct ConsumerInner {
-    pub(crate) application: Option<String>,
+    application: Option<String>,
     /// The one address this consumer registers under, is matched by configurators as, and routes as
     /// (`host` in condition rules); `Err` when `DUBBO_IP_TO_REGISTRY` is unusable (reference builds
     /// fail with it).
-    pub(crate) host: Result<String, rudder_common::net::InvalidHost>,
-    pub(crate) protocol: DubboProtocol,
-    pub(crate) statuses: Arc<StatusRegistry>,
-    pub(crate) policies: LoadBalanceRegistry,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) seed: Option<u64>,
+    host: Result<String, rudder_common::net::InvalidHost>,
+    protocol: DubboProtocol,
+    statuses: Arc<StatusRegistry>,
+    policies: LoadBalanceRegistry,
+    clock: Arc<dyn Clock>,
+    seed: Option<u64>,
     #[cfg(feature = "zookeeper")]
-    pub(crate) registries: crate::registry::Registries,
+    registries: crate::registry::Registries,
     /// Call durations and picks, when metrics are on.
     #[cfg(feature = "metrics")]
-    pub(crate) metrics: Option<Arc<crate::metrics::recorder::Recorder>>,
+    metrics: Option<Arc<crate::metrics::recorder::Recorder>>,
     /// The directories of live references, to tell which providers are still in use.
     directories: Mutex<Vec<Weak<Directory>>>,
     shut_down: AtomicBool,
@@ -102,6 +106,7 @@ impl Consumer {
             #[cfg(feature = "zookeeper")]
             config_center: None,
             #[cfg(feature = "zookeeper")]
+            registry_idle_timeout: DEFAULT_REGISTRY_IDLE_TIMEOUT,
             registry_options: rudder_registry::RegistryOptions::default(),
             #[cfg(feature = "metrics")]
             metrics: None,
@@ -115,7 +120,7 @@ impl Consumer {
 
     /// The application name references register under, if set.
     pub fn application(&self) -> Option<&str> {
-        self.inner.application.as_deref()
+        self.inner.application()
     }
 
     /// The address references register under and route as (see [`ConsumerBuilder::host`]); `None`
@@ -146,7 +151,9 @@ impl Consumer {
         self.inner.protocol.wait_until_idle().await;
     }
 
-    /// ZooKeeper sessions this consumer holds open (one per distinct registry address in use).
+    /// ZooKeeper sessions this consumer holds open: one per distinct registry address some reference
+    /// (or the config center) uses, and those released less than the idle timeout ago
+    /// ([`ConsumerBuilder::registry_idle_timeout`]).
     #[cfg(feature = "zookeeper")]
     pub fn registry_sessions(&self) -> usize {
         self.inner.registries.len()
@@ -156,10 +163,8 @@ impl Consumer {
     #[cfg(feature = "metrics")]
     pub fn metrics(&self) -> Option<crate::metrics::Metrics> {
         let recorder = self.inner.metrics.as_ref()?;
-        Some(crate::metrics::Metrics::new(
-            Arc::clone(recorder),
-            Arc::downgrade(&self.inner),
-        ))
+        let gauges: Weak<dyn crate::metrics::ConsumerGauges> = Arc::downgrade(&self.inner) as _;
+        Some(crate::metrics::Metrics::new(Arc::clone(recorder), gauges))
     }
 
     /// Whether [`Consumer::shutdown`] has been called.
@@ -169,7 +174,13 @@ impl Consumer {
 
     /// Closes everything: registry subscriptions and sessions (consumer nodes removed), connections (calls
     /// in flight fail), and waits until their tasks have ended. References built from this consumer fail
-    /// every later call.
+    /// every later call; a build waiting for a registry returns [`BuildError::ShutDown`] at once.
+    ///
+    /// Await it before the tokio runtime ends (at the end of `main`): a runtime that shuts down with
+    /// registry tasks still running drops zookeeper-client's session task under them, and the crate
+    /// then panics in a worker thread (harmless, but printed). After `shutdown` no such task is left.
+    ///
+    /// [`BuildError::ShutDown`]: crate::BuildError::ShutDown
     pub async fn shutdown(&self) {
         self.inner.shut_down.store(true, Ordering::Release);
         #[cfg(feature = "zookeeper")]
@@ -179,14 +190,70 @@ impl Consumer {
 }
 
 impl ConsumerInner {
-    /// Notes a live reference's directory, for pruning.
+    /// The application name references register under, if set.
+    pub(crate) fn application(&self) -> Option<&str> {
+        self.application.as_deref()
+    }
+
+    /// The one address this consumer registers and routes as, or why `DUBBO_IP_TO_REGISTRY` is
+    /// unusable.
+    pub(crate) fn host(&self) -> &Result<String, rudder_common::net::InvalidHost> {
+        &self.host
+    }
+
+    /// The connections, shared by every reference.
+    pub(crate) fn protocol(&self) -> &DubboProtocol {
+        &self.protocol
+    }
+
+    /// The call statistics, for a new directory.
+    pub(crate) fn statistics(&self) -> Arc<StatusRegistry> {
+        Arc::clone(&self.statuses)
+    }
+
+    /// The load-balance strategies by name.
+    pub(crate) fn policies(&self) -> &LoadBalanceRegistry {
+        &self.policies
+    }
+
+    /// The clock references read unless given their own.
+    pub(crate) fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.clock)
+    }
+
+    /// The seed references use unless given their own.
+    pub(crate) fn seed(&self) -> Option<u64> {
+        self.seed
+    }
+
+    /// The registry sessions.
+    #[cfg(feature = "zookeeper")]
+    pub(crate) fn registries(&self) -> &crate::registry::Registries {
+        &self.registries
+    }
+
+    /// Who hears of every call (the metrics), if anyone.
+    pub(crate) fn call_observer(&self) -> Option<Arc<dyn CallObserver>> {
+        #[cfg(feature = "metrics")]
+        if let Some(recorder) = &self.metrics {
+            return Some(Arc::clone(recorder) as Arc<dyn CallObserver>);
+        }
+        None
+    }
+
+    /// Notes a live reference's directory, for pruning (once, however often it is given).
     pub(crate) fn track(&self, directory: &Arc<Directory>) {
         let mut directories = self
             .directories
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         directories.retain(|d| d.strong_count() > 0);
-        directories.push(Arc::downgrade(directory));
+        if !directories
+            .iter()
+            .any(|d| std::ptr::eq(d.as_ptr(), Arc::as_ptr(directory)))
+        {
+            directories.push(Arc::downgrade(directory));
+        }
     }
 
     /// Forgets what no reference uses any more: statistics of providers in no snapshot (and no call in
@@ -213,19 +280,41 @@ impl ConsumerInner {
             addresses.insert(provider.address());
             identities.insert(provider.identity());
         }
-        self.protocol
-            .retain_addresses(|address| addresses.contains(address));
+        // Statistics first: whoever sees the connections close (`wait_until_idle`) then sees the
+        // statistics gone too.
         self.statuses
             .retain(|identity| identities.contains(identity));
-        #[cfg(feature = "metrics")]
-        if let Some(metrics) = &self.metrics {
-            metrics.retain(|identity| identities.contains(identity));
+        if let Some(observer) = self.call_observer() {
+            observer.retain(&|identity| identities.contains(identity));
         }
+        self.protocol
+            .retain_addresses(|address| addresses.contains(address));
     }
 
     /// Whether the consumer has been shut down.
     pub(crate) fn is_shut_down(&self) -> bool {
         self.shut_down.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl crate::metrics::ConsumerGauges for ConsumerInner {
+    fn open_connections(&self) -> usize {
+        self.protocol.open_connections()
+    }
+
+    fn connection_tasks(&self) -> usize {
+        self.protocol.live_tasks()
+    }
+
+    #[cfg(feature = "zookeeper")]
+    fn registry_sessions(&self) -> usize {
+        self.registries.len()
+    }
+
+    #[cfg(feature = "zookeeper")]
+    fn subscriptions(&self) -> Vec<crate::metrics::SubscriptionSample> {
+        self.registries.samples()
     }
 }
 
@@ -251,10 +340,15 @@ pub struct ConsumerBuilder {
     #[cfg(feature = "zookeeper")]
     config_center: Option<String>,
     #[cfg(feature = "zookeeper")]
+    registry_idle_timeout: Duration,
     registry_options: rudder_registry::RegistryOptions,
     #[cfg(feature = "metrics")]
     metrics: Option<crate::metrics::MetricsConfig>,
 }
+
+/// How long a registry session no reference uses stays open, unless configured.
+#[cfg(feature = "zookeeper")]
+pub(crate) const DEFAULT_REGISTRY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl ConsumerBuilder {
     /// The application name references register under (Dubbo's `<dubbo:application name>`).
@@ -306,6 +400,24 @@ impl ConsumerBuilder {
         self
     }
 
+    /// How long a ZooKeeper session that no reference uses any more stays open before it is closed
+    /// (default 30 s): long enough that a reference rebuilt at once (a redeploy, a retry loop) reuses
+    /// it, short enough that a consumer whose references come and go does not keep a session per
+    /// registry it ever used. Dubbo keeps every registry until the application stops.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let consumer = rudder::Consumer::builder()
+    ///     .registry_idle_timeout(Duration::from_secs(5))
+    ///     .build();
+    /// assert_eq!(consumer.registry_sessions(), 0);
+    /// ```
+    #[cfg(feature = "zookeeper")]
+    pub fn registry_idle_timeout(mut self, idle: Duration) -> Self {
+        self.registry_idle_timeout = idle;
+        self
+    }
+
     /// How long to wait for each registry's ZooKeeper and how fast to retry when it is gone (default:
     /// [`RegistryOptions::default`](rudder_registry::RegistryOptions), a 10 s connect timeout); applies
     /// to every registry session the consumer opens.
@@ -348,8 +460,11 @@ impl ConsumerBuilder {
                 clock: self.clock,
                 seed: self.seed,
                 #[cfg(feature = "zookeeper")]
-                registries: crate::registry::Registries::with_config_center(self.config_center)
-                    .with_options(self.registry_options),
+                registries: crate::registry::Registries::new(
+                    self.config_center,
+                    self.registry_idle_timeout,
+                    self.registry_options,
+                ),
                 #[cfg(feature = "metrics")]
                 metrics: self
                     .metrics

@@ -108,6 +108,22 @@ pub enum BuildError {
     #[cfg(feature = "zookeeper")]
     #[error("registry: {0}")]
     Registry(#[source] RegistryError),
+    /// A registry gave no session and first listing within the build's deadline (its URL's `timeout`,
+    /// 10 s by default) and the reference has `check=true`, the default, as in Dubbo
+    /// (`check=false` builds without it; see [`ReferenceBuilder::check`](crate::ReferenceBuilder::check)).
+    #[cfg(feature = "zookeeper")]
+    #[error("registry {registry} not ready within {waited:?} (check=true): {source}")]
+    RegistryUnreachable {
+        /// The registry, as `zookeeper://host:port/root` (never its password).
+        registry: String,
+        /// How long the build waited.
+        waited: std::time::Duration,
+        /// Why: typically [`RegistryError::Unreachable`]
+        /// with the last connection failure, or
+        /// [`RegistryError::AuthFailed`].
+        #[source]
+        source: RegistryError,
+    },
     /// Neither providers nor a registry were given.
     #[error("no providers and no registry: give provider URLs or a registry URL")]
     NoSource,
@@ -124,11 +140,13 @@ pub enum BuildError {
 }
 
 impl BuildError {
-    /// The registry's error, when the registry failed ([`BuildError::Registry`]).
+    /// The registry's error, when the registry failed ([`BuildError::Registry`],
+    /// [`BuildError::RegistryUnreachable`]).
     #[cfg(feature = "zookeeper")]
     pub fn registry(&self) -> Option<&RegistryError> {
         match self {
             BuildError::Registry(error) => Some(error),
+            BuildError::RegistryUnreachable { source, .. } => Some(source),
             _ => None,
         }
     }

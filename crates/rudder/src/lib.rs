@@ -53,6 +53,7 @@ mod error;
 pub mod internals;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+mod observer;
 mod reference;
 #[cfg(feature = "zookeeper")]
 mod registry;

@@ -82,17 +82,16 @@ pub(crate) struct ReferenceInner {
     /// The routers of each registry's cluster, in the same order (one chain per directory, so each
     /// caches routes for its own snapshots); rules are set on all of them.
     pub(crate) routers: Vec<Arc<RouterChain>>,
+    /// Each registry's subscription and router rules, followed in the background; dropping them
+    /// stops following and releases the sessions.
     #[cfg(feature = "zookeeper")]
-    pub(crate) _registrations: Vec<crate::registry::Registration>,
-    /// Router rules followed in each registry's config center; dropping one stops following.
-    #[cfg(feature = "zookeeper")]
-    pub(crate) _rule_watches: Vec<rudder_registry::config_center::RuleWatch>,
+    pub(crate) _attachments: Vec<crate::registry::Attachment>,
 }
 
 impl Drop for ReferenceInner {
     fn drop(&mut self) {
         // This reference's providers may be nobody's now: their statistics and connections can go.
-        // (Its registry subscriptions are dropped right after, which stops their tasks.)
+        // (Its registry attachments are dropped right after, which stops their tasks.)
         let directories: Vec<&Directory> = self
             .invoker
             .members()

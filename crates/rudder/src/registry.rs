@@ -8,7 +8,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
 
 use rudder_cluster::directory::Directory;
 use rudder_cluster::router::{self, RouterChain};
@@ -24,21 +26,69 @@ use rudder_registry::{
 use crate::consumer::ConsumerInner;
 use crate::error::BuildError;
 
-/// The registry sessions of one consumer, by address.
-#[derive(Default)]
+/// The registry sessions of one consumer, by address. Cheap to clone (one shared state).
+///
+/// Sessions are opened on first use and shared by every reference naming the same servers, root and
+/// credentials. Looking one up takes a plain mutex for a map lookup, never across I/O: a session is
+/// connected in the background by its own connector ([`ZookeeperRegistry::open`]), so a build that
+/// waits for a registry that is down never delays builds that use other registries.
+///
+/// A session no reference uses any more is closed after [`Registries::idle`] (the consumer's
+/// [`ConsumerBuilder::registry_idle_timeout`](crate::ConsumerBuilder::registry_idle_timeout), 30 s by
+/// default), unless a reference takes it up again first.
+#[derive(Clone)]
 pub(crate) struct Registries {
-    open: tokio::sync::Mutex<HashMap<String, ZookeeperRegistry>>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    open: Mutex<Open>,
     /// Where governance rules are read, when not from each registry itself.
     config_center: Option<String>,
-    /// Connect timeout and retry pacing of every session.
+    /// How long an unused session stays open.
+    idle: Duration,
+    /// Connect timeout and retry pacing of every session (a registry URL's `timeout` and `session`
+    /// override them for that registry).
     options: RegistryOptions,
-    /// How many are open, readable without the async lock.
-    count: std::sync::atomic::AtomicUsize,
+    next_generation: AtomicU64,
     /// The status channels of live subscriptions, for the metrics.
     #[cfg(feature = "metrics")]
-    watched: std::sync::Mutex<Vec<Watched>>,
+    watched: Mutex<Vec<Watched>>,
     #[cfg(feature = "metrics")]
-    next_id: std::sync::atomic::AtomicU64,
+    next_id: AtomicU64,
+}
+
+/// The sessions by key, and whether [`Registries::close_all`] has run (nothing opens after it).
+#[derive(Default)]
+struct Open {
+    entries: HashMap<String, Entry>,
+    closed: bool,
+}
+
+/// One open session and how many leases hold it.
+struct Entry {
+    registry: ZookeeperRegistry,
+    users: usize,
+    /// Tells this entry from a later one under the same key.
+    generation: u64,
+    /// Unused past the idle timeout and being closed: not handed out again.
+    closing: bool,
+}
+
+/// One user's hold on a session (one per reference and registry, plus one on the config center);
+/// the last one dropped starts the idle timeout.
+pub(crate) struct Lease {
+    shared: Weak<Shared>,
+    key: String,
+    generation: u64,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared.upgrade() {
+            Shared::release(&shared, &self.key, self.generation);
+        }
+    }
 }
 
 /// One subscription's labels and status channel; its sender closes when the subscription ends.
@@ -50,11 +100,17 @@ struct Watched {
     status: tokio::sync::watch::Receiver<rudder_registry::SubscriptionStatus>,
 }
 
-/// Keeps a registry subscription alive for as long as the reference lives; dropping it unsubscribes and
-/// removes the consumer node (the session stays, shared with the consumer's other references).
-#[derive(Debug)]
-pub(crate) struct Registration {
-    _subscription: Subscription,
+/// One registry of one reference, followed in the background: the subscription feeding its directory
+/// and the router rules feeding its chain. Dropping it (with the reference) stops both and releases
+/// the session.
+pub(crate) struct Attachment {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Attachment {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 /// One registry URL as a reference reads it: the URL its session is opened with, and how the registry
@@ -69,6 +125,10 @@ pub struct RegistryTarget {
     pub(crate) choice: RegistryChoice,
     /// The session this registry uses: two targets with one key are the same registry.
     pub(crate) session_key: String,
+    /// The URL's `timeout` (connect, and the build's deadline) and `session` (milliseconds, as
+    /// Dubbo's registry URL takes them), over the consumer's registry options.
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) session: Option<Duration>,
 }
 
 #[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
@@ -102,6 +162,8 @@ impl RegistryTarget {
             .map_err(|e| BuildError::BadParameter(e.to_string()))?;
         Ok(RegistryTarget {
             session_key: session_key(&address, &session_url),
+            timeout: registry_millis(query, "timeout")?,
+            session: registry_millis(query, "session")?,
             session_url,
             choice,
         })
@@ -117,6 +179,24 @@ impl RegistryTarget {
     #[cfg(feature = "internals")]
     pub fn choice(&self) -> &RegistryChoice {
         &self.choice
+    }
+}
+
+/// The registry URL parameter `key` (Dubbo's `timeout` or `session`), in milliseconds.
+fn registry_millis(query: &str, key: &str) -> Result<Option<Duration>, BuildError> {
+    let Some(value) = query
+        .split('&')
+        .filter_map(|part| part.split_once('='))
+        .find(|(k, _)| k.trim() == key)
+        .map(|(_, v)| v.trim())
+    else {
+        return Ok(None);
+    };
+    match value.parse::<u64>() {
+        Ok(millis) if millis > 0 => Ok(Some(Duration::from_millis(millis))),
+        _ => Err(BuildError::BadParameter(format!(
+            "registry {key}={value:?} is not a positive number of milliseconds"
+        ))),
     }
 }
 
@@ -152,108 +232,239 @@ fn session_key(address: &RegistryAddress, url: &str) -> String {
 }
 
 impl Registries {
-    /// Sessions that read governance rules from `config_center` (`None`: each registry's own).
-    pub(crate) fn with_config_center(config_center: Option<String>) -> Registries {
+    /// Sessions that read governance rules from `config_center` (`None`: each registry's own), and
+    /// close `idle` after their last user is gone.
+    pub(crate) fn new(
+        config_center: Option<String>,
+        idle: Duration,
+        options: RegistryOptions,
+    ) -> Registries {
         Registries {
-            config_center,
-            ..Registries::default()
+            shared: Arc::new(Shared {
+                open: Mutex::new(Open::default()),
+                config_center,
+                idle,
+                options,
+                next_generation: AtomicU64::new(0),
+                #[cfg(feature = "metrics")]
+                watched: Mutex::new(Vec::new()),
+                #[cfg(feature = "metrics")]
+                next_id: AtomicU64::new(0),
+            }),
         }
     }
 
-    /// These sessions, opened with `options`.
-    pub(crate) fn with_options(self, options: RegistryOptions) -> Registries {
-        Registries { options, ..self }
-    }
-
-    /// The session for `url`, reading its rules from the config center when one is set.
-    pub(crate) async fn governed(&self, url: &str) -> Result<ZookeeperRegistry, BuildError> {
-        let registry = self.session(url).await?;
-        match &self.config_center {
-            Some(config_center) => {
-                Ok(registry.with_config_center(&self.session(config_center).await?))
+    /// The session of `target`, reading its rules from the config center when one is set, with the
+    /// leases that keep both open. Never waits: the session connects in the background.
+    pub(crate) fn governed(
+        &self,
+        target: &RegistryTarget,
+    ) -> Result<(ZookeeperRegistry, Vec<Lease>), BuildError> {
+        let (registry, lease) = self.lease(&target.session_url, self.options_for(target))?;
+        match &self.shared.config_center {
+            Some(url) => {
+                let config_center = RegistryTarget::parse(url)?;
+                let (center, center_lease) =
+                    self.lease(&config_center.session_url, self.options_for(&config_center))?;
+                Ok((
+                    registry.with_config_center(&center),
+                    vec![lease, center_lease],
+                ))
             }
-            None => Ok(registry),
+            None => Ok((registry, vec![lease])),
         }
     }
 
-    /// The session for `url`, opened on first use.
-    pub(crate) async fn session(&self, url: &str) -> Result<ZookeeperRegistry, BuildError> {
+    /// The consumer's registry options with `target`'s own `timeout` and `session`.
+    pub(crate) fn options_for(&self, target: &RegistryTarget) -> RegistryOptions {
+        let mut options = self.shared.options;
+        if let Some(timeout) = target.timeout {
+            options = options.with_connect_timeout(timeout);
+        }
+        if let Some(session) = target.session {
+            options = options.with_session_timeout(session);
+        }
+        options
+    }
+
+    /// The session for `url` and a lease on it; a new one is opened (in the background) on first use.
+    fn lease(
+        &self,
+        url: &str,
+        options: RegistryOptions,
+    ) -> Result<(ZookeeperRegistry, Lease), BuildError> {
         let address = RegistryAddress::parse(url)?;
         let key = session_key(&address, url);
-        let mut open = self.open.lock().await;
-        if let Some(registry) = open.get(&key) {
-            return Ok(registry.clone());
+        let mut open = lock(&self.shared.open);
+        if open.closed {
+            return Err(BuildError::ShutDown);
         }
-        let registry = ZookeeperRegistry::connect(url, self.options).await?;
-        open.insert(key, registry.clone());
-        self.count
-            .store(open.len(), std::sync::atomic::Ordering::Relaxed);
-        Ok(registry)
+        let entry = match open.entries.get_mut(&key) {
+            Some(entry) if !entry.closing => entry,
+            _ => {
+                let registry = ZookeeperRegistry::open(url, options)?;
+                let generation = self.shared.next_generation.fetch_add(1, Ordering::Relaxed);
+                // A closing entry under this key keeps closing on its own (its task owns a clone).
+                open.entries.insert(
+                    key.clone(),
+                    Entry {
+                        registry,
+                        users: 0,
+                        generation,
+                        closing: false,
+                    },
+                );
+                open.entries.get_mut(&key).expect("just inserted")
+            }
+        };
+        entry.users += 1;
+        let lease = Lease {
+            shared: Arc::downgrade(&self.shared),
+            key,
+            generation: entry.generation,
+        };
+        Ok((entry.registry.clone(), lease))
     }
 
-    /// Sessions open.
+    /// Sessions open (those closing after their idle timeout not counted).
     pub(crate) fn len(&self) -> usize {
-        self.count.load(std::sync::atomic::Ordering::Relaxed)
+        lock(&self.shared.open)
+            .entries
+            .values()
+            .filter(|e| !e.closing)
+            .count()
     }
 
-    /// Closes every session.
+    /// Closes every session, waiting for their tasks to end (see `ZookeeperRegistry::close`); none
+    /// opens afterwards.
     pub(crate) async fn close_all(&self) {
-        let open: Vec<ZookeeperRegistry> = self.open.lock().await.drain().map(|(_, r)| r).collect();
-        self.count.store(0, std::sync::atomic::Ordering::Relaxed);
+        let open: Vec<ZookeeperRegistry> = {
+            let mut open = lock(&self.shared.open);
+            open.closed = true;
+            open.entries.drain().map(|(_, e)| e.registry).collect()
+        };
         for registry in open {
             registry.close().await;
         }
     }
+}
 
-    /// Subscribes `sink` to the providers `consumer` asks for in the registry at `url` (a
-    /// [`RegistryTarget::session_url`]), and waits for the first listing.
-    pub(crate) async fn subscribe(
-        &self,
-        url: &str,
-        consumer: &DubboUrl,
-        sink: impl ProviderSink,
-    ) -> Result<Registration, BuildError> {
-        let registry = self.governed(url).await?;
-        let mut spec = ConsumerSpec::new(consumer.service_interface());
-        if let Some(version) = consumer.parameter("version").filter(|v| !v.is_empty()) {
-            spec = spec.version(version);
+impl Shared {
+    /// One lease fewer on `key`; the last one starts the idle timeout.
+    fn release(shared: &Arc<Shared>, key: &str, generation: u64) {
+        let mut open = lock(&shared.open);
+        let Some(entry) = open
+            .entries
+            .get_mut(key)
+            .filter(|e| e.generation == generation)
+        else {
+            return;
+        };
+        entry.users = entry.users.saturating_sub(1);
+        if entry.users > 0 {
+            return;
         }
-        if let Some(group) = consumer.parameter("group").filter(|g| !g.is_empty()) {
-            spec = spec.group(group);
-        }
-        if let Some(protocol) = consumer.parameter("protocol").filter(|p| !p.is_empty()) {
-            spec = spec.protocol(protocol);
-        }
-        if let Some(application) = consumer.parameter("application").filter(|a| !a.is_empty()) {
-            spec = spec.application(application);
-        }
-        spec = spec.parameters(ConsumerParams::new(consumer));
-        // Registered under the host the consumer URL (and so every routing rule) carries.
-        spec.host = Some(consumer.host().to_owned());
-        let subscription = registry.subscribe(spec, sink).await?;
-        #[cfg(feature = "metrics")]
-        self.watch(url, consumer.service_interface(), subscription.status());
-        Ok(Registration {
-            _subscription: subscription,
-        })
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // No runtime to time the grace on: close now (dropping the last handle ends the session).
+            open.entries.remove(key);
+            return;
+        };
+        let (weak, key, idle) = (Arc::downgrade(shared), key.to_owned(), shared.idle);
+        drop(runtime.spawn(async move {
+            tokio::time::sleep(idle).await;
+            let Some(shared) = weak.upgrade() else {
+                return;
+            };
+            let registry = {
+                let mut open = lock(&shared.open);
+                match open.entries.get_mut(&key) {
+                    Some(e) if e.generation == generation && e.users == 0 && !e.closing => {
+                        e.closing = true;
+                        e.registry.clone()
+                    }
+                    _ => return,
+                }
+            };
+            tracing::debug!(registry = %registry.address(), "closing a registry session no reference uses");
+            registry.close().await;
+            let mut open = lock(&shared.open);
+            if open
+                .entries
+                .get(&key)
+                .is_some_and(|e| e.generation == generation)
+            {
+                open.entries.remove(&key);
+            }
+        }));
     }
 }
 
-/// Subscribes a reference to each of its registries, each into a directory of its own, after checking
-/// every URL (nothing is opened when one is wrong). Waits for each registry's first listing; a failure
-/// drops the subscriptions already made.
-pub(crate) async fn subscribe_all(
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn registry_error(error: rudder_registry::RegistryError) -> BuildError {
+    BuildError::Registry(error)
+}
+
+/// Subscribes `sink` to the providers `consumer` asks for in `registry`; returns after the first
+/// listing.
+async fn subscribe(
+    registry: &ZookeeperRegistry,
+    consumer: &DubboUrl,
+    sink: impl ProviderSink,
+) -> Result<Subscription, BuildError> {
+    let mut spec = ConsumerSpec::new(consumer.service_interface());
+    if let Some(version) = consumer.parameter("version").filter(|v| !v.is_empty()) {
+        spec = spec.version(version);
+    }
+    if let Some(group) = consumer.parameter("group").filter(|g| !g.is_empty()) {
+        spec = spec.group(group);
+    }
+    if let Some(protocol) = consumer.parameter("protocol").filter(|p| !p.is_empty()) {
+        spec = spec.protocol(protocol);
+    }
+    if let Some(application) = consumer.parameter("application").filter(|a| !a.is_empty()) {
+        spec = spec.application(application);
+    }
+    spec = spec.parameters(ConsumerParams::new(consumer));
+    // Registered under the host the consumer URL (and so every routing rule) carries.
+    spec.host = Some(consumer.host().to_owned());
+    registry.subscribe(spec, sink).await.map_err(registry_error)
+}
+
+/// Whether a build fails when a registry gives no session and first listing within its deadline
+/// (Dubbo's reference `check`, default `true`); `check=false` builds without them, and the providers
+/// arrive when the registry answers.
+pub(crate) fn check(consumer_url: &DubboUrl) -> Result<bool, BuildError> {
+    match consumer_url.parameter("check").map(str::trim) {
+        None | Some("") => Ok(true),
+        Some(value) if value.eq_ignore_ascii_case("true") => Ok(true),
+        Some(value) if value.eq_ignore_ascii_case("false") => Ok(false),
+        Some(value) => Err(BuildError::BadParameter(format!(
+            "check={value:?} is not true or false"
+        ))),
+    }
+}
+
+/// What [`attach_all`] gives a reference: per registry its choice, directory and router chain.
+pub(crate) type Attached = Vec<(RegistryChoice, Arc<Directory>, Arc<RouterChain>)>;
+
+/// Attaches a reference to each of its registries, each into a directory and router chain of its own,
+/// after checking every URL (nothing is opened when one is wrong).
+///
+/// Each registry is followed by a task of its own (see [`Attachment`]), all at once; this waits for
+/// each one's first listing and router rules until the registry's deadline (its URL's `timeout`, else
+/// the consumer's registry connect timeout). Past
+/// it, with `check=true` (the default) the build fails with [`BuildError::RegistryUnreachable`]
+/// naming the registry, and what was attached is dropped; with `check=false` it goes on, and the
+/// providers arrive when the registry answers.
+pub(crate) async fn attach_all(
     consumer: &Arc<ConsumerInner>,
     urls: &[String],
     consumer_url: &DubboUrl,
-) -> Result<
-    (
-        Vec<(RegistryChoice, Arc<Directory>)>,
-        Vec<Registration>,
-        Vec<String>,
-    ),
-    BuildError,
-> {
+) -> Result<(Attached, Vec<Attachment>), BuildError> {
+    let check = check(consumer_url)?;
     let targets = urls
         .iter()
         .map(|url| RegistryTarget::parse(url))
@@ -269,41 +480,157 @@ pub(crate) async fn subscribe_all(
             )));
         }
     }
-    let mut sources = Vec::with_capacity(targets.len());
-    let mut registrations = Vec::with_capacity(targets.len());
-    let mut session_urls = Vec::with_capacity(targets.len());
+    let registries = consumer.registries();
+    let started = tokio::time::Instant::now();
+    let mut attached = Vec::with_capacity(targets.len());
+    let mut attachments = Vec::with_capacity(targets.len());
+    let mut waits = Vec::with_capacity(targets.len());
     for target in targets {
-        session_urls.push(target.session_url.clone());
-        let directory = Arc::new(Directory::sorted(Arc::clone(&consumer.statuses)));
-        let sink = PruningSink {
-            directory: Arc::clone(&directory),
-            consumer: Arc::downgrade(consumer),
+        let (registry, leases) = registries.governed(&target)?;
+        let directory = Arc::new(Directory::sorted(consumer.statistics()));
+        // Tracked before any update arrives, so a removal never prunes this directory's providers.
+        consumer.track(&directory);
+        let chain = Arc::new(RouterChain::new(consumer_url.clone()));
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let follow = Follow {
+            registries: registries.clone(),
+            registry: registry.clone(),
+            leases,
+            label: target.choice.label().to_owned(),
+            session_url: target.session_url.clone(),
+            consumer_url: consumer_url.clone(),
+            sink: PruningSink {
+                directory: Arc::clone(&directory),
+                consumer: Arc::downgrade(consumer),
+            },
+            chain: Arc::downgrade(&chain),
+            check,
         };
-        let registration = consumer
-            .registries
-            .subscribe(&target.session_url, consumer_url, sink)
-            .await?;
-        registrations.push(registration);
-        sources.push((target.choice, directory));
+        attachments.push(Attachment {
+            task: tokio::spawn(follow.run(done_tx)),
+        });
+        attached.push((target.choice.clone(), directory, chain));
+        waits.push((target, registry, done_rx));
     }
-    Ok((sources, registrations, session_urls))
+    for (target, registry, done) in waits {
+        let waited = registries.options_for(&target).connect_timeout();
+        let deadline = started + waited;
+        match tokio::time::timeout_at(deadline, done).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(error))) => return Err(error),
+            // The task ended without a word: the consumer was shut down meanwhile.
+            Ok(Err(_)) => return Err(BuildError::ShutDown),
+            Err(_) if check => {
+                let source = registry.unreachable_error(waited);
+                return Err(BuildError::RegistryUnreachable {
+                    registry: target.choice.label().to_owned(),
+                    waited,
+                    source,
+                });
+            }
+            Err(_) => tracing::warn!(
+                registry = %target.choice.label(),
+                ?waited,
+                "registry not ready; building without its providers (check=false), they arrive when it answers"
+            ),
+        }
+    }
+    Ok((attached, attachments))
 }
 
-/// Follows the router rules of one reference in the config center of the registry at `url` and sets
-/// them on `chain`: the service's condition rule, the consumer application's condition rule, and the
-/// tag and condition rules of every provider application listed in `directory` now.
+/// Everything one [`Attachment`] task needs.
+struct Follow {
+    registries: Registries,
+    registry: ZookeeperRegistry,
+    leases: Vec<Lease>,
+    label: String,
+    session_url: String,
+    consumer_url: DubboUrl,
+    sink: PruningSink,
+    chain: Weak<RouterChain>,
+    check: bool,
+}
+
+impl Follow {
+    /// Subscribes and follows the router rules; reports the first outcome on `done`, then holds the
+    /// subscription and the rule watch until aborted (the reference dropped). With `check=false`, a
+    /// failure is retried with backoff instead of reported.
+    async fn run(self, done: tokio::sync::oneshot::Sender<Result<(), BuildError>>) {
+        let _leases = &self.leases;
+        let mut done = Some(done);
+        let mut failures: u32 = 0;
+        loop {
+            match self.attach_once().await {
+                Ok(held) => {
+                    if let Some(done) = done.take() {
+                        let _ = done.send(Ok(()));
+                    } else {
+                        tracing::info!(registry = %self.label, "registry attached");
+                    }
+                    let _held = held;
+                    std::future::pending::<()>().await;
+                }
+                Err(_) if self.registry.is_closed() => return,
+                Err(error) if self.check => {
+                    if let Some(done) = done.take() {
+                        let _ = done.send(Err(error));
+                    }
+                    return;
+                }
+                Err(error) => {
+                    let delay = RETRY
+                        .saturating_mul(2u32.saturating_pow(failures.min(6)))
+                        .min(MAX_RETRY);
+                    failures = failures.saturating_add(1);
+                    tracing::warn!(registry = %self.label, %error, retry_in = ?delay, "registry subscription failed (check=false); retrying");
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+
+    async fn attach_once(&self) -> Result<(Subscription, Option<RuleWatch>), BuildError> {
+        let subscription = subscribe(&self.registry, &self.consumer_url, self.sink.clone()).await?;
+        #[cfg(feature = "metrics")]
+        self.registries.watch(
+            &self.session_url,
+            self.consumer_url.service_interface(),
+            subscription.status(),
+        );
+        #[cfg(not(feature = "metrics"))]
+        let _ = (&self.registries, &self.session_url);
+        let Some(chain) = self.chain.upgrade() else {
+            // The reference is gone already.
+            return Ok((subscription, None));
+        };
+        let rules = watch_router_rules(
+            &self.registry,
+            &self.consumer_url,
+            &self.sink.directory,
+            &chain,
+        )
+        .await?;
+        Ok((subscription, Some(rules)))
+    }
+}
+
+/// First pause between retries of a failed `check=false` subscription, and the longest.
+const RETRY: Duration = Duration::from_millis(200);
+const MAX_RETRY: Duration = Duration::from_secs(10);
+
+/// Follows the router rules of one reference in the config center of `registry` and sets them on
+/// `chain`: the service's condition rule, the consumer application's condition rule, and the tag and
+/// condition rules of every provider application listed in `directory` now.
 ///
-/// Provider applications are read once, when the reference is built (Dubbo re-subscribes when the
+/// Provider applications are read once, when the reference is attached (Dubbo re-subscribes when the
 /// providers' application changes; a reference whose providers move to another application must be
 /// rebuilt to follow that application's tag rule).
-pub(crate) async fn watch_router_rules(
-    consumer: &Arc<ConsumerInner>,
-    url: &str,
+async fn watch_router_rules(
+    registry: &ZookeeperRegistry,
     consumer_url: &DubboUrl,
     directory: &Directory,
     chain: &Arc<RouterChain>,
 ) -> Result<RuleWatch, BuildError> {
-    let registry = consumer.registries.governed(url).await?;
     let providers: Vec<DubboUrl> = directory
         .snapshot()
         .providers()
@@ -389,6 +716,7 @@ pub async fn load_router_rules(
     };
     // The current texts reach the sink before `watch_rules` returns.
     let watched = registry.watch_rules(keys, sink).await;
+    // Closing the registry ends the watch's task too (and waits for it).
     registry.close().await;
     watched?.close().await;
     Ok(chain)
@@ -417,6 +745,7 @@ impl RuleSink for RouterRules {
 
 /// One registry's directory of one reference: every update goes to the directory, and a provider that
 /// left may free statistics and connections.
+#[derive(Clone)]
 struct PruningSink {
     directory: Arc<Directory>,
     consumer: Weak<ConsumerInner>,
@@ -446,13 +775,8 @@ impl Registries {
         let registry = RegistryAddress::parse(url)
             .map(|a| a.hosts().join(","))
             .unwrap_or_default();
-        let id = self
-            .next_id
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut watched = self
-            .watched
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut watched = lock(&self.shared.watched);
         // Forget ended subscriptions here too, so the list stays bounded without scrapes.
         watched.retain(|w| w.status.has_changed().is_ok());
         watched.push(Watched {
@@ -465,10 +789,7 @@ impl Registries {
 
     /// The status of every live subscription, in subscription order.
     pub(crate) fn samples(&self) -> Vec<crate::metrics::SubscriptionSample> {
-        let mut watched = self
-            .watched
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut watched = lock(&self.shared.watched);
         watched.retain(|w| w.status.has_changed().is_ok());
         watched
             .iter()

@@ -8,6 +8,7 @@
 
 mod bench_peakewma;
 mod cli_dubbo_user;
+mod cli_exit;
 mod cli_multi_registry;
 mod cli_registry;
 mod common;
@@ -22,6 +23,7 @@ mod provider_faults;
 mod registry_discovery;
 mod registry_faults;
 mod registry_partitions;
+mod registry_waits;
 mod routing_parity;
 mod routing_rules;
 mod tag_rule_apps;

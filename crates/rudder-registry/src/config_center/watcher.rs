@@ -118,10 +118,16 @@ impl RuleWatcher {
             Some((client, error)) => (client, Some(error)),
         };
         let (stop_tx, stop_rx) = oneshot::channel();
-        let task = tokio::spawn(self.run(client, stop_rx));
+        let sessions = Arc::clone(&self.sessions);
+        // `None`: the registry closed meanwhile, and a closed registry starts nothing.
+        let task = sessions.spawn(self.run(client, stop_rx));
+        let error = match (&task, error) {
+            (None, None) => Some(RegistryError::Closed),
+            (_, error) => error,
+        };
         let watch = RuleWatch {
             stop: Some(stop_tx),
-            task: Some(task),
+            task,
         };
         (watch, error)
     }

@@ -12,13 +12,26 @@ use prometheus_client::registry::Unit;
 use rudder_common::status::RpcStatus;
 
 use super::recorder::Recorder;
-use crate::consumer::ConsumerInner;
+
+/// What the metrics read of a consumer at scrape time: the one thing they know of it.
+pub(crate) trait ConsumerGauges: Send + Sync {
+    /// dubbo:// sockets open.
+    fn open_connections(&self) -> usize;
+    /// Connection tasks (connect, driver, writer) alive.
+    fn connection_tasks(&self) -> usize;
+    /// ZooKeeper sessions open.
+    #[cfg(feature = "zookeeper")]
+    fn registry_sessions(&self) -> usize;
+    /// The status of every live registry subscription.
+    #[cfg(feature = "zookeeper")]
+    fn subscriptions(&self) -> Vec<super::SubscriptionSample>;
+}
 
 /// The collector registered in the [`Metrics`](super::Metrics) registry.
 pub(crate) struct RudderCollector {
     pub(crate) recorder: Arc<Recorder>,
     /// Weak: a metrics handle must not keep a dropped consumer's sessions and connections open.
-    pub(crate) consumer: Weak<ConsumerInner>,
+    pub(crate) consumer: Weak<dyn ConsumerGauges>,
 }
 
 impl fmt::Debug for RudderCollector {
@@ -36,19 +49,19 @@ impl Collector for RudderCollector {
         let Some(consumer) = self.consumer.upgrade() else {
             return Ok(());
         };
-        let open = consumer.protocol.open_connections();
+        let open = consumer.open_connections();
         gauge(
             &mut encoder,
             "rudder_connections_open",
             "dubbo:// sockets open.",
             open,
         )?;
-        let tasks = consumer.protocol.live_tasks();
+        let tasks = consumer.connection_tasks();
         let help = "Connection tasks (connect, driver, writer) alive.";
         gauge(&mut encoder, "rudder_connection_tasks", help, tasks)?;
         #[cfg(feature = "zookeeper")]
         {
-            let sessions = consumer.registries.len();
+            let sessions = consumer.registry_sessions();
             let help = "ZooKeeper sessions open (one per registry address in use).";
             gauge(
                 &mut encoder,
@@ -56,7 +69,7 @@ impl Collector for RudderCollector {
                 help,
                 sessions,
             )?;
-            super::subscriptions::encode(&consumer.registries.samples(), &mut encoder)?;
+            super::subscriptions::encode(&consumer.subscriptions(), &mut encoder)?;
         }
         Ok(())
     }

@@ -80,12 +80,12 @@ pub use prometheus_client;
 pub use server::MetricsServer;
 pub use ticker::{ManualTicker, SystemTicker, Ticker};
 
+pub(crate) use collector::ConsumerGauges;
 use collector::RudderCollector;
 use recorder::Recorder;
 #[cfg(feature = "zookeeper")]
 pub(crate) use subscriptions::SubscriptionSample;
 
-use crate::consumer::ConsumerInner;
 #[cfg(doc)]
 use crate::Consumer;
 
@@ -124,7 +124,7 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub(crate) fn new(recorder: Arc<Recorder>, consumer: Weak<ConsumerInner>) -> Metrics {
+    pub(crate) fn new(recorder: Arc<Recorder>, consumer: Weak<dyn ConsumerGauges>) -> Metrics {
         let collector = Arc::new(RudderCollector { recorder, consumer });
         let mut registry = Registry::default();
         registry.register_collector(Box::new(Arc::clone(&collector)));

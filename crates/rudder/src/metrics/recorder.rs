@@ -10,6 +10,7 @@
 //! added, under a mutex) on the first call of a method on a provider, and the map is filtered when the
 //! consumer prunes a provider's statistics, so series come and go with the providers.
 
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -22,6 +23,7 @@ use rudder_common::status::{MethodStatus, ProviderStatus};
 
 use super::histogram::Histogram;
 use super::ticker::Ticker;
+use crate::observer::{CallObserver, CallToken};
 
 /// Methods with series per provider; calls of further methods are still counted in the statistics
 /// but get no series, so a caller inventing method names cannot grow the exposition without bound.
@@ -83,6 +85,7 @@ pub(crate) struct Recorder {
 
 /// Times one call; records its duration in the histogram when dropped, also when the call's future is
 /// dropped mid-call (the call ended, cancelled, as the statistics count it).
+#[cfg(test)]
 #[derive(Debug)]
 #[must_use = "the call is timed until this is dropped"]
 pub(crate) struct CallTimer<'a> {
@@ -91,6 +94,7 @@ pub(crate) struct CallTimer<'a> {
     started: u64,
 }
 
+#[cfg(test)]
 impl Drop for CallTimer<'_> {
     fn drop(&mut self) {
         if let Some(series) = &self.series {
@@ -112,7 +116,19 @@ impl Recorder {
 
     /// Counts the pick of `provider` for `method` and starts timing the call.
     #[inline]
+    #[cfg(test)]
     pub(crate) fn start(&self, provider: &Arc<Provider>, method: &str) -> CallTimer<'_> {
+        let (series, started) = self.begin(provider, method);
+        CallTimer {
+            series,
+            ticker: &*self.ticker,
+            started,
+        }
+    }
+
+    /// Counts the pick; the call's series (if it has one) and its start time.
+    #[inline]
+    fn begin(&self, provider: &Arc<Provider>, method: &str) -> (Option<Arc<MethodSeries>>, u64) {
         let series = self
             .find(provider, method)
             .or_else(|| self.add(provider, method));
@@ -123,11 +139,7 @@ impl Recorder {
                 .picks_of(strategy_of(provider, method))
                 .fetch_add(1, Relaxed),
         };
-        CallTimer {
-            series,
-            ticker: &*self.ticker,
-            started: self.ticker.now_micros(),
-        }
+        (series, self.ticker.now_micros())
     }
 
     /// The series of `provider` and `method`, if it exists and was made for this provider version.
@@ -237,6 +249,32 @@ impl Recorder {
             .iter()
             .map(|(name, count)| (name.clone(), count.load(Relaxed)))
             .collect()
+    }
+}
+
+/// The call path's view of the recorder (see [`crate::observer`]).
+impl CallObserver for Recorder {
+    #[inline]
+    fn call_started(&self, provider: &Arc<Provider>, method: &str) -> CallToken {
+        let (series, started) = self.begin(provider, method);
+        CallToken {
+            series: series.map(|s| s as Arc<dyn Any + Send + Sync>),
+            started,
+        }
+    }
+
+    #[inline]
+    fn call_ended(&self, token: CallToken) {
+        if let Some(series) = token.series.as_deref() {
+            if let Some(series) = series.downcast_ref::<MethodSeries>() {
+                let elapsed = self.ticker.now_micros().saturating_sub(token.started);
+                series.histogram.record(elapsed);
+            }
+        }
+    }
+
+    fn retain(&self, keep: &dyn Fn(&str) -> bool) {
+        Recorder::retain(self, keep);
     }
 }
 
