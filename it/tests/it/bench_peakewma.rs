@@ -70,6 +70,10 @@ async fn peakewma_avoids_the_slow_java_provider() {
 
     let (random_share, random_p99) = bench(&registry, "random", slow_port).await;
     let (ewma_share, ewma_p99) = bench(&registry, "peakewma", slow_port).await;
+    eprintln!(
+        "slow provider's share and call p99: random {random_share:.3}, {random_p99:.1} ms; \
+         peakewma {ewma_share:.3}, {ewma_p99:.1} ms"
+    );
     // random: a third of the calls, ± 4 standard deviations of 600 draws (±0.077).
     assert!(
         (0.25..=0.42).contains(&random_share),
