@@ -17,7 +17,7 @@
 //! side, `<method>.hash.balance-factor` for one method, read from the first provider like the other
 //! `hash.*` parameters) a key stays on its provider only while that provider has fewer than
 //! `⌈c · (calls in flight + 1) / providers⌉` calls of the method in flight; otherwise the call walks the
-//! ring clockwise to the next distinct provider under that bound. See [`bounded_load`](super::bounded_load)
+//! ring clockwise to the next distinct provider under that bound. See [`bounded_load`]
 //! for the algorithm and its guarantees. A value that is not a number in range is ignored with one
 //! warning. Unset, picks are Dubbo's ring, bit for bit.
 //!
