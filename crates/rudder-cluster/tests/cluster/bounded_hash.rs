@@ -202,6 +202,72 @@ fn exclusions_still_work_and_a_full_house_falls_back_to_the_plain_walk() {
     }
 }
 
+/// The bounded choice, against its definition built from the plain ring's exclusion walk: the distinct
+/// providers clockwise from the owner are the plain picks excluding those found so far; the answer is
+/// the first allowed one under the bound, else the plain pick. Random loads and exclusions, and a list
+/// longer than the walk's bitset (1,100 providers) so the unmarked path is checked too.
+#[test]
+fn agrees_with_the_definition_on_random_loads_and_exclusions() {
+    let mut rng = SmallRng::seed_from_u64(0xd1ce);
+    for (providers, keys) in [(2, 300), (5, 300), (30, 200), (1100, 25)] {
+        let statuses = StatusRegistry::default();
+        let plain = view_of(&urls_many(providers, ""), &statuses);
+        let bounded = view_of(
+            &urls_many(providers, "&hash.balance-factor=1.25"),
+            &statuses,
+        );
+        let c = BalanceFactor::read(bounded.providers()[0].url(), METHOD).unwrap();
+        let mut held = Vec::new();
+        for provider in plain.providers() {
+            held.extend(hold(provider, rng.random_range(0..6)));
+        }
+        let bound = c.bound(held.len() as u64, providers);
+        let load = |i: usize| plain.method_status(i).active() as u64;
+        for k in 0..keys {
+            let key = format!("user-{k}");
+            let excluded: Vec<Arc<Provider>> = plain
+                .providers()
+                .iter()
+                .filter(|_| rng.random_bool(0.2))
+                .cloned()
+                .collect();
+            if excluded.len() == providers {
+                continue;
+            }
+            let mut seen = excluded.clone();
+            let mut expected = None;
+            while seen.len() < providers {
+                let next = pick_in(&plain, &key, &Pick::default().excluding(&seen));
+                if load(next) < bound {
+                    expected = Some(next);
+                    break;
+                }
+                seen.push(Arc::clone(&plain.providers()[next]));
+            }
+            let expected = expected
+                .unwrap_or_else(|| pick_in(&plain, &key, &Pick::default().excluding(&excluded)));
+            let chosen = pick_in(&bounded, &key, &Pick::default().excluding(&excluded));
+            assert_eq!(
+                chosen, expected,
+                "{providers} providers, {key}, bound {bound}"
+            );
+        }
+    }
+}
+
+/// [`urls`] for any number of providers: 10.1.x.y.
+fn urls_many(n: usize, params: &str) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            format!(
+                "dubbo://10.1.{}.{}:20880/com.acme.Cache?loadbalance=consistenthash{params}",
+                i / 250,
+                i % 250 + 1
+            )
+        })
+        .collect()
+}
+
 /// Warnings logged while `f` runs on this thread.
 fn warnings_of(f: impl FnOnce()) -> String {
     #[derive(Clone, Default)]
