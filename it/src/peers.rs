@@ -54,6 +54,9 @@ pub struct PeerConfig {
     /// Milliseconds the Java provider waits before answering `sayHello` and `whoAmI` (the slow
     /// provider of load-balancing tests), if any.
     pub delay_ms: Option<u32>,
+    /// `warmup` to register (ms; 0 turns Dubbo's 10-minute weight ramp off), if any (Java only).
+    /// Peers started one after another otherwise get weights in proportion to their uptimes.
+    pub warmup_ms: Option<u32>,
 }
 
 impl PeerConfig {
@@ -70,6 +73,7 @@ impl PeerConfig {
             tag: None,
             application: None,
             delay_ms: None,
+            warmup_ms: None,
         }
     }
 }
@@ -114,6 +118,7 @@ impl Peer {
             ("RUDDER_TAG", config.tag.clone()),
             ("RUDDER_APPLICATION", config.application.clone()),
             ("RUDDER_DELAY_MS", config.delay_ms.map(|d| d.to_string())),
+            ("RUDDER_WARMUP", config.warmup_ms.map(|w| w.to_string())),
         ] {
             if let Some(value) = value {
                 command.env(key, value);

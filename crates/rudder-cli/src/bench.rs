@@ -17,6 +17,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use hdrhistogram::Histogram;
 use rudder::{CallError, Consumer, Invocation, Reference, Value};
+use rudder_cluster::loadbalance::outlier::OutlierSettings;
 
 use crate::params::ConsumerArgs;
 use crate::registry_args::RegistryArgs;
@@ -153,6 +154,9 @@ pub(crate) struct ProviderRow {
     pub(crate) address: String,
     pub(crate) calls: u64,
     pub(crate) errors: u64,
+    /// Times outlier ejection took the provider out for the method, warmup included; `None` when
+    /// ejection is off (`outlier.*` unset).
+    pub(crate) ejections: Option<u32>,
     pub(crate) latency: Histogram<u64>,
 }
 
@@ -200,7 +204,20 @@ async fn run_async(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
         bail!("--registry or --url is required");
     }
     let consumer = crate::metrics_endpoint::consumer("rudder-bench", None, args.registry.options());
-    let reference = Arc::new(build_reference(&consumer, &args).await?);
+    let outcome = bench_with(&consumer, &args, &call, out).await;
+    // On every path, before the runtime ends: no registry task may outlive it (see
+    // `Consumer::shutdown`).
+    consumer.shutdown().await;
+    outcome
+}
+
+async fn bench_with(
+    consumer: &Consumer,
+    args: &BenchArgs,
+    call: &Invocation,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let reference = Arc::new(build_reference(consumer, args).await?);
     let load = Load {
         concurrency: args.concurrency,
         stop: match (args.calls, args.duration) {
@@ -212,7 +229,7 @@ async fn run_async(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
         warmup: args.warmup,
         progress: true,
     };
-    let report = drive(&reference, &call, &load).await;
+    let report = drive(&reference, call, &load).await;
     match args.format {
         Format::Text => write_text(&report, out)?,
         Format::Json => writeln!(out, "{}", to_json(&report))?,
@@ -332,7 +349,8 @@ pub(crate) async fn drive(reference: &Arc<Reference>, call: &Invocation, load: &
     let tallies = phase(reference, call, load).await;
     let elapsed = started.elapsed();
     let cpu = cpu_before.zip(cpu_time()).map(|(a, b)| b.saturating_sub(a));
-    let providers = attempts::finish();
+    let mut providers = attempts::finish();
+    count_ejections(reference, call.method_name(), &mut providers);
     let mut latency = histogram();
     let mut errors_by_kind = BTreeMap::new();
     for tally in tallies {
@@ -350,6 +368,25 @@ pub(crate) async fn drive(reference: &Arc<Reference>, call: &Invocation, load: &
         elapsed,
         cpu,
         providers,
+    }
+}
+
+/// Fills in each row's ejection count from the consumer's statistics, when ejection is on for the
+/// method.
+fn count_ejections(reference: &Reference, method: &str, rows: &mut [ProviderRow]) {
+    let providers = reference.providers();
+    for row in rows {
+        let Some(provider) = providers.iter().find(|p| p.address() == row.address) else {
+            continue;
+        };
+        if OutlierSettings::of(provider.url(), method).is_some() {
+            row.ejections = Some(
+                provider
+                    .status()
+                    .find_method(method)
+                    .map_or(0, |status| status.outlier().ejections()),
+            );
+        }
     }
 }
 
@@ -502,13 +539,15 @@ fn write_text(report: &Report, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "errors by kind: {}", kinds.join(", "))?;
     }
     let attempts: u64 = report.providers.iter().map(|p| p.calls).sum();
-    writeln!(
+    let ejecting = report.providers.iter().any(|p| p.ejections.is_some());
+    write!(
         out,
         "{:<24} {:>9} {:>7} {:>8} {:>9} {:>9}",
         "provider", "calls", "share", "errors", "p50 ms", "p99 ms"
     )?;
+    writeln!(out, "{}", if ejecting { " ejections" } else { "" })?;
     for p in &report.providers {
-        writeln!(
+        write!(
             out,
             "{:<24} {:>9} {:>6.1}% {:>8} {:>9.3} {:>9.3}",
             p.address,
@@ -518,6 +557,10 @@ fn write_text(report: &Report, out: &mut dyn Write) -> Result<()> {
             quantile_ms(&p.latency, 0.5),
             quantile_ms(&p.latency, 0.99)
         )?;
+        match p.ejections {
+            Some(n) if ejecting => writeln!(out, " {n:>9}")?,
+            _ => writeln!(out)?,
+        }
     }
     Ok(())
 }
@@ -533,6 +576,7 @@ fn to_json(report: &Report) -> serde_json::Value {
                 "errors": p.errors,
                 "p50_ms": quantile_ms(&p.latency, 0.5),
                 "p99_ms": quantile_ms(&p.latency, 0.99),
+                "ejections": p.ejections,
             })
         })
         .collect();
@@ -660,6 +704,7 @@ pub(crate) mod attempts {
                 address,
                 calls: 0,
                 errors: 0,
+                ejections: None,
                 latency: histogram(),
             });
             row.calls += 1;

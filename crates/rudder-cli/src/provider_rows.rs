@@ -8,6 +8,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use rudder_cluster::directory::ProviderSet;
+use rudder_cluster::loadbalance::outlier::OutlierSettings;
 use rudder_cluster::loadbalance::Pick;
 use rudder_common::url::DubboUrl;
 use rudder_registry::{DisabledProvider, ReweightedProvider};
@@ -35,6 +36,9 @@ pub(crate) struct Row {
     pub(crate) disabled_by: Option<String>,
     pub(crate) methods: Vec<String>,
     pub(crate) loadbalance: String,
+    /// The method's outlier ejection settings (`outlier.*`, read from the first provider, as the
+    /// balancer reads them), when ejection is on.
+    pub(crate) outlier: Option<OutlierSettings>,
     /// The URL as the consumer uses it (never with a password).
     pub(crate) url: String,
 }
@@ -94,6 +98,11 @@ impl Row {
             "disabled_by": self.disabled_by,
             "methods": self.methods,
             "loadbalance": self.loadbalance,
+            "outlier": self.outlier.map(|o| json!({
+                "consecutive_errors": o.consecutive_errors,
+                "base_ejection_ms": o.base_ejection_ms,
+                "max_ejection_percent": o.max_ejection_percent,
+            })),
             "url": self.url,
         });
         if let (Some(registry), Some(map)) = (registry, object.as_object_mut()) {
@@ -149,6 +158,7 @@ pub(crate) fn rows(
             disabled_by: None,
             methods: methods(url),
             loadbalance: loadbalance(url, method),
+            outlier: view.outlier().copied(),
             url: url.to_string(),
         });
     }
@@ -174,6 +184,7 @@ pub(crate) fn rows(
             disabled_by: Some(disabled.rule.clone()),
             methods: url.map(methods).unwrap_or_default(),
             loadbalance: url.map_or_else(|| "random".to_owned(), |u| loadbalance(u, method)),
+            outlier: view.outlier().copied(),
             url: url.map(ToString::to_string).unwrap_or_default(),
         });
     }
@@ -209,6 +220,18 @@ fn loadbalance(url: &DubboUrl, method: &str) -> String {
         .filter(|name| !name.is_empty())
         .unwrap_or("random")
         .to_owned()
+}
+
+/// The line under a listing that says how outlier ejection is set, when it is on:
+/// `# outlier ejection: after 5 consecutive errors, out for 30000 ms × the times ejected (at most 10 ×),
+/// at most 50 % of the providers at once`.
+pub(crate) fn outlier_note(rows: &[Row]) -> Option<String> {
+    let o = rows.iter().find_map(|r| r.outlier)?;
+    Some(format!(
+        "# outlier ejection: after {} consecutive errors, out for {} ms × the times ejected (at most \
+         10 ×), at most {} % of the providers at once",
+        o.consecutive_errors, o.base_ejection_ms, o.max_ejection_percent
+    ))
 }
 
 /// Fills in disabled rows whose registered URL was not found (a Dubbo provider re-registers itself
@@ -356,6 +379,30 @@ mod tests {
         let directory = Directory::sorted(Default::default());
         directory.replace(urls.iter().map(|u| DubboUrl::parse(u).unwrap()));
         rows(&directory.snapshot(), "", now, notes)
+    }
+
+    #[test]
+    fn outlier_settings_are_listed_as_the_balancer_reads_them() {
+        let on = listing(
+            &[
+                "dubbo://10.0.0.1:1/S?outlier.consecutive-errors=5&outlier.max-ejection-percent=20",
+                "dubbo://10.0.0.2:1/S",
+            ],
+            0,
+            &RuleNotes::default(),
+        );
+        let note = outlier_note(&on).expect("ejection is on");
+        assert_eq!(
+            note,
+            "# outlier ejection: after 5 consecutive errors, out for 30000 ms × the times ejected \
+             (at most 10 ×), at most 20 % of the providers at once"
+        );
+        // The first provider's settings are the method's, on every row.
+        assert_eq!(on[1].to_json(None)["outlier"]["consecutive_errors"], 5);
+        assert_eq!(on[0].to_json(None)["outlier"]["base_ejection_ms"], 30_000);
+        let off = listing(&["dubbo://10.0.0.1:1/S"], 0, &RuleNotes::default());
+        assert_eq!(outlier_note(&off), None);
+        assert!(off[0].to_json(None)["outlier"].is_null());
     }
 
     #[test]

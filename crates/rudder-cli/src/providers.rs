@@ -1,7 +1,8 @@
 //! `rudder providers`: the providers a consumer would see in ZooKeeper right now, configurators
 //! applied, one row each under a header: address, protocol, application, version, group, the weight
 //! after configurators (and the rule that set it), the effective weight with the warmup share, and
-//! `disabled` with the deciding rule. `--format json` prints one JSON array instead.
+//! `disabled` with the deciding rule; a line under the listing gives the method's outlier ejection
+//! settings when they are on. `--format json` prints one JSON array instead.
 //!
 //! The listing does not register a consumer node (it inspects, it does not consume). With `--watch` the
 //! listing is followed by one line per visible change (`+`, `-`, `~ ADDRESS weight 100 → 300 (rule
@@ -146,6 +147,9 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
                     }
                     writeln!(out, "{header}")?;
                     provider_rows::print_table(&rows, out)?;
+                    if let Some(note) = provider_rows::outlier_note(&rows) {
+                        writeln!(out, "{note}")?;
+                    }
                 }
                 Format::Json => all_rows.extend(
                     rows.iter()

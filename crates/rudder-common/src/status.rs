@@ -316,6 +316,12 @@ impl ProviderStatus {
             .clone()
     }
 
+    /// Counters of `method` if a call of it was ever counted; unlike [`ProviderStatus::method`] this
+    /// creates nothing (for readers such as `--explain` and the metrics).
+    pub fn find_method(&self, method: &str) -> Option<MethodStatus> {
+        self.methods.get(method).map(|status| status.clone())
+    }
+
     /// Counters of `method` for each of `providers`, in order. Those created here are allocated in
     /// one block, in this order.
     pub fn methods_of<'a>(

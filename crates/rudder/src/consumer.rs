@@ -299,6 +299,10 @@ impl ConsumerInner {
 
 #[cfg(feature = "metrics")]
 impl crate::metrics::ConsumerGauges for ConsumerInner {
+    fn now_millis(&self) -> i64 {
+        self.clock.now_millis()
+    }
+
     fn open_connections(&self) -> usize {
         self.protocol.open_connections()
     }

@@ -94,6 +94,7 @@ pub mod value {
 
 /// A routing decision explained: what [`Reference::explain`](crate::Reference::explain) returns.
 pub mod explain {
+    pub use rudder_cluster::loadbalance::outlier::Ejection;
     pub use rudder_cluster::router::{Explanation, ProviderFate, RuleRef, RuleSlot, StepReport};
 }
 

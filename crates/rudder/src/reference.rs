@@ -209,9 +209,13 @@ impl Reference {
     }
 
     /// Each provider's fate for `invocation` under the current rules, over the first registry's
-    /// providers: kept or not, and which rule decided it (`rudder providers --explain` prints this).
+    /// providers: kept or not, which rule decided it (`rudder providers --explain` prints this), and
+    /// the outlier ejections in force now among the kept ones.
     pub fn explain(&self, invocation: &Invocation) -> Explanation {
-        self.inner.routers[0].explain(&self.snapshot(), invocation)
+        let now = self.invoker().balancer().clock().now_millis();
+        self.inner.routers[0]
+            .explain(&self.snapshot(), invocation)
+            .with_ejections(now)
     }
 
     /// The consumer-side configuration, as a Dubbo consumer URL.

@@ -27,6 +27,7 @@ use rudder_common::invocation::Invocation;
 
 use super::state::ChainState;
 use super::{Outcome, RouteContext, RouteKey, RuleRef};
+use crate::loadbalance::outlier::Ejection;
 use crate::provider::Provider;
 
 /// The chain's decision for one call.
@@ -60,17 +61,46 @@ pub struct StepReport {
 pub struct ProviderFate {
     /// The provider.
     pub provider: Arc<Provider>,
-    /// Whether the call may go to it.
+    /// Whether the routers keep it for the call.
     pub kept: bool,
     /// The step (index into [`Explanation::steps`]) that removed it, or for a kept provider the last
     /// step that narrowed the set to include it; `None` when no step changed anything for it.
     pub decided_by: Option<usize>,
+    /// The provider's outlier ejection for the method, when one is in force and the explanation was
+    /// asked with [`Explanation::with_ejections`]: a kept provider that is
+    /// [left out](Ejection::left_out) gets no call until it ends.
+    pub ejected: Option<Ejection>,
 }
 
 impl Explanation {
-    /// How many providers the call may go to.
+    /// How many providers the routers keep for the call.
     pub fn kept(&self) -> usize {
         self.providers.iter().filter(|p| p.kept).count()
+    }
+
+    /// How many kept providers outlier ejection leaves out of picks now.
+    pub fn ejected(&self) -> usize {
+        self.providers
+            .iter()
+            .filter(|p| p.kept && p.ejected.is_some_and(|e| e.left_out))
+            .count()
+    }
+
+    /// Adds the outlier ejections in force at `now` (the balancer's clock, epoch ms) to the kept
+    /// providers, decided as a pick over them decides (see [`Ejection::among`]).
+    pub fn with_ejections(mut self, now: i64) -> Explanation {
+        let kept: Vec<usize> = (0..self.providers.len())
+            .filter(|&i| self.providers[i].kept)
+            .collect();
+        let ejections = Ejection::among(
+            kept.iter().map(|&i| &*self.providers[i].provider),
+            &self.method,
+            now,
+        );
+        for (i, ejection) in kept.into_iter().zip(ejections) {
+            self.providers[i].ejected = ejection;
+        }
+        self
     }
 }
 
@@ -90,6 +120,7 @@ pub(crate) fn explain(
             provider: Arc::clone(p),
             kept: true,
             decided_by: None,
+            ejected: None,
         })
         .collect();
     let mut input: Vec<u32> = (0..providers.len() as u32).collect();
@@ -146,13 +177,17 @@ pub(crate) fn explain(
 
 impl fmt::Display for Explanation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
+        write!(
             f,
             "routing {}: {} of {} providers kept",
             self.method,
             self.kept(),
             self.providers.len()
         )?;
+        match self.ejected() {
+            0 => writeln!(f)?,
+            n => writeln!(f, ", {n} of them ejected")?,
+        }
         for (i, step) in self.steps.iter().enumerate() {
             write!(
                 f,
@@ -165,12 +200,24 @@ impl fmt::Display for Explanation {
             writeln!(f)?;
         }
         for fate in &self.providers {
-            let verdict = if fate.kept { "in " } else { "out" };
+            let left_out = fate.ejected.is_some_and(|e| e.left_out);
+            let verdict = if fate.kept && !left_out { "in " } else { "out" };
             write!(f, "  {verdict} {}", fate.provider.address())?;
-            match fate.decided_by {
-                Some(step) => writeln!(f, "  by step {step} ({})", self.steps[step].rule)?,
-                None => writeln!(f)?,
+            if let Some(step) = fate.decided_by {
+                write!(f, "  by step {step} ({})", self.steps[step].rule)?;
             }
+            if let Some(ejection) = fate.ejected {
+                write!(
+                    f,
+                    "  ejected (outlier, ejection {}) for {:.1} s more",
+                    ejection.times,
+                    ejection.remaining_millis as f64 / 1000.0
+                )?;
+                if !ejection.left_out {
+                    write!(f, ", picked anyway (the ejection cap, or no provider left)")?;
+                }
+            }
+            writeln!(f)?;
         }
         Ok(())
     }

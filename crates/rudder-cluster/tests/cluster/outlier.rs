@@ -9,6 +9,7 @@ use rudder_cluster::cluster::{Caller, ClusterInvoker, ClusterMode};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::outlier;
 use rudder_cluster::provider::Provider;
+use rudder_cluster::router::RouterChain;
 use rudder_common::clock::ManualClock;
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
@@ -151,4 +152,70 @@ fn at_most_the_maximum_share_is_out_and_an_outage_still_reaches_someone() {
         100,
         "every call still reaches a provider: {counts:?}"
     );
+}
+
+#[test]
+fn the_explanation_names_the_ejected_and_those_picked_anyway() {
+    let params = "outlier.consecutive-errors=2&outlier.max-ejection-percent=25";
+    let f = fixture(params, &[1, 2]);
+    f.calls(600);
+    let chain = RouterChain::new(DubboUrl::parse("consumer://127.0.0.1/S").unwrap());
+    let routed = chain.explain(&f.directory.snapshot(), &f.call);
+    assert!(
+        routed.providers.iter().all(|p| p.ejected.is_none()),
+        "the routers alone know of no ejection"
+    );
+    let why = routed.with_ejections(START);
+    let ejected: Vec<(u16, Option<(bool, u32, i64)>)> = why
+        .providers
+        .iter()
+        .map(|p| {
+            let e = p.ejected.map(|e| (e.left_out, e.times, e.remaining_millis));
+            (p.provider.url().port(), e)
+        })
+        .collect();
+    // Both failing providers are ejected; a quarter of four may be out, the first in list order.
+    assert_eq!(
+        ejected,
+        [
+            (1, Some((true, 1, 30_000))),
+            (2, Some((false, 1, 30_000))),
+            (3, None),
+            (4, None)
+        ]
+    );
+    assert_eq!((why.kept(), why.ejected()), (4, 1));
+    let text = why.to_string();
+    assert!(
+        text.contains("4 of 4 providers kept, 1 of them ejected"),
+        "{text}"
+    );
+    assert!(
+        text.contains("out 127.0.0.1:1  ejected (outlier, ejection 1) for 30.0 s more\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "in  127.0.0.1:2  ejected (outlier, ejection 1) for 30.0 s more, picked anyway"
+        ),
+        "{text}"
+    );
+
+    // Once the ejections end, nothing is reported.
+    let later = chain
+        .explain(&f.directory.snapshot(), &f.call)
+        .with_ejections(START + 30_000);
+    assert_eq!(later.ejected(), 0);
+    assert!(later.providers.iter().all(|p| p.ejected.is_none()));
+
+    // With the settings gone (a configurator or a new registration), no ejection is reported, as
+    // picks leave nobody out, though the counters still hold one.
+    f.directory
+        .replace((1..=4).map(|i| DubboUrl::parse(&format!("dubbo://127.0.0.1:{i}/S")).unwrap()));
+    let snapshot = f.directory.snapshot();
+    let counters = snapshot.providers()[0].status().find_method("m").unwrap();
+    assert!(counters.outlier().is_ejected(START));
+    let why = chain.explain(&snapshot, &f.call).with_ejections(START);
+    assert_eq!(why.ejected(), 0);
+    assert!(why.providers.iter().all(|p| p.ejected.is_none()));
 }

@@ -9,12 +9,15 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
 
-use rudder_common::status::RpcStatus;
+use rudder_common::clock::{Clock, SystemClock};
+use rudder_common::status::MethodStatus;
 
 use super::recorder::Recorder;
 
 /// What the metrics read of a consumer at scrape time: the one thing they know of it.
 pub(crate) trait ConsumerGauges: Send + Sync {
+    /// The consumer's clock (epoch ms), which outlier ejections are timed by.
+    fn now_millis(&self) -> i64;
     /// dubbo:// sockets open.
     fn open_connections(&self) -> usize;
     /// Connection tasks (connect, driver, writer) alive.
@@ -44,9 +47,14 @@ impl fmt::Debug for RudderCollector {
 
 impl Collector for RudderCollector {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
-        encode_calls(&self.recorder, &mut encoder)?;
+        let consumer = self.consumer.upgrade();
+        let now = match &consumer {
+            Some(consumer) => consumer.now_millis(),
+            None => SystemClock.now_millis(),
+        };
+        encode_calls(&self.recorder, now, &mut encoder)?;
         encode_picks(&self.recorder, &mut encoder)?;
-        let Some(consumer) = self.consumer.upgrade() else {
+        let Some(consumer) = consumer else {
             return Ok(());
         };
         let open = consumer.open_connections();
@@ -80,35 +88,48 @@ fn gauge(encoder: &mut DescriptorEncoder<'_>, name: &str, help: &str, value: usi
     gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)
 }
 
-/// Calls, failures and calls in flight from the statistics; durations from the histograms.
-fn encode_calls(recorder: &Recorder, encoder: &mut DescriptorEncoder<'_>) -> fmt::Result {
+/// Calls, failures, calls in flight and outlier ejections from the statistics (ejections read at
+/// `now`); durations from the histograms.
+fn encode_calls(recorder: &Recorder, now: i64, encoder: &mut DescriptorEncoder<'_>) -> fmt::Result {
     let series = recorder.series();
-    type Read = fn(&RpcStatus) -> i64;
-    let counts: [(&str, &str, MetricType, Read); 3] = [
+    type Read = fn(&MethodStatus, i64) -> i64;
+    let counts: [(&str, &str, MetricType, Read); 5] = [
         (
             "rudder_calls",
             "Calls completed, per provider and method (failed ones included).",
             MetricType::Counter,
-            |s| s.total(),
+            |s, _| s.total(),
         ),
         (
             "rudder_call_failures",
             "Calls that failed (network, timeout, provider error status), per provider and method.",
             MetricType::Counter,
-            |s| s.failed(),
+            |s, _| s.failed(),
         ),
         (
             "rudder_calls_in_flight",
             "Calls sent and not yet answered, per provider and method.",
             MetricType::Gauge,
-            |s| i64::from(s.active()),
+            |s, _| i64::from(s.active()),
+        ),
+        (
+            "rudder_outlier_ejections",
+            "Times outlier ejection took the provider out of picks for the method.",
+            MetricType::Counter,
+            |s, _| i64::from(s.outlier().ejections()),
+        ),
+        (
+            "rudder_outlier_ejected",
+            "1 while the provider is ejected for the method (outlier.* settings), else 0.",
+            MetricType::Gauge,
+            |s, now| i64::from(s.outlier().is_ejected(now)),
         ),
     ];
     for (name, help, kind, read) in counts {
         let mut family = encoder.encode_descriptor(name, help, None, kind)?;
         for (provider, method, s) in &series {
             let labels = [("provider", &**provider), ("method", &**method)];
-            let value = read(&s.status);
+            let value = read(&s.status, now);
             let mut metric = family.encode_family(&labels)?;
             match kind {
                 MetricType::Counter => metric.encode_counter::<NoLabelSet, _, u64>(

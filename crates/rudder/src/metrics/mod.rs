@@ -16,6 +16,8 @@
 //! | `rudder_calls_total` | counter | `provider`, `method` | calls completed (failed ones included) |
 //! | `rudder_call_failures_total` | counter | `provider`, `method` | calls that failed: network, timeout, error status (a business exception is an answer, not a failure, as in Dubbo) |
 //! | `rudder_calls_in_flight` | gauge | `provider`, `method` | calls sent and not yet answered |
+//! | `rudder_outlier_ejections_total` | counter | `provider`, `method` | times outlier ejection (`outlier.*`) took the provider out of picks for the method |
+//! | `rudder_outlier_ejected` | gauge | `provider`, `method` | 1 while such an ejection is in force (the consumer's clock), else 0 |
 //! | `rudder_call_duration_seconds` | histogram | `provider`, `method` | send to answer; buckets 0.5 ms … 10 s |
 //! | `rudder_picks_total` | counter | `strategy` | providers picked, every attempt (retries included), by the `loadbalance` the picked provider's URL names for the method |
 //! | `rudder_connections_open` | gauge | | dubbo:// sockets open |

@@ -356,3 +356,83 @@ async fn calls_per_second_with_and_without_metrics() {
     }
     server.shutdown().await;
 }
+
+/// `outlier.*` on: a provider that refuses connections is ejected after two errors in a row, and the
+/// metrics and `Reference::explain` say so until the ejection ends on the consumer's clock.
+#[tokio::test]
+async fn ejections_show_in_the_metrics_and_the_explanation_until_they_end() {
+    let server = provider(
+        Arc::new(ManualTicker::default()),
+        Arc::new(Semaphore::new(0)),
+    )
+    .await;
+    // A port nobody listens on: bound, then closed.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_address = dead.local_addr().unwrap();
+    drop(dead);
+    let clock = Arc::new(rudder_common::clock::ManualClock::new(1_800_000_000_000));
+    let consumer = Consumer::builder()
+        .clock(clock.clone())
+        .metrics(MetricsConfig::default())
+        .build();
+    let params =
+        "loadbalance=roundrobin&outlier.consecutive-errors=2&outlier.base-ejection-ms=60000";
+    let reference = consumer
+        .reference(SERVICE)
+        .provider(&format!("{}?{params}", url(&server)))
+        .provider(&format!("dubbo://{dead_address}/{SERVICE}?{params}"))
+        .cluster(ClusterMode::Failfast)
+        .build()
+        .await
+        .unwrap();
+    let mut failed = 0;
+    for _ in 0..4 {
+        failed += usize::from(reference.invoke("fast", &[], vec![]).await.is_err());
+    }
+    assert_eq!(
+        failed, 2,
+        "round robin sends two of four calls to the dead port"
+    );
+    let live = url(&server);
+    let gone = format!("dubbo://{dead_address}/{SERVICE}");
+    let metrics = consumer.metrics().unwrap();
+    let read = |text: &str, name: &str, provider: &str| {
+        parse(text)
+            .get(&series(name, provider, "fast", ""))
+            .copied()
+            .unwrap_or_else(|| panic!("no {name} for {provider}:\n{text}"))
+    };
+    let text = metrics.encode();
+    assert_eq!(read(&text, "rudder_outlier_ejections_total", &gone), 1.0);
+    assert_eq!(read(&text, "rudder_outlier_ejected", &gone), 1.0);
+    assert_eq!(read(&text, "rudder_outlier_ejections_total", &live), 0.0);
+    assert_eq!(read(&text, "rudder_outlier_ejected", &live), 0.0);
+
+    // Ejected, the dead provider gets no call: the next four all succeed.
+    for _ in 0..4 {
+        reference.invoke("fast", &[], vec![]).await.unwrap();
+    }
+    let why = reference.explain(&Invocation::new("fast", vec![], vec![]));
+    assert_eq!(why.ejected(), 1, "{why}");
+    let fate = why
+        .providers
+        .iter()
+        .find(|p| p.provider.address() == dead_address.to_string())
+        .unwrap();
+    assert_eq!(
+        fate.ejected.map(|e| (e.left_out, e.remaining_millis)),
+        Some((true, 60_000))
+    );
+
+    clock.advance(60_000);
+    let text = metrics.encode();
+    assert_eq!(read(&text, "rudder_outlier_ejected", &gone), 0.0);
+    assert_eq!(read(&text, "rudder_outlier_ejections_total", &gone), 1.0);
+    assert_eq!(
+        reference
+            .explain(&Invocation::new("fast", vec![], vec![]))
+            .ejected(),
+        0
+    );
+    server.shutdown().await;
+}
