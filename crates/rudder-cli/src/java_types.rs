@@ -35,9 +35,7 @@ pub(crate) fn arguments(types: &[String], items: &[Json], generic: bool) -> Resu
         .iter()
         .zip(items)
         .enumerate()
-        .map(|(i, (t, j))| {
-            convert(t, j, generic).with_context(|| format!("argument {}", i + 1))
-        })
+        .map(|(i, (t, j))| convert(t, j, generic).with_context(|| format!("argument {}", i + 1)))
         .collect()
 }
 
