@@ -40,6 +40,18 @@ step "cargo doc as docs.rs builds it (--all-features, warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --quiet "${LIBRARIES[@]}"
 
 step "cargo package (every library crate, verified)"
+# Cargo verifies each package against the others through a temporary local registry, and extracts
+# its crates under $CARGO_HOME/registry/src/-<hash>/ once per name and version, and compiles them into
+# target/debug as registry crates (never rebuilt for a changed source): a second run of the same
+# version would verify against the first run's stale sources and artifacts. Start from none of them.
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+rm -rf target/package "$cargo_home"/registry/src/-*/rudder-* "$cargo_home"/registry/cache/-*/rudder-*
+for dep_info in $(grep -ls "registry/src/-" target/debug/deps/rudder*.d 2>/dev/null); do
+    unit=$(basename "$dep_info" .d)
+    name=${unit%-*}
+    rm -rf "target/debug/.fingerprint/${name//_/-}-${unit##*-}" target/debug/deps/"$unit".d \
+        target/debug/deps/lib"$unit".rlib target/debug/deps/lib"$unit".rmeta
+done
 cargo package --quiet --allow-dirty "${LIBRARIES[@]}"
 
 step "the facade without ZooKeeper (feature zookeeper off)"
