@@ -1,0 +1,384 @@
+//! One application's instances, followed once per registry however many references need them.
+//!
+//! [`AppWatches::watch`] hands out a shared [`AppWatch`] per application name: the first caller
+//! starts its task, later callers get the same one, and the task ends when the last handle is
+//! dropped. The task lists `<instance root>/<app>` with a child watch, reads every instance node
+//! with a data watch (a provider updates its node in place when its revision changes), groups the
+//! instances by revision and gets each revision's MetadataInfo once ([`RevisionCache`]). It
+//! publishes an [`AppView`] after every change.
+//!
+//! It survives ZooKeeper trouble as the interface-level subscription does: a lost connection keeps
+//! the last view; a reconnect or a new session (after an expiry) re-reads everything; a failed read
+//! is retried with the registry's backoff. A revision whose metadata cannot be had is left out of
+//! the view (one warning, counted in [`AppView::metadata_failures`]) and asked again after a pause;
+//! the other revisions proceed (Dubbo's partial-failure rule).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinSet;
+use zookeeper_client::{Client, SessionState};
+
+use super::json::Instance;
+use super::metadata::{metadata_service_url, MetadataFetcher, MetadataInfo, MetadataRequest};
+use crate::error::RegistryError;
+use crate::junk::JunkLog;
+use crate::session::Sessions;
+use crate::subscriber::sleep_opt;
+
+/// The most instances of one application followed (the rest are left out, with one warning).
+pub(crate) const MAX_INSTANCES: usize = 10_000;
+/// The most distinct revisions of one application whose metadata is fetched and kept.
+pub(crate) const MAX_REVISIONS: usize = 64;
+/// How long one metadata fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The pause before a revision whose metadata failed is asked again.
+const METADATA_RETRY: Duration = Duration::from_secs(3);
+
+/// What is known of one application now.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AppView {
+    /// Whether the instances were listed at least once (an empty view before is not "no provider").
+    pub(crate) listed: bool,
+    /// Instances with a known revision, each with its revision's MetadataInfo, in node-name order.
+    pub(crate) instances: Vec<(Arc<Instance>, Arc<MetadataInfo>)>,
+    /// Instance nodes that could not be read, each counted once.
+    pub(crate) malformed: u64,
+    /// MetadataInfo fetches made (one per revision, plus retries).
+    pub(crate) metadata_fetches: u64,
+    /// Fetches that failed.
+    pub(crate) metadata_failures: u64,
+    /// Distinct revisions with metadata.
+    pub(crate) revisions: usize,
+}
+
+/// A shared follower of one application; the task stops when the last clone of the `Arc` goes.
+#[derive(Debug)]
+pub(crate) struct AppWatch {
+    view: watch::Receiver<Arc<AppView>>,
+    _stop: oneshot::Sender<()>,
+}
+
+impl AppWatch {
+    /// The view, updated after every change.
+    pub(crate) fn view(&self) -> watch::Receiver<Arc<AppView>> {
+        self.view.clone()
+    }
+}
+
+/// The application watches of one registry, by application name.
+#[derive(Debug, Default)]
+pub(crate) struct AppWatches {
+    live: Mutex<HashMap<String, Weak<AppWatch>>>,
+}
+
+impl AppWatches {
+    /// The watch of `app`, started on first use; `None` once the registry is closed.
+    pub(crate) fn watch(
+        &self,
+        sessions: &Arc<Sessions>,
+        app: &str,
+        fetcher: Option<Arc<dyn MetadataFetcher>>,
+    ) -> Option<Arc<AppWatch>> {
+        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        live.retain(|_, w| w.strong_count() > 0);
+        if let Some(watch) = live.get(app).and_then(Weak::upgrade) {
+            return Some(watch);
+        }
+        let (view_tx, view_rx) = watch::channel(Arc::new(AppView::default()));
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let follower = Follower {
+            sessions: Arc::clone(sessions),
+            app: app.to_owned(),
+            path: format!("{}/{app}", sessions.address().instance_root()),
+            metadata_root: format!("{}/metadata/{app}", sessions.address().root()),
+            fetcher,
+            view: view_tx,
+            cache: RevisionCache::default(),
+            malformed: JunkLog::default(),
+            nodes: BTreeMap::new(),
+            fetches: 0,
+            failures: 0,
+        };
+        sessions.spawn(follower.run(stop_rx))?;
+        let watch = Arc::new(AppWatch {
+            view: view_rx,
+            _stop: stop_tx,
+        });
+        live.insert(app.to_owned(), Arc::downgrade(&watch));
+        Some(watch)
+    }
+}
+
+/// The MetadataInfo of each revision fetched so far, and the revisions that failed recently.
+#[derive(Debug, Default)]
+struct RevisionCache {
+    known: HashMap<String, Arc<MetadataInfo>>,
+    failed: HashMap<String, tokio::time::Instant>,
+}
+
+impl RevisionCache {
+    /// Forgets revisions no instance has any more (the cache holds at most the live revisions).
+    fn retain(&mut self, live: &[&str]) {
+        self.known.retain(|r, _| live.contains(&r.as_str()));
+        self.failed.retain(|r, _| live.contains(&r.as_str()));
+    }
+}
+
+/// The task's state.
+struct Follower {
+    sessions: Arc<Sessions>,
+    app: String,
+    /// `<instance root>/<app>`.
+    path: String,
+    /// `<root>/metadata/<app>`, where remote MetadataInfo lives.
+    metadata_root: String,
+    fetcher: Option<Arc<dyn MetadataFetcher>>,
+    view: watch::Sender<Arc<AppView>>,
+    cache: RevisionCache,
+    malformed: JunkLog,
+    /// The instances read, by node name.
+    nodes: BTreeMap<String, Arc<Instance>>,
+    fetches: u64,
+    failures: u64,
+}
+
+enum Wake {
+    Stop,
+    Changed,
+    State(SessionState),
+    Retry,
+}
+
+impl Follower {
+    async fn run(mut self, mut stop: oneshot::Receiver<()>) {
+        let mut client = match self.sessions.renew(None).await {
+            Ok(client) => client,
+            Err(_) => return,
+        };
+        let mut state = client.state_watcher();
+        let mut failures: u32 = 0;
+        loop {
+            // Every read arms its watches; they all go into one set, and any one firing re-reads.
+            let mut watches = JoinSet::new();
+            let retry = match self.read(&client, &mut watches).await {
+                Ok(missing) => {
+                    failures = 0;
+                    missing.then_some(METADATA_RETRY)
+                }
+                Err(error) => {
+                    tracing::warn!(app = %self.app, %error, "instance listing failed; keeping the last known instances");
+                    failures = failures.saturating_add(1);
+                    Some(self.sessions.options().retry_delay(failures - 1))
+                }
+            };
+            let wake = tokio::select! {
+                _ = &mut stop => Wake::Stop,
+                () = self.sessions.closed() => Wake::Stop,
+                Some(_) = watches.join_next() => Wake::Changed,
+                s = state.changed() => Wake::State(s),
+                () = sleep_opt(retry) => Wake::Retry,
+            };
+            watches.abort_all();
+            match wake {
+                Wake::Stop => return,
+                Wake::State(s) if s.is_terminated() => {
+                    let renewed = tokio::select! {
+                        _ = &mut stop => return,
+                        renewed = self.sessions.renew(Some(client.session_id())) => renewed,
+                    };
+                    let Ok(fresh) = renewed else { return };
+                    client = fresh;
+                    state = client.state_watcher();
+                }
+                Wake::State(SessionState::Disconnected) => {
+                    // Keep the view; wait for the connection to come back before reading.
+                    loop {
+                        let next = tokio::select! {
+                            _ = &mut stop => return,
+                            () = self.sessions.closed() => return,
+                            s = state.changed() => s,
+                        };
+                        if next != SessionState::Disconnected {
+                            break;
+                        }
+                    }
+                }
+                Wake::State(_) | Wake::Changed | Wake::Retry => {}
+            }
+        }
+    }
+
+    /// Lists and reads the instances, fetches the metadata of new revisions and publishes the view;
+    /// whether some revision's metadata is missing (to be asked again).
+    async fn read(
+        &mut self,
+        client: &Client,
+        watches: &mut JoinSet<()>,
+    ) -> Result<bool, RegistryError> {
+        let children = match client.list_and_watch_children(&self.path).await {
+            Ok((children, watcher)) => {
+                watches.spawn(async move {
+                    watcher.changed().await;
+                });
+                children
+            }
+            Err(zookeeper_client::Error::NoNode) => {
+                // No instance yet: wait for the application node to appear.
+                let (_, watcher) = client
+                    .check_and_watch_stat(&self.path)
+                    .await
+                    .map_err(|e| RegistryError::zookeeper("watch", &self.path, e))?;
+                watches.spawn(async move {
+                    watcher.changed().await;
+                });
+                Vec::new()
+            }
+            Err(e) => return Err(RegistryError::zookeeper("list", &self.path, e)),
+        };
+        let mut children = children;
+        children.sort_unstable();
+        if children.len() > MAX_INSTANCES {
+            tracing::warn!(app = %self.app, listed = children.len(), kept = MAX_INSTANCES, "too many instances; the rest are left out");
+            children.truncate(MAX_INSTANCES);
+        }
+        let mut nodes = BTreeMap::new();
+        for child in children {
+            let path = format!("{}/{child}", self.path);
+            let (data, _, watcher) = match client.get_and_watch_data(&path).await {
+                Ok(read) => read,
+                // Gone between the listing and the read: the child watch has fired already.
+                Err(zookeeper_client::Error::NoNode) => continue,
+                Err(e) => return Err(RegistryError::zookeeper("read", &path, e)),
+            };
+            watches.spawn(async move {
+                watcher.changed().await;
+            });
+            match Instance::parse(&self.app, &data) {
+                Ok(instance) => {
+                    let unchanged = self.nodes.get(&child).filter(|old| ***old == instance);
+                    let instance = unchanged.cloned().unwrap_or_else(|| Arc::new(instance));
+                    nodes.insert(child, instance);
+                }
+                Err(error) => {
+                    if self.malformed.first_sighting(&format!("{child}\n{data:?}")) {
+                        tracing::warn!(app = %self.app, node = %child, %error, "skipping unreadable instance node");
+                    }
+                }
+            }
+        }
+        self.nodes = nodes;
+        let missing = self.resolve_metadata(client).await;
+        self.publish();
+        Ok(missing)
+    }
+
+    /// Fetches the MetadataInfo of every revision not known yet (one instance asked per revision);
+    /// whether some could not be had.
+    async fn resolve_metadata(&mut self, client: &Client) -> bool {
+        let mut by_revision: BTreeMap<&str, Vec<&Arc<Instance>>> = BTreeMap::new();
+        for instance in self.nodes.values() {
+            if let Some(revision) = instance.revision() {
+                by_revision.entry(revision).or_default().push(instance);
+            }
+        }
+        let live: Vec<&str> = by_revision.keys().copied().collect();
+        self.cache.retain(&live);
+        let mut missing = false;
+        let now = tokio::time::Instant::now();
+        for (index, (revision, instances)) in by_revision.iter().enumerate() {
+            if index >= MAX_REVISIONS {
+                tracing::warn!(app = %self.app, revisions = by_revision.len(), kept = MAX_REVISIONS, "too many revisions; the rest are left out");
+                break;
+            }
+            if self.cache.known.contains_key(*revision) {
+                continue;
+            }
+            if self
+                .cache
+                .failed
+                .get(*revision)
+                .is_some_and(|at| now < *at + METADATA_RETRY)
+            {
+                missing = true;
+                continue;
+            }
+            // Dubbo picks a random instance of the revision; the first is as good and deterministic.
+            let instance = instances[0];
+            self.fetches += 1;
+            match self.fetch(client, instance, revision).await {
+                Ok(info) => {
+                    self.cache.failed.remove(*revision);
+                    self.cache
+                        .known
+                        .insert((*revision).to_owned(), Arc::new(info.bounded()));
+                }
+                Err(error) => {
+                    self.failures += 1;
+                    missing = true;
+                    if self
+                        .cache
+                        .failed
+                        .insert((*revision).to_owned(), now)
+                        .is_none()
+                    {
+                        tracing::warn!(app = %self.app, revision, instance = %instance.address(), %error, "no metadata for a revision; its instances are left out until it can be had");
+                    }
+                }
+            }
+        }
+        missing
+    }
+
+    async fn fetch(
+        &self,
+        client: &Client,
+        instance: &Instance,
+        revision: &str,
+    ) -> Result<MetadataInfo, String> {
+        if instance.remote_metadata() {
+            let path = format!("{}/{revision}", self.metadata_root);
+            let (data, _) = client
+                .get_data(&path)
+                .await
+                .map_err(|e| format!("read {path}: {e}"))?;
+            return MetadataInfo::from_json(&data);
+        }
+        let fetcher = self
+            .fetcher
+            .as_ref()
+            .ok_or("local metadata needs a MetadataService client, and none was given")?;
+        let request = MetadataRequest {
+            url: metadata_service_url(instance),
+            revision: revision.to_owned(),
+        };
+        match tokio::time::timeout(FETCH_TIMEOUT, fetcher.fetch(request)).await {
+            Ok(result) => result,
+            Err(_) => Err(format!(
+                "MetadataService gave no answer in {FETCH_TIMEOUT:?}"
+            )),
+        }
+    }
+
+    fn publish(&mut self) {
+        let instances: Vec<(Arc<Instance>, Arc<MetadataInfo>)> = self
+            .nodes
+            .values()
+            .filter_map(|instance| {
+                let info = self.cache.known.get(instance.revision()?)?;
+                Some((Arc::clone(instance), Arc::clone(info)))
+            })
+            .collect();
+        let view = AppView {
+            listed: true,
+            instances,
+            malformed: self.malformed.count(),
+            metadata_fetches: self.fetches,
+            metadata_failures: self.failures,
+            revisions: self.cache.known.len(),
+        };
+        self.view.send_replace(Arc::new(view));
+    }
+}
