@@ -3,13 +3,19 @@
 //! `/services/<app>`, the interface-application mapping and (served by itself) its MetadataInfo;
 //! rudder finds it through the mapping, asks its MetadataService for the revision's services and
 //! calls it. With `register-mode=all` both views exist, and `APPLICATION_FIRST` (the default, as
-//! Dubbo 3.3) uses the application view.
+//! Dubbo 3.3) uses the application view. The last test follows hand-written nodes (remote metadata)
+//! through instances coming, going and changing revision, and the mapping growing.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rudder::{DiscoveryView, Reference, SubscriptionStatus, Value};
+use rudder_cluster::directory::Directory;
+use rudder_common::url::merge::ConsumerParams;
+use rudder_common::url::DubboUrl;
 use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};
-use zookeeper_client::Client;
+use rudder_registry::{ConsumerSpec, RegistryOptions, Subscription, ZookeeperRegistry};
+use zookeeper_client::{Acls, Client, CreateMode};
 
 const SERVICE: &str = "org.rudder.it.GreetingService";
 const APP: &str = "rudder-it-java-provider";
@@ -144,4 +150,188 @@ async fn register_mode_all_is_reached_through_the_application_view_under_applica
         .await
         .unwrap();
     assert_eq!(status(&strict).view, DiscoveryView::Interface);
+}
+
+/// A MetadataInfo JSON as a provider with `storage-type=remote` writes it, exporting `services`.
+fn remote_metadata(app: &str, revision: &str, services: &[&str]) -> String {
+    let entries: Vec<String> = services
+        .iter()
+        .map(|s| {
+            format!(
+                r#""{s}:dubbo":{{"name":"{s}","protocol":"dubbo","path":"{s}","port":-1,
+                   "params":{{"side":"provider","application":"{app}","methods":"whoAmI"}}}}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"app":"{app}","revision":"{revision}","services":{{{}}}}}"#,
+        entries.join(",")
+    )
+}
+
+/// A Curator instance node of `app` at `127.0.0.1:port`, as a Java 3.3 provider writes it.
+fn instance_node(app: &str, port: u16, revision: &str) -> String {
+    format!(
+        r#"{{"name":"{app}","id":"127.0.0.1:{port}","address":"127.0.0.1","port":{port},"sslPort":null,
+           "payload":{{"@class":"org.apache.dubbo.registry.zookeeper.ZookeeperInstance","metadata":{{
+             "dubbo.endpoints":"[{{\"port\":{port},\"protocol\":\"dubbo\"}}]",
+             "dubbo.metadata.revision":"{revision}","dubbo.metadata.storage-type":"remote",
+             "timestamp":"1700000000000"}}}},"serviceType":"DYNAMIC"}}"#
+    )
+}
+
+async fn put(zk: &Client, path: &str, data: &str) {
+    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let parent = &path[..path.rfind('/').unwrap()];
+    zk.mkdir(parent, &persistent).await.expect("mkdir");
+    match zk.create(path, data.as_bytes(), &persistent).await {
+        Ok(_) => {}
+        Err(zookeeper_client::Error::NodeExists) => {
+            zk.set_data(path, data.as_bytes(), None).await.expect("set");
+        }
+        Err(e) => panic!("create {path}: {e}"),
+    }
+}
+
+async fn wait(
+    subscription: &Subscription,
+    what: &str,
+    condition: impl FnMut(&SubscriptionStatus) -> bool,
+) -> SubscriptionStatus {
+    match subscription
+        .wait_for(Duration::from_secs(30), condition)
+        .await
+    {
+        Some(status) => status,
+        None => panic!("{what}: {:?}", subscription.status().borrow()),
+    }
+}
+
+fn ports(directory: &Directory) -> Vec<u16> {
+    directory
+        .snapshot()
+        .providers()
+        .iter()
+        .map(|p| p.url().port())
+        .collect()
+}
+
+#[tokio::test]
+async fn instances_revisions_and_the_mapping_are_followed_live() {
+    const LIVE: &str = "com.acme.AppLevel";
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
+    put(
+        &zk,
+        "/dubbo/metadata/shop/r1",
+        &remote_metadata("shop", "r1", &[LIVE]),
+    )
+    .await;
+    put(
+        &zk,
+        "/dubbo/metadata/shop/r2",
+        &remote_metadata("shop", "r2", &["com.acme.Other"]),
+    )
+    .await;
+    put(
+        &zk,
+        "/dubbo/metadata/shop2/r3",
+        &remote_metadata("shop2", "r3", &[LIVE]),
+    )
+    .await;
+    put(&zk, &format!("/dubbo/mapping/{LIVE}"), "shop").await;
+    put(
+        &zk,
+        "/services/shop/127.0.0.1:20001",
+        &instance_node("shop", 20001, "r1"),
+    )
+    .await;
+    put(&zk, "/services/shop/127.0.0.1:29999", "not curator json").await;
+    put(
+        &zk,
+        "/services/shop/127.0.0.1:29998",
+        &instance_node("shop", 29998, "0"),
+    )
+    .await;
+
+    let registry = ZookeeperRegistry::connect(
+        &format!("zookeeper://{}", zookeeper.connect_string()),
+        RegistryOptions::default(),
+    )
+    .await
+    .unwrap();
+    let settings = DubboUrl::parse(&format!(
+        "consumer://0.0.0.0/{LIVE}?migration.step=FORCE_APPLICATION"
+    ))
+    .unwrap();
+    let spec = || ConsumerSpec::new(LIVE).parameters(ConsumerParams::new(&settings));
+    let directory = Arc::new(Directory::default());
+    let subscription = registry
+        .subscribe(spec(), Arc::clone(&directory))
+        .await
+        .unwrap();
+
+    // Found through the mapping; the junk node is counted, the revision-0 instance skipped.
+    let seen = wait(&subscription, "the first instance", |s| s.providers == 1).await;
+    assert_eq!(seen.view, DiscoveryView::Application);
+    assert_eq!((seen.instance_malformed, seen.metadata_fetches), (1, 1));
+    assert_eq!(ports(&directory), [20001]);
+
+    // A second instance of the same revision: no new metadata fetch.
+    put(
+        &zk,
+        "/services/shop/127.0.0.1:20002",
+        &instance_node("shop", 20002, "r1"),
+    )
+    .await;
+    let seen = wait(&subscription, "the second instance", |s| s.providers == 2).await;
+    assert_eq!(seen.metadata_fetches, 1, "one fetch per revision");
+
+    // The second instance changes its revision in place to one that no longer exports the service.
+    put(
+        &zk,
+        "/services/shop/127.0.0.1:20002",
+        &instance_node("shop", 20002, "r2"),
+    )
+    .await;
+    let seen = wait(&subscription, "the revision change", |s| s.providers == 1).await;
+    assert_eq!((seen.metadata_fetches, seen.revisions), (2, 2));
+    assert_eq!(ports(&directory), [20001]);
+
+    // Another application joins the mapping: its instance is followed too.
+    put(
+        &zk,
+        "/services/shop2/127.0.0.1:20003",
+        &instance_node("shop2", 20003, "r3"),
+    )
+    .await;
+    put(&zk, &format!("/dubbo/mapping/{LIVE}"), "shop,shop2").await;
+    let seen = wait(&subscription, "the second application", |s| {
+        s.providers == 2
+    })
+    .await;
+    assert_eq!(seen.applications, ["shop", "shop2"]);
+    assert_eq!(ports(&directory), [20001, 20003]);
+
+    // An instance leaving.
+    zk.delete("/services/shop/127.0.0.1:20001", None)
+        .await
+        .unwrap();
+    wait(&subscription, "the instance leaving", |s| s.providers == 1).await;
+    assert_eq!(ports(&directory), [20003]);
+
+    // A second subscription shares the application watches: it sees the metadata fetched so far
+    // (3 fetches: r1, r2, r3) instead of fetching the two live revisions again.
+    let other = Arc::new(Directory::default());
+    let second = registry
+        .subscribe(spec(), Arc::clone(&other))
+        .await
+        .unwrap();
+    let seen = wait(&second, "the second subscription", |s| s.providers == 1).await;
+    assert_eq!(seen.metadata_fetches, 3, "{seen:?}");
+    assert_eq!(ports(&other), [20003]);
+
+    second.close().await;
+    subscription.close().await;
+    registry.close().await;
 }
