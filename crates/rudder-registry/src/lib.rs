@@ -89,6 +89,14 @@ mod rule_parser;
 
 pub mod config_center;
 
+/// The decoders of application-level discovery, for the fuzz targets (feature `internals`). Not a
+/// stable API.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod app_level_fuzzing {
+    pub use crate::instance::fuzzing::check_app_level;
+}
+
 mod address;
 mod app_level;
 mod browse;

@@ -331,7 +331,86 @@ async fn instances_revisions_and_the_mapping_are_followed_live() {
     assert_eq!(seen.metadata_fetches, 3, "{seen:?}");
     assert_eq!(ports(&other), [20003]);
 
+    // A revision whose metadata cannot be had leaves out only its instances, counted.
+    put(
+        &zk,
+        "/services/shop2/127.0.0.1:20004",
+        &instance_node("shop2", 20004, "r404"),
+    )
+    .await;
+    let seen = wait(&second, "the failed revision", |s| s.metadata_failures >= 1).await;
+    assert_eq!(seen.providers, 1);
+    assert_eq!(ports(&other), [20003]);
+
     second.close().await;
+    subscription.close().await;
+    registry.close().await;
+}
+
+#[tokio::test]
+async fn application_first_switches_views_as_instances_come_and_go() {
+    const BOTH: &str = "com.acme.BothViews";
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
+    let provider = DubboUrl::parse(&format!(
+        "dubbo://127.0.0.1:20100/{BOTH}?interface={BOTH}&application=both&side=provider"
+    ))
+    .unwrap();
+    put(
+        &zk,
+        &format!("/dubbo/{BOTH}/providers/{}", provider.to_node_name()),
+        "",
+    )
+    .await;
+    put(&zk, &format!("/dubbo/mapping/{BOTH}"), "both").await;
+    put(
+        &zk,
+        "/dubbo/metadata/both/r1",
+        &remote_metadata("both", "r1", &[BOTH]),
+    )
+    .await;
+
+    let registry = ZookeeperRegistry::connect(
+        &format!("zookeeper://{}", zookeeper.connect_string()),
+        RegistryOptions::default(),
+    )
+    .await
+    .unwrap();
+    let directory = Arc::new(Directory::default());
+    // No migration.step: APPLICATION_FIRST.
+    let subscription = registry
+        .subscribe(ConsumerSpec::new(BOTH), Arc::clone(&directory))
+        .await
+        .unwrap();
+    let seen = wait(&subscription, "the interface view", |s| s.providers == 1).await;
+    assert_eq!(seen.view, DiscoveryView::Interface, "no instance yet");
+    assert_eq!(ports(&directory), [20100]);
+
+    put(
+        &zk,
+        "/services/both/127.0.0.1:20101",
+        &instance_node("both", 20101, "r1"),
+    )
+    .await;
+    wait(&subscription, "the switch to the application view", |s| {
+        s.view == DiscoveryView::Application
+    })
+    .await;
+    assert_eq!(ports(&directory), [20101]);
+
+    zk.delete("/services/both/127.0.0.1:20101", None)
+        .await
+        .unwrap();
+    let seen = wait(&subscription, "the switch back", |s| {
+        s.view == DiscoveryView::Interface
+    })
+    .await;
+    assert_eq!(
+        (seen.application_providers, seen.interface_providers),
+        (0, 1)
+    );
+    assert_eq!(ports(&directory), [20100]);
+
     subscription.close().await;
     registry.close().await;
 }

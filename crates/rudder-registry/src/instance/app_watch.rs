@@ -10,8 +10,9 @@
 //! It survives ZooKeeper trouble as the interface-level subscription does: a lost connection keeps
 //! the last view; a reconnect or a new session (after an expiry) re-reads everything; a failed read
 //! is retried with the registry's backoff. A revision whose metadata cannot be had is left out of
-//! the view (one warning, counted in [`AppView::metadata_failures`]) and asked again after a pause;
-//! the other revisions proceed (Dubbo's partial-failure rule).
+//! the view (one warning, counted in [`AppView::metadata_failures`]) and asked again after 3 s,
+//! doubling per failure up to 60 s; the other revisions proceed (Dubbo's partial-failure rule).
+//! Revisions are fetched one after another, each bounded by 5 s.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -34,8 +35,17 @@ pub(crate) const MAX_INSTANCES: usize = 10_000;
 pub(crate) const MAX_REVISIONS: usize = 64;
 /// How long one metadata fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
-/// The pause before a revision whose metadata failed is asked again.
+/// The pause before a revision whose metadata failed is asked again, doubling per failure up to
+/// [`METADATA_RETRY_MAX`].
 const METADATA_RETRY: Duration = Duration::from_secs(3);
+const METADATA_RETRY_MAX: Duration = Duration::from_secs(60);
+
+/// When a revision that failed `failures` times in a row is asked again.
+fn metadata_retry(failures: u32) -> Duration {
+    METADATA_RETRY
+        .saturating_mul(2u32.saturating_pow(failures.saturating_sub(1).min(8)))
+        .min(METADATA_RETRY_MAX)
+}
 
 /// What is known of one application now.
 #[derive(Debug, Clone, Default)]
@@ -116,7 +126,8 @@ impl AppWatches {
 #[derive(Debug, Default)]
 struct RevisionCache {
     known: HashMap<String, Arc<MetadataInfo>>,
-    failed: HashMap<String, tokio::time::Instant>,
+    /// Failed revisions: failures in a row, and when to ask again.
+    failed: HashMap<String, (u32, tokio::time::Instant)>,
 }
 
 impl RevisionCache {
@@ -164,9 +175,9 @@ impl Follower {
             // Every read arms its watches; they all go into one set, and any one firing re-reads.
             let mut watches = JoinSet::new();
             let retry = match self.read(&client, &mut watches).await {
-                Ok(missing) => {
+                Ok(retry) => {
                     failures = 0;
-                    missing.then_some(METADATA_RETRY)
+                    retry
                 }
                 Err(error) => {
                     tracing::warn!(app = %self.app, %error, "instance listing failed; keeping the last known instances");
@@ -212,12 +223,12 @@ impl Follower {
     }
 
     /// Lists and reads the instances, fetches the metadata of new revisions and publishes the view;
-    /// whether some revision's metadata is missing (to be asked again).
+    /// when to ask again for a revision whose metadata is missing.
     async fn read(
         &mut self,
         client: &Client,
         watches: &mut JoinSet<()>,
-    ) -> Result<bool, RegistryError> {
+    ) -> Result<Option<Duration>, RegistryError> {
         let children = match client.list_and_watch_children(&self.path).await {
             Ok((children, watcher)) => {
                 watches.spawn(async move {
@@ -270,14 +281,14 @@ impl Follower {
             }
         }
         self.nodes = nodes;
-        let missing = self.resolve_metadata(client).await;
+        let retry = self.resolve_metadata(client).await;
         self.publish();
-        Ok(missing)
+        Ok(retry)
     }
 
     /// Fetches the MetadataInfo of every revision not known yet (one instance asked per revision);
-    /// whether some could not be had.
-    async fn resolve_metadata(&mut self, client: &Client) -> bool {
+    /// how long until a retry of one that could not be had is due.
+    async fn resolve_metadata(&mut self, client: &Client) -> Option<Duration> {
         let mut by_revision: BTreeMap<&str, Vec<&Arc<Instance>>> = BTreeMap::new();
         for instance in self.nodes.values() {
             if let Some(revision) = instance.revision() {
@@ -286,8 +297,9 @@ impl Follower {
         }
         let live: Vec<&str> = by_revision.keys().copied().collect();
         self.cache.retain(&live);
-        let mut missing = false;
         let now = tokio::time::Instant::now();
+        // The earliest retry due among the revisions still missing.
+        let mut next: Option<tokio::time::Instant> = None;
         for (index, (revision, instances)) in by_revision.iter().enumerate() {
             if index >= MAX_REVISIONS {
                 tracing::warn!(app = %self.app, revisions = by_revision.len(), kept = MAX_REVISIONS, "too many revisions; the rest are left out");
@@ -296,13 +308,8 @@ impl Follower {
             if self.cache.known.contains_key(*revision) {
                 continue;
             }
-            if self
-                .cache
-                .failed
-                .get(*revision)
-                .is_some_and(|at| now < *at + METADATA_RETRY)
-            {
-                missing = true;
+            if let Some(&(_, at)) = self.cache.failed.get(*revision).filter(|f| now < f.1) {
+                next = Some(next.map_or(at, |n| n.min(at)));
                 continue;
             }
             // Dubbo picks a random instance of the revision; the first is as good and deterministic.
@@ -317,19 +324,21 @@ impl Follower {
                 }
                 Err(error) => {
                     self.failures += 1;
-                    missing = true;
-                    if self
-                        .cache
+                    let failures = self.cache.failed.get(*revision).map_or(0, |f| f.0) + 1;
+                    let at = now + metadata_retry(failures);
+                    next = Some(next.map_or(at, |n| n.min(at)));
+                    self.cache
                         .failed
-                        .insert((*revision).to_owned(), now)
-                        .is_none()
-                    {
+                        .insert((*revision).to_owned(), (failures, at));
+                    if failures == 1 {
                         tracing::warn!(app = %self.app, revision, instance = %instance.address(), %error, "no metadata for a revision; its instances are left out until it can be had");
+                    } else {
+                        tracing::debug!(app = %self.app, revision, failures, %error, "no metadata for a revision, again");
                     }
                 }
             }
         }
-        missing
+        next.map(|at| at.saturating_duration_since(tokio::time::Instant::now()))
     }
 
     async fn fetch(
@@ -380,5 +389,19 @@ impl Follower {
             revisions: self.cache.known.len(),
         };
         self.view.send_replace(Arc::new(view));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_retries_back_off_to_a_minute() {
+        assert_eq!(metadata_retry(1), Duration::from_secs(3));
+        assert_eq!(metadata_retry(2), Duration::from_secs(6));
+        assert_eq!(metadata_retry(5), Duration::from_secs(48));
+        assert_eq!(metadata_retry(6), METADATA_RETRY_MAX);
+        assert_eq!(metadata_retry(u32::MAX), METADATA_RETRY_MAX);
     }
 }

@@ -22,6 +22,8 @@
 pub(crate) mod address;
 pub(crate) mod app_watch;
 pub(crate) mod feed;
+#[cfg(feature = "internals")]
+pub(crate) mod fuzzing;
 pub(crate) mod json;
 pub(crate) mod mapping;
 pub(crate) mod metadata;
