@@ -26,6 +26,17 @@ const REGISTRATION_ONLY: [&str; 3] = [
     "dubbo.metadata.storage-type",
 ];
 
+/// Whether a service's name, path and protocol read back the same from a provider URL: none holds a
+/// URL delimiter (the path may hold `/`). A service that fails this is left out.
+pub(crate) fn is_well_formed(service: &ServiceInfo) -> bool {
+    let plain = |text: &str, extra: &[char]| {
+        !text.is_empty() && !text.contains(['?', '&', '=', '#', ' ', ':']) && !text.contains(extra)
+    };
+    plain(&service.name, &['/'])
+        && plain(&service.protocol, &['/', '.'])
+        && (service.path.is_empty() || plain(&service.path, &[]))
+}
+
 /// The provider URL of `service` on `instance`.
 pub(crate) fn provider_url(instance: &Instance, service: &ServiceInfo) -> DubboUrl {
     let port = if service.port > 0 {
@@ -117,6 +128,17 @@ mod tests {
         );
         assert_eq!(url.parameter("version"), None);
         assert_eq!(url.parameter("dubbo.endpoints"), None);
+    }
+
+    #[test]
+    fn services_that_would_not_read_back_are_refused() {
+        assert!(is_well_formed(&ServiceInfo::new("com.acme.S", "dubbo")));
+        let mut context = ServiceInfo::new("com.acme.S", "dubbo");
+        context.path = "ctx/com.acme.S".into();
+        assert!(is_well_formed(&context));
+        assert!(!is_well_formed(&ServiceInfo::new("S?weight=9", "dubbo")));
+        assert!(!is_well_formed(&ServiceInfo::new("S", "dubbo://x")));
+        assert!(!is_well_formed(&ServiceInfo::new("", "dubbo")));
     }
 
     #[test]

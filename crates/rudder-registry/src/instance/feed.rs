@@ -13,7 +13,7 @@ use rudder_common::url::DubboUrl;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::address::provider_url;
+use super::address::{is_well_formed, provider_url};
 use super::app_watch::{AppView, AppWatch, AppWatches};
 use super::mapping::app_names;
 use super::metadata::MetadataFetcher;
@@ -194,7 +194,8 @@ impl InstanceFeed {
                     } else {
                         &service.path
                     };
-                    if service.name == self.interface || *path == self.interface {
+                    let ours = service.name == self.interface || *path == self.interface;
+                    if ours && is_well_formed(service) {
                         snapshot.urls.push(provider_url(instance, service));
                     }
                 }

@@ -26,11 +26,27 @@ pub fn check_app_level(data: &[u8]) -> usize {
         assert!(app_names(text).len() <= MAX_APPS);
     }
     match (instance, info) {
-        (Some(instance), Some(info)) => info
-            .services
-            .iter()
-            .map(|service| provider_url(&instance, service))
-            .count(),
+        (Some(instance), Some(info)) => {
+            let mut built = 0;
+            for service in info
+                .services
+                .iter()
+                .filter(|s| super::address::is_well_formed(s))
+            {
+                let url = provider_url(&instance, service);
+                // What the catalog reads back from the node name is the same provider.
+                // (One that does not read back is counted as junk by the catalog, not misread.)
+                if let Ok(back) = rudder_common::url::DubboUrl::from_node_name(&url.to_node_name())
+                {
+                    if back.host() == instance.host {
+                        assert_eq!(back.port(), url.port());
+                        assert_eq!(back.parameter("interface"), Some(service.name.as_str()));
+                    }
+                }
+                built += 1;
+            }
+            built
+        }
         _ => 0,
     }
 }

@@ -74,7 +74,7 @@ pub(crate) enum InstanceError {
     TooLong(usize),
     /// Not JSON of the expected shape.
     Json(String),
-    /// No `address`, or no `port` in 1..=65535.
+    /// No `address` (or one holding URL delimiters), or no `port` in 1..=65535.
     NoAddress,
 }
 
@@ -116,10 +116,15 @@ impl Instance {
         }
         let raw: Curator =
             serde_json::from_slice(data).map_err(|e| InstanceError::Json(e.to_string()))?;
+        // A host that could change how the provider URL reads (`h/x?weight=9`) is no host.
         let host = raw
             .address
             .map(|a| a.trim().to_owned())
-            .filter(|a| !a.is_empty())
+            .filter(|a| {
+                !a.is_empty()
+                    && a.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || ".-_:[]".contains(c))
+            })
             .ok_or(InstanceError::NoAddress)?;
         let port = raw
             .port
@@ -268,6 +273,10 @@ mod tests {
         ));
         assert!(matches!(
             Instance::parse("a", b"{\"address\":\"h\",\"port\":70000}"),
+            Err(InstanceError::NoAddress)
+        ));
+        assert!(matches!(
+            Instance::parse("a", b"{\"address\":\"h/x?weight=9\",\"port\":1}"),
             Err(InstanceError::NoAddress)
         ));
         assert!(matches!(
