@@ -39,6 +39,9 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// [`METADATA_RETRY_MAX`].
 const METADATA_RETRY: Duration = Duration::from_secs(3);
 const METADATA_RETRY_MAX: Duration = Duration::from_secs(60);
+/// How long a revision that cannot be resolved here (local metadata, no MetadataService client) is
+/// left alone.
+const UNRESOLVABLE: Duration = Duration::from_secs(24 * 3600);
 
 /// When a revision that failed `failures` times in a row is asked again.
 fn metadata_retry(failures: u32) -> Duration {
@@ -308,12 +311,28 @@ impl Follower {
             if self.cache.known.contains_key(*revision) {
                 continue;
             }
-            if let Some(&(_, at)) = self.cache.failed.get(*revision).filter(|f| now < f.1) {
-                next = Some(next.map_or(at, |n| n.min(at)));
+            if let Some(&(failures, at)) = self.cache.failed.get(*revision).filter(|f| now < f.1) {
+                if failures > 0 {
+                    next = Some(next.map_or(at, |n| n.min(at)));
+                }
                 continue;
             }
             // Dubbo picks a random instance of the revision; the first is as good and deterministic.
             let instance = instances[0];
+            if !instance.remote_metadata() && self.fetcher.is_none() {
+                // Nobody here can call a MetadataService (a registry used without the `rudder`
+                // crate, such as the CLI's listing): such revisions are simply not resolvable, which
+                // is neither news nor worth retrying.
+                if self
+                    .cache
+                    .failed
+                    .insert((*revision).to_owned(), (0, now + UNRESOLVABLE))
+                    .is_none()
+                {
+                    tracing::debug!(app = %self.app, revision, "local metadata and no MetadataService client: instances left out");
+                }
+                continue;
+            }
             self.fetches += 1;
             match self.fetch(client, instance, revision).await {
                 Ok(info) => {
@@ -358,7 +377,7 @@ impl Follower {
         let fetcher = self
             .fetcher
             .as_ref()
-            .ok_or("local metadata needs a MetadataService client, and none was given")?;
+            .ok_or("local metadata needs a MetadataService client")?;
         let request = MetadataRequest {
             url: metadata_service_url(instance),
             revision: revision.to_owned(),
