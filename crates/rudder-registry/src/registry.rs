@@ -181,6 +181,24 @@ impl ZookeeperRegistry {
     ///
     /// The `rudder` crate's references set one that calls the instance's MetadataService over
     /// dubbo://.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use rudder_registry::{MetadataFetcher, MetadataFuture, MetadataRequest};
+    /// use rudder_registry::{RegistryOptions, ZookeeperRegistry};
+    ///
+    /// #[derive(Debug)]
+    /// struct Unavailable;
+    /// impl MetadataFetcher for Unavailable {
+    ///     fn fetch(&self, request: MetadataRequest) -> MetadataFuture {
+    ///         Box::pin(async move { Err(format!("cannot call {}", request.url.address())) })
+    ///     }
+    /// }
+    ///
+    /// let registry = ZookeeperRegistry::open("zookeeper://127.0.0.1:2181", RegistryOptions::default())?
+    ///     .with_metadata_fetcher(Arc::new(Unavailable));
+    /// # Ok::<(), rudder_registry::RegistryError>(())
+    /// ```
     pub fn with_metadata_fetcher(&self, fetcher: Arc<dyn MetadataFetcher>) -> ZookeeperRegistry {
         ZookeeperRegistry {
             metadata: Some(fetcher),
