@@ -414,3 +414,67 @@ async fn application_first_switches_views_as_instances_come_and_go() {
     subscription.close().await;
     registry.close().await;
 }
+
+#[tokio::test]
+async fn application_watches_survive_a_session_expiry() {
+    const KEPT: &str = "com.acme.Kept";
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
+    put(
+        &zk,
+        "/dubbo/metadata/kept/r1",
+        &remote_metadata("kept", "r1", &[KEPT]),
+    )
+    .await;
+    put(&zk, &format!("/dubbo/mapping/{KEPT}"), "kept").await;
+    put(
+        &zk,
+        "/services/kept/127.0.0.1:20201",
+        &instance_node("kept", 20201, "r1"),
+    )
+    .await;
+    drop(zk);
+    let options = RegistryOptions::default()
+        .with_connect_timeout(Duration::from_secs(2))
+        .with_session_timeout(Duration::from_secs(2))
+        .with_retry(Duration::from_millis(100), Duration::from_secs(1));
+    let registry = ZookeeperRegistry::connect(
+        &format!("zookeeper://{}", zookeeper.connect_string()),
+        options,
+    )
+    .await
+    .unwrap();
+    let directory = Arc::new(Directory::default());
+    let subscription = registry
+        .subscribe(ConsumerSpec::new(KEPT), Arc::clone(&directory))
+        .await
+        .unwrap();
+    wait(&subscription, "the instance", |s| s.providers == 1).await;
+
+    // A frozen server expires the session; the instances stay in the directory meanwhile.
+    zookeeper.pause().await.expect("pause ZooKeeper");
+    // (`registered` turns false once the client gives the session up, past its 2 s timeout.)
+    wait(&subscription, "the session loss", |s| !s.registered).await;
+    assert_eq!(ports(&directory), [20201]);
+    zookeeper.unpause().await.expect("unpause ZooKeeper");
+    wait(&subscription, "the new session", |s| {
+        s.sessions >= 2 && s.connected
+    })
+    .await;
+
+    // The application watch was re-armed in the new session: a new instance is seen.
+    let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
+    put(
+        &zk,
+        "/services/kept/127.0.0.1:20202",
+        &instance_node("kept", 20202, "r1"),
+    )
+    .await;
+    wait(&subscription, "an instance after the renewal", |s| {
+        s.providers == 2
+    })
+    .await;
+    assert_eq!(ports(&directory), [20201, 20202]);
+    subscription.close().await;
+    registry.close().await;
+}

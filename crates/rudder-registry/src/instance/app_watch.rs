@@ -198,17 +198,8 @@ impl Follower {
             watches.abort_all();
             match wake {
                 Wake::Stop => return,
-                Wake::State(s) if s.is_terminated() => {
-                    let renewed = tokio::select! {
-                        _ = &mut stop => return,
-                        renewed = self.sessions.renew(Some(client.session_id())) => renewed,
-                    };
-                    let Ok(fresh) = renewed else { return };
-                    client = fresh;
-                    state = client.state_watcher();
-                }
                 Wake::State(SessionState::Disconnected) => {
-                    // Keep the view; wait for the connection to come back before reading.
+                    // Keep the view; wait for the connection to come back (or the session to end).
                     loop {
                         let next = tokio::select! {
                             _ = &mut stop => return,
@@ -221,6 +212,18 @@ impl Follower {
                     }
                 }
                 Wake::State(_) | Wake::Changed | Wake::Retry => {}
+            }
+            // However the end of the session was noticed (a state change, a watch firing with it, a
+            // failed read), the next read goes through a new one.
+            if client.state().is_terminated() {
+                let renewed = tokio::select! {
+                    _ = &mut stop => return,
+                    renewed = self.sessions.renew(Some(client.session_id())) => renewed,
+                };
+                let Ok(fresh) = renewed else { return };
+                client = fresh;
+                state = client.state_watcher();
+                failures = 0;
             }
         }
     }
