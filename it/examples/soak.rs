@@ -10,7 +10,8 @@
 //! (their ZooKeeper node is deleted, then their server stops) and as many join on fresh ports, so
 //! every departed provider is an address the consumer never sees again. `--callers` tasks call
 //! `sayHello` in a loop through one reference found in ZooKeeper (metrics on, as with
-//! `rudder invoke --metrics-addr`).
+//! `rudder invoke --metrics-addr`), each pausing `--pause-ms` between calls (default 0), so a long run
+//! can leave the machine's cores to other work.
 //!
 //! Every `--sample-s` seconds one line: resident memory and its high-water mark (`/proc/self/status`),
 //! open file descriptors (`/proc/self/fd`), threads, tokio tasks alive (the runtime's count and
@@ -41,6 +42,8 @@ struct Settings {
     stable: usize,
     churners: usize,
     callers: usize,
+    /// Pause of each caller between its calls (0: back to back).
+    pause: Duration,
     sample: Duration,
     max_growth_kb: u64,
 }
@@ -55,6 +58,7 @@ impl Settings {
             stable: 2,
             churners: 6,
             callers: 4,
+            pause: Duration::ZERO,
             sample: Duration::from_secs(30),
             max_growth_kb: 1024,
         };
@@ -77,6 +81,7 @@ impl Settings {
                 "--stable" => settings.stable = number(flag) as usize,
                 "--churners" => settings.churners = number(flag) as usize,
                 "--callers" => settings.callers = number(flag) as usize,
+                "--pause-ms" => settings.pause = Duration::from_secs_f64(number(flag) / 1000.0),
                 "--sample-s" => settings.sample = Duration::from_secs_f64(number(flag)),
                 "--max-growth-kb" => settings.max_growth_kb = number(flag) as u64,
                 other => panic!("unknown flag {other}"),
@@ -212,12 +217,16 @@ async fn main() {
     let mut callers = Vec::new();
     for _ in 0..settings.callers {
         let (reference, calls, errors) = (reference.clone(), calls.clone(), errors.clone());
+        let pause = settings.pause;
         callers.push(tokio::spawn(async move {
             while Instant::now() < deadline {
                 match reference.invoke("sayHello", &[], vec![]).await {
                     Ok(_) => calls.fetch_add(1, Ordering::Relaxed),
                     Err(_) => errors.fetch_add(1, Ordering::Relaxed),
                 };
+                if !pause.is_zero() {
+                    tokio::time::sleep(pause).await;
+                }
             }
         }));
     }

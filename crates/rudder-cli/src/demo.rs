@@ -18,7 +18,7 @@ use rudder::internals::rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Reference, Value};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::Pick;
-use rudder_common::clock::{Clock, SystemClock};
+use rudder_common::clock::{Clock, ManualClock, SystemClock};
 use rudder_registry::ZookeeperRegistry;
 
 use crate::registry_args::RegistryArgs;
@@ -148,8 +148,12 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         )?;
     }
     // One consumer for every strategy, so one metrics endpoint shows them all. Each strategy's
-    // reference is gone before the next is built, so each starts from fresh statistics.
-    let consumer = metrics_endpoint::consumer(
+    // reference is gone before the next is built, so each starts from fresh statistics. Its clock
+    // stands at `now`: the warming provider stays 1/5 through its warmup in every table (on the
+    // system clock its weight would creep up while the strategies run, and the tables would
+    // disagree with the weights they print).
+    let consumer = metrics_endpoint::consumer_with(
+        rudder::Consumer::builder().clock(Arc::new(ManualClock::new(now))),
         "rudder-demo",
         args.metrics_addr,
         args.registry_args.options(),

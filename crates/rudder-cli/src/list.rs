@@ -3,7 +3,8 @@
 //!
 //! `rudder list --registry R`: one row per service, version and group: the number of providers and
 //! their protocols. `rudder list --registry R --interface I`: I's methods, from the providers'
-//! `methods=`, with parameter and return types where the metadata report has them. `--format json` on
+//! `methods=`, with parameter and return types where the metadata report has them (`rudder list
+//! --registry R I` says the same, as `grpcurl list SERVICE` does). `--format json` on
 //! both. Rows are read as registered: no consumer parameters, no configurators (`rudder providers`
 //! shows those).
 
@@ -28,11 +29,14 @@ pub(crate) struct ListArgs {
     /// List this service's methods instead of the services.
     #[arg(long, value_name = "NAME")]
     interface: Option<String>,
-    /// Only providers of this version (with --interface).
-    #[arg(long, requires = "interface")]
+    /// The same as --interface NAME, as `grpcurl list SERVICE` takes it.
+    #[arg(value_name = "SERVICE", conflicts_with = "interface")]
+    service: Option<String>,
+    /// Only providers of this version (with a service).
+    #[arg(long)]
     version: Option<String>,
-    /// Only providers of this group (with --interface).
-    #[arg(long, requires = "interface")]
+    /// Only providers of this group (with a service).
+    #[arg(long)]
     group: Option<String>,
     /// text (aligned columns) or json (one array).
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -44,9 +48,13 @@ pub(crate) fn run(args: ListArgs, out: &mut dyn Write) -> Result<()> {
     let [target] = targets.as_slice() else {
         bail!("--registry is required, once");
     };
+    let interface = args.interface.clone().or_else(|| args.service.clone());
+    if interface.is_none() && (args.version.is_some() || args.group.is_some()) {
+        bail!("--version and --group choose among a service's providers: name the service (--interface NAME, or SERVICE)");
+    }
     crate::providers::runtime()?.block_on(async {
         let registry = args.registry.connect(target.session_url()).await?;
-        let listed = match &args.interface {
+        let listed = match &interface {
             None => list_services(&registry, args.format, out).await,
             Some(interface) => describe(&registry, &args, interface, out).await,
         };

@@ -15,9 +15,17 @@ pub(crate) fn consumer(
     metrics_addr: Option<SocketAddr>,
     registry: RegistryOptions,
 ) -> Consumer {
-    let builder = Consumer::builder()
-        .application(application)
-        .registry_options(registry);
+    consumer_with(Consumer::builder(), application, metrics_addr, registry)
+}
+
+/// As [`consumer`], from a builder already given other settings (the demo's clock).
+pub(crate) fn consumer_with(
+    builder: rudder::ConsumerBuilder,
+    application: &str,
+    metrics_addr: Option<SocketAddr>,
+    registry: RegistryOptions,
+) -> Consumer {
+    let builder = builder.application(application).registry_options(registry);
     match metrics_addr {
         Some(_) => builder.metrics(MetricsConfig::default()).build(),
         None => builder.build(),

@@ -51,10 +51,14 @@ impl ConsumerArgs {
         Ok(pairs)
     }
 
-    /// The consumer URL of `interface` with these parameters, every `loadbalance` name checked.
+    /// The consumer URL of `interface` with these parameters, every `loadbalance` name checked. Its
+    /// host is the address a consumer on this machine registers and routes by
+    /// (`DUBBO_IP_TO_REGISTRY`, else the first non-loopback address), so `host = ...` rules decide
+    /// here as they would for that consumer.
     pub(crate) fn consumer_url(&self, interface: &str) -> Result<DubboUrl> {
         let policies = LoadBalanceRegistry::with_builtins();
-        let mut url = DubboUrl::new("consumer", "127.0.0.1", 0, interface);
+        let host = rudder_common::net::consumer_host()?;
+        let mut url = DubboUrl::new("consumer", &host, 0, interface);
         for (key, value) in self.pairs()? {
             if key == "loadbalance" || key.ends_with(".loadbalance") {
                 policies.get(&value)?;

@@ -7,7 +7,10 @@
 //!
 //! `leastactive` and `shortestresponse` are measured idle (no call in flight, none finished, so every
 //! provider ties, as in a lightly used service) and loaded (0 to 4 calls in flight per provider in no
-//! particular order, and a different average response time per provider).
+//! particular order, and a different average response time per provider). `consistenthash-bounded` is
+//! `consistenthash` with `hash.balance-factor=1.25`: idle (the key's owner has nothing in flight, so
+//! the bound needs no sum) and loaded (the same scatter, plus the key's owner over the bound, so every
+//! pick sums the load and walks the ring).
 //!
 //! Allocations per pick, counted by a wrapping global allocator, are printed first, then a table of
 //! best-of-rounds figures (the fastest of 15 rounds of 20,000 picks; the machine is shared, and noise
@@ -70,6 +73,8 @@ const POLICIES: [&str; 8] = [
     "p2c",
     "peakewma",
 ];
+/// `consistenthash` with bounded loads: a policy name followed by the URL parameters that set it up.
+const BOUNDED: &str = "consistenthash&hash.balance-factor=1.25";
 const SIZES: [usize; 4] = [3, 10, 100, 1000];
 const NOW: i64 = 1_800_000_000_000;
 
@@ -84,12 +89,18 @@ struct Subject {
 }
 
 impl Subject {
-    fn new(policy: &str, providers: usize, loaded: bool) -> Subject {
+    fn new(subject: &str, providers: usize, loaded: bool) -> Subject {
+        let (policy, params) = subject.split_once('&').unwrap_or((subject, ""));
+        let params = if params.is_empty() {
+            String::new()
+        } else {
+            format!("&{params}")
+        };
         let directory = Arc::new(Directory::default());
         directory.replace((0..providers).map(|i| {
             // Mixed weights, started long ago (no warmup in progress): a real service's steady state.
             let url = format!(
-                "dubbo://10.0.{}.{}:20880/com.acme.Greeter?loadbalance={policy}&weight={}&timestamp={}",
+                "dubbo://10.0.{}.{}:20880/com.acme.Greeter?loadbalance={policy}&weight={}&timestamp={}{params}",
                 i / 250,
                 i % 250,
                 50 + (i % 4) * 50,
@@ -97,15 +108,26 @@ impl Subject {
             );
             DubboUrl::parse(&url).unwrap()
         }));
-        let in_flight = if loaded { load(&directory) } else { Vec::new() };
-        let balancer = Balancer::builder(Arc::clone(&directory))
-            .clock(Arc::new(ManualClock::new(NOW)))
-            .build();
+        let mut in_flight = if loaded { load(&directory) } else { Vec::new() };
         let call = Invocation::new(
             "sayHello",
             vec!["java.lang.String".into()],
             vec![Value::from("user-42")],
         );
+        if loaded && !params.is_empty() {
+            // Bounded and loaded: the key's owner over the bound, so every pick sums the load and walks.
+            let snapshot = directory.snapshot();
+            let view = snapshot.view("sayHello");
+            let plain = LoadBalanceRegistry::with_builtins().get(policy).unwrap();
+            let mut rng = SmallRng::seed_from_u64(0);
+            let owner =
+                loadbalance::select(&*plain, &view, &call, &Pick::at(NOW), &mut rng).unwrap();
+            let status = snapshot.providers()[owner].status();
+            in_flight.extend((0..16).map(|_| status.begin("sayHello", 0).unwrap()));
+        }
+        let balancer = Balancer::builder(Arc::clone(&directory))
+            .clock(Arc::new(ManualClock::new(NOW)))
+            .build();
         // The first pick builds the view and the policies' per-view state.
         balancer.select(&call, &[]).unwrap();
         let subject = Subject {
@@ -152,6 +174,7 @@ fn load(directory: &Directory) -> Vec<ActiveCall> {
 /// The subjects measured: every policy idle, and the two that read live counters loaded too.
 fn subjects() -> Vec<(String, bool)> {
     let mut all: Vec<(String, bool)> = POLICIES.iter().map(|p| (p.to_string(), false)).collect();
+    all.push((BOUNDED.to_string(), false));
     all.extend(
         [
             "leastactive",
@@ -159,6 +182,7 @@ fn subjects() -> Vec<(String, bool)> {
             "adaptive",
             "p2c",
             "peakewma",
+            BOUNDED,
         ]
         .map(|p| (p.to_string(), true)),
     );
@@ -166,10 +190,19 @@ fn subjects() -> Vec<(String, bool)> {
 }
 
 fn label(policy: &str, loaded: bool) -> String {
+    let policy = short_name(policy);
     if loaded {
         format!("{policy} (loaded)")
     } else {
         policy.to_string()
+    }
+}
+
+/// `consistenthash-bounded` for [`BOUNDED`], else the policy name.
+fn short_name(subject: &str) -> String {
+    match subject.split_once('&') {
+        Some((policy, _)) => format!("{policy}-bounded"),
+        None => subject.to_string(),
     }
 }
 
@@ -187,7 +220,7 @@ fn print_allocations() {
             let per_pick = (ALLOCATIONS.load(Relaxed) - before) as f64 / 20_000.0;
             println!("  {:>26} n={n:<5} {per_pick}", label(&policy, loaded));
             // The reactive policies promise no allocation on the pick path, loaded or not.
-            if ["adaptive", "p2c", "peakewma"].contains(&policy.as_str()) {
+            if ["adaptive", "p2c", "peakewma", BOUNDED].contains(&policy.as_str()) {
                 assert_eq!(per_pick, 0.0, "{policy} allocates on the pick path");
             }
         }
@@ -235,9 +268,9 @@ fn bench_picks(c: &mut Criterion) {
     print_best_of_rounds();
     for (policy, loaded) in subjects() {
         let name = if loaded {
-            format!("{policy}-loaded")
+            format!("{}-loaded", short_name(&policy))
         } else {
-            policy.clone()
+            short_name(&policy)
         };
         let mut pick = c.benchmark_group(format!("pick/{name}"));
         for n in SIZES {

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod discovery;
 pub mod error;
 pub mod invocation;
+pub mod java_regex;
 pub mod java_string;
 pub mod net;
 pub mod status;

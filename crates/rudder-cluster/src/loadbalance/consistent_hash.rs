@@ -11,6 +11,16 @@
 //! hashes the key without building it as a string, then binary-searches the ring: O(log(n·nodes)), no
 //! allocation. Weights and warmup do not apply, as in Dubbo.
 //!
+//! # Bounded loads (`hash.balance-factor`)
+//!
+//! rudder's addition, off unless set: with `hash.balance-factor=c` (`1 < c ≤ 100`, consumer or provider
+//! side, `<method>.hash.balance-factor` for one method, read from the first provider like the other
+//! `hash.*` parameters) a key stays on its provider only while that provider has fewer than
+//! `⌈c · (calls in flight + 1) / providers⌉` calls of the method in flight; otherwise the call walks the
+//! ring clockwise to the next distinct provider under that bound. See [`bounded_load`]
+//! for the algorithm and its guarantees. A value that is not a number in range is ignored with one
+//! warning. Unset, picks are Dubbo's ring, bit for bit.
+//!
 //! # Cautions
 //! A method without arguments (or whose argument indexes are out of range) hashes the empty key, so every
 //! call goes to one provider (apache/dubbo#3468). `hash.nodes` below 4 would give Java an empty ring and a
@@ -26,6 +36,7 @@ use rudder_common::invocation::Invocation;
 use rudder_common::java_string::write_java_string;
 use rudder_common::url::ranges::{warn_once, IntRange};
 
+use super::bounded_load::{self, BalanceFactor};
 use super::{LoadBalance, MethodView, Pick, PickRng, StateKey};
 
 /// Dubbo's default `hash.nodes`.
@@ -102,6 +113,8 @@ pub struct ConsistentHash;
 struct Ring {
     points: Box<[(u32, u32)]>,
     argument_indexes: Box<[usize]>,
+    /// `hash.balance-factor`: `None` is Dubbo's ring.
+    balance_factor: Option<BalanceFactor>,
 }
 
 impl Ring {
@@ -115,6 +128,7 @@ impl Ring {
             .and_then(|u| u.method_parameter(view.method(), "hash.arguments"))
             .unwrap_or("0");
         let argument_indexes = argument_indexes(arguments);
+        let balance_factor = first.and_then(|u| BalanceFactor::read(u, view.method()));
         let mut points = Vec::with_capacity(view.len() * nodes as usize);
         let mut seed = String::new();
         for (index, provider) in view.providers().iter().enumerate() {
@@ -141,6 +155,7 @@ impl Ring {
         Ring {
             points: ring.into(),
             argument_indexes,
+            balance_factor,
         }
     }
 
@@ -206,6 +221,9 @@ impl Ring {
         }
         let hash = ring.key_hash(invocation);
         let start = ring.points.partition_point(|&(point, _)| point < hash);
+        if let Some(factor) = ring.balance_factor {
+            return bounded_load::walk(&ring.points, start, factor, view, pick);
+        }
         // Walk on from the owner past providers already tried; without exclusions this is one step.
         (0..len)
             .map(|step| ring.points[(start + step) % len].1 as usize)

@@ -44,6 +44,7 @@
 //! ```
 
 pub mod adaptive;
+pub mod bounded_load;
 pub mod consistent_hash;
 pub mod least_active;
 mod least_key;

@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use rudder_common::invocation::Invocation;
+use rudder_common::java_regex::WholeRegex;
 use rudder_common::net::{match_ip_expression, IpPatternError};
 use rudder_common::yaml::scalar_string;
 use yaml_serde::Value;
@@ -78,7 +79,7 @@ impl StringMatch {
             return Ok(StringMatch::Prefix(prefix));
         }
         if let Some(regex) = get_text(map, "regex") {
-            return Ok(StringMatch::Regex(WholeRegex::new(regex)));
+            return Ok(StringMatch::Regex(WholeRegex::new(regex, "tag rule")));
         }
         if let Some(wildcard) = get_text(map, "wildcard") {
             return Ok(StringMatch::Wildcard(wildcard));
@@ -102,41 +103,6 @@ impl StringMatch {
             (StringMatch::NoEmpty, i) => i.is_some_and(|i| !i.is_empty()),
             _ => false,
         }
-    }
-}
-
-/// A `regex` match, compiled once: Java's `input.matches(regex)`, which must match the whole input.
-///
-/// Rust's `regex` has no back-references or look-around; such a pattern (or an invalid one, on
-/// which Java would throw at routing time) never matches, with a warning when the rule is read.
-#[derive(Debug, Clone)]
-struct WholeRegex {
-    source: String,
-    compiled: Option<regex::Regex>,
-}
-
-impl WholeRegex {
-    fn new(source: String) -> WholeRegex {
-        let compiled = regex::RegexBuilder::new(&format!("^(?:{source})$"))
-            .size_limit(1 << 20)
-            .build();
-        if let Err(error) = &compiled {
-            tracing::warn!(regex = %source, %error, "tag rule regex match can never match");
-        }
-        WholeRegex {
-            compiled: compiled.ok(),
-            source,
-        }
-    }
-
-    fn is_match(&self, input: &str) -> bool {
-        self.compiled.as_ref().is_some_and(|r| r.is_match(input))
-    }
-}
-
-impl PartialEq for WholeRegex {
-    fn eq(&self, other: &WholeRegex) -> bool {
-        self.source == other.source
     }
 }
 

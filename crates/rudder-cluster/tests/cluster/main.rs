@@ -6,6 +6,7 @@
 //! process-wide counter) gets a binary of its own, and says why.
 
 mod adaptive_vectors;
+mod bounded_hash;
 mod directory;
 mod dubbo_tests;
 mod java_vectors;

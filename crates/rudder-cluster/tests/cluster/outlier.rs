@@ -166,7 +166,9 @@ fn the_explanation_names_the_ejected_and_those_picked_anyway() {
         "the routers alone know of no ejection"
     );
     let why = routed.with_ejections(START);
-    let ejected: Vec<(u16, Option<(bool, u32, i64)>)> = why
+    // (port, (left out, times ejected, ms left)).
+    type Seen = (u16, Option<(bool, u32, i64)>);
+    let ejected: Vec<Seen> = why
         .providers
         .iter()
         .map(|p| {

@@ -7,6 +7,7 @@
 use rudder_common::url::DubboUrl;
 use yaml_serde::Value;
 
+use rudder_common::java_regex::WholeRegex;
 use rudder_common::net::{match_ip_address, IpPatternError};
 use rudder_common::url::is_match_glob_pattern;
 use rudder_common::yaml::scalar_string;
@@ -132,7 +133,7 @@ impl StringMatch {
         Ok(StringMatch {
             exact: field("exact")?,
             prefix: field("prefix")?,
-            regex: field("regex")?.map(WholeRegex::new),
+            regex: field("regex")?.map(|r| WholeRegex::new(r, "configurator condition")),
             wildcard: field("wildcard")?,
             empty: field("empty")?,
             noempty: field("noempty")?,
@@ -157,41 +158,6 @@ impl StringMatch {
             _ if self.noempty.is_some() => input.is_some_and(|i| !i.is_empty()),
             _ => false,
         }
-    }
-}
-
-/// A `regex` condition, compiled once: Java's `String.matches`, which must match the whole input.
-///
-/// Rust's `regex` has no back-references or look-around; such a pattern (or an invalid one) never
-/// matches, where Java would match or throw.
-#[derive(Debug, Clone)]
-struct WholeRegex {
-    source: String,
-    compiled: Option<regex::Regex>,
-}
-
-impl WholeRegex {
-    fn new(source: String) -> WholeRegex {
-        let compiled = regex::RegexBuilder::new(&format!("^(?:{source})$"))
-            .size_limit(1 << 20)
-            .build();
-        if let Err(error) = &compiled {
-            tracing::warn!(regex = %source, %error, "configurator regex condition can never match");
-        }
-        WholeRegex {
-            compiled: compiled.ok(),
-            source,
-        }
-    }
-
-    fn is_match(&self, input: &str) -> bool {
-        self.compiled.as_ref().is_some_and(|r| r.is_match(input))
-    }
-}
-
-impl PartialEq for WholeRegex {
-    fn eq(&self, other: &WholeRegex) -> bool {
-        self.source == other.source
     }
 }
 
