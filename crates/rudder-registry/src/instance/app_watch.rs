@@ -5,7 +5,9 @@
 //! dropped. The task lists `<instance root>/<app>` with a child watch, reads every instance node
 //! with a data watch (a provider updates its node in place when its revision changes), groups the
 //! instances by revision and gets each revision's MetadataInfo once ([`RevisionCache`]). It
-//! publishes an [`AppView`] after every change.
+//! publishes an [`AppView`] after every change. A change costs reads of what changed only: a new
+//! child list reads the new children, a fired data watch re-reads that one node; everything is read
+//! again only on a reconnect, a new session or after a failed read.
 //!
 //! It survives ZooKeeper trouble as the interface-level subscription does: a lost connection keeps
 //! the last view; a reconnect or a new session (after an expiry) re-reads everything; a failed read
@@ -14,7 +16,7 @@
 //! doubling per failure up to 60 s; the other revisions proceed (Dubbo's partial-failure rule).
 //! Revisions are fetched one after another, each bounded by 5 s.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -159,11 +161,37 @@ struct Follower {
     failures: u64,
 }
 
-enum Wake {
-    Stop,
-    Changed,
-    State(SessionState),
-    Retry,
+/// What a fired watch asks to re-read.
+enum Fired {
+    /// The application node's children (or its creation).
+    Children,
+    /// One instance node's data (changed or deleted).
+    Data(String),
+}
+
+/// What the next pass reads.
+enum Todo {
+    /// Everything, re-arming every watch (first pass, reconnect, new session, after a failure).
+    Everything,
+    Children,
+    Data(String),
+    /// Nothing new: only revisions whose metadata is due for another try.
+    Metadata,
+}
+
+/// The watches armed in the current session: at most one per node.
+#[derive(Default)]
+struct Armed {
+    fired: JoinSet<Fired>,
+    data: HashSet<String>,
+}
+
+impl Armed {
+    fn reset(&mut self) {
+        self.fired.abort_all();
+        self.fired = JoinSet::new();
+        self.data.clear();
+    }
 }
 
 impl Follower {
@@ -174,12 +202,23 @@ impl Follower {
         };
         let mut state = client.state_watcher();
         let mut failures: u32 = 0;
+        let mut armed = Armed::default();
+        let mut todo = Todo::Everything;
         loop {
-            // Every read arms its watches; they all go into one set, and any one firing re-reads.
-            let mut watches = JoinSet::new();
-            let retry = match self.read(&client, &mut watches).await {
-                Ok(retry) => {
+            let read = match todo {
+                Todo::Everything => {
+                    armed.reset();
+                    self.read_children(&client, &mut armed).await
+                }
+                Todo::Children => self.read_children(&client, &mut armed).await,
+                Todo::Data(child) => self.read_child(&client, &child, &mut armed).await,
+                Todo::Metadata => Ok(()),
+            };
+            let retry = match read {
+                Ok(()) => {
                     failures = 0;
+                    let retry = self.resolve_metadata(&client).await;
+                    self.publish();
                     retry
                 }
                 Err(error) => {
@@ -188,31 +227,34 @@ impl Follower {
                     Some(self.sessions.options().retry_delay(failures - 1))
                 }
             };
-            let wake = tokio::select! {
-                _ = &mut stop => Wake::Stop,
-                () = self.sessions.closed() => Wake::Stop,
-                Some(_) = watches.join_next() => Wake::Changed,
-                s = state.changed() => Wake::State(s),
-                () = sleep_opt(retry) => Wake::Retry,
-            };
-            watches.abort_all();
-            match wake {
-                Wake::Stop => return,
-                Wake::State(SessionState::Disconnected) => {
-                    // Keep the view; wait for the connection to come back (or the session to end).
-                    loop {
-                        let next = tokio::select! {
-                            _ = &mut stop => return,
-                            () = self.sessions.closed() => return,
-                            s = state.changed() => s,
-                        };
-                        if next != SessionState::Disconnected {
-                            break;
+            todo = tokio::select! {
+                _ = &mut stop => return,
+                () = self.sessions.closed() => return,
+                Some(Ok(fired)) = armed.fired.join_next() => match fired {
+                    Fired::Children => Todo::Children,
+                    Fired::Data(child) => {
+                        armed.data.remove(&child);
+                        Todo::Data(child)
+                    }
+                },
+                s = state.changed() => {
+                    if s == SessionState::Disconnected {
+                        // Keep the view; wait for the connection to come back (or the session to end).
+                        loop {
+                            let next = tokio::select! {
+                                _ = &mut stop => return,
+                                () = self.sessions.closed() => return,
+                                s = state.changed() => s,
+                            };
+                            if next != SessionState::Disconnected {
+                                break;
+                            }
                         }
                     }
+                    Todo::Everything
                 }
-                Wake::State(_) | Wake::Changed | Wake::Retry => {}
-            }
+                () = sleep_opt(retry) => if failures > 0 { Todo::Everything } else { Todo::Metadata },
+            };
             // However the end of the session was noticed (a state change, a watch firing with it, a
             // failed read), the next read goes through a new one.
             if client.state().is_terminated() {
@@ -224,21 +266,23 @@ impl Follower {
                 client = fresh;
                 state = client.state_watcher();
                 failures = 0;
+                todo = Todo::Everything;
             }
         }
     }
 
-    /// Lists and reads the instances, fetches the metadata of new revisions and publishes the view;
-    /// when to ask again for a revision whose metadata is missing.
-    async fn read(
+    /// Lists the instances (re-arming the child watch) and reads the ones not followed yet; those no
+    /// longer listed leave the view.
+    async fn read_children(
         &mut self,
         client: &Client,
-        watches: &mut JoinSet<()>,
-    ) -> Result<Option<Duration>, RegistryError> {
+        armed: &mut Armed,
+    ) -> Result<(), RegistryError> {
         let children = match client.list_and_watch_children(&self.path).await {
             Ok((children, watcher)) => {
-                watches.spawn(async move {
+                armed.fired.spawn(async move {
                     watcher.changed().await;
+                    Fired::Children
                 });
                 children
             }
@@ -248,8 +292,9 @@ impl Follower {
                     .check_and_watch_stat(&self.path)
                     .await
                     .map_err(|e| RegistryError::zookeeper("watch", &self.path, e))?;
-                watches.spawn(async move {
+                armed.fired.spawn(async move {
                     watcher.changed().await;
+                    Fired::Children
                 });
                 Vec::new()
             }
@@ -261,35 +306,53 @@ impl Follower {
             tracing::warn!(app = %self.app, listed = children.len(), kept = MAX_INSTANCES, "too many instances; the rest are left out");
             children.truncate(MAX_INSTANCES);
         }
-        let mut nodes = BTreeMap::new();
+        self.nodes
+            .retain(|name, _| children.binary_search(name).is_ok());
         for child in children {
-            let path = format!("{}/{child}", self.path);
-            let (data, _, watcher) = match client.get_and_watch_data(&path).await {
-                Ok(read) => read,
-                // Gone between the listing and the read: the child watch has fired already.
-                Err(zookeeper_client::Error::NoNode) => continue,
-                Err(e) => return Err(RegistryError::zookeeper("read", &path, e)),
-            };
-            watches.spawn(async move {
-                watcher.changed().await;
-            });
-            match Instance::parse(&self.app, &data) {
-                Ok(instance) => {
-                    let unchanged = self.nodes.get(&child).filter(|old| ***old == instance);
-                    let instance = unchanged.cloned().unwrap_or_else(|| Arc::new(instance));
-                    nodes.insert(child, instance);
+            if !armed.data.contains(&child) {
+                self.read_child(client, &child, armed).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one instance node, arming its data watch.
+    async fn read_child(
+        &mut self,
+        client: &Client,
+        child: &str,
+        armed: &mut Armed,
+    ) -> Result<(), RegistryError> {
+        let path = format!("{}/{child}", self.path);
+        let (data, _, watcher) = match client.get_and_watch_data(&path).await {
+            Ok(read) => read,
+            // Gone: the child watch says so too (and arms nothing here).
+            Err(zookeeper_client::Error::NoNode) => {
+                self.nodes.remove(child);
+                return Ok(());
+            }
+            Err(e) => return Err(RegistryError::zookeeper("read", &path, e)),
+        };
+        let name = child.to_owned();
+        armed.fired.spawn(async move {
+            watcher.changed().await;
+            Fired::Data(name)
+        });
+        armed.data.insert(child.to_owned());
+        match Instance::parse(&self.app, &data) {
+            Ok(instance) => {
+                if self.nodes.get(child).is_none_or(|old| **old != instance) {
+                    self.nodes.insert(child.to_owned(), Arc::new(instance));
                 }
-                Err(error) => {
-                    if self.malformed.first_sighting(&format!("{child}\n{data:?}")) {
-                        tracing::warn!(app = %self.app, node = %child, %error, "skipping unreadable instance node");
-                    }
+            }
+            Err(error) => {
+                self.nodes.remove(child);
+                if self.malformed.first_sighting(&format!("{child}\n{data:?}")) {
+                    tracing::warn!(app = %self.app, node = %child, %error, "skipping unreadable instance node");
                 }
             }
         }
-        self.nodes = nodes;
-        let retry = self.resolve_metadata(client).await;
-        self.publish();
-        Ok(retry)
+        Ok(())
     }
 
     /// Fetches the MetadataInfo of every revision not known yet (one instance asked per revision);
