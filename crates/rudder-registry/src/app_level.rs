@@ -45,8 +45,7 @@ impl Subscriber {
             return;
         };
         let snapshot = app_level.feed.snapshot();
-        let names = snapshot.urls.iter().map(|u| u.to_node_name()).collect();
-        let delta = app_level.catalog.set_providers(names);
+        let delta = app_level.catalog.set_providers(snapshot.names);
         app_level.pending.added.extend(delta.added);
         app_level.pending.removed.extend(delta.removed);
         app_level.apps = snapshot.apps;

@@ -478,3 +478,98 @@ async fn application_watches_survive_a_session_expiry() {
     subscription.close().await;
     registry.close().await;
 }
+
+/// Scale, measured (printed; the bounds asserted are generous): one application with 1,000 instances
+/// of one revision, 50 references of its interface on one registry.
+#[tokio::test]
+async fn a_thousand_instances_load_once_and_one_change_reaches_every_subscription() {
+    const SCALED: &str = "com.acme.Scaled";
+    const N: u16 = 1_000;
+    const REFERENCES: usize = 50;
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
+    put(
+        &zk,
+        "/dubbo/metadata/big/r1",
+        &remote_metadata("big", "r1", &[SCALED]),
+    )
+    .await;
+    put(&zk, &format!("/dubbo/mapping/{SCALED}"), "big").await;
+    put(
+        &zk,
+        "/services/big/127.0.0.1:30000",
+        &instance_node("big", 30000, "r1"),
+    )
+    .await;
+    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let nodes: Vec<(String, String)> = (1..N)
+        .map(|i| {
+            let port = 30000 + i;
+            (
+                format!("/services/big/127.0.0.1:{port}"),
+                instance_node("big", port, "r1"),
+            )
+        })
+        .collect();
+    // Pipelined: each `create` is sent when called.
+    let pending: Vec<_> = nodes
+        .iter()
+        .map(|(path, data)| zk.create(path, data.as_bytes(), &persistent))
+        .collect();
+    for created in pending {
+        created.await.expect("create instance");
+    }
+
+    let registry = ZookeeperRegistry::connect(
+        &format!("zookeeper://{}", zookeeper.connect_string()),
+        RegistryOptions::default(),
+    )
+    .await
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut subscriptions = Vec::new();
+    for _ in 0..REFERENCES {
+        let directory = Arc::new(Directory::default());
+        let subscription = registry
+            .subscribe(ConsumerSpec::new(SCALED), Arc::clone(&directory))
+            .await
+            .unwrap();
+        subscriptions.push((subscription, directory));
+    }
+    for (subscription, _) in &subscriptions {
+        wait(subscription, "all instances", |s| {
+            s.providers == usize::from(N)
+        })
+        .await;
+    }
+    let load = started.elapsed();
+    let fetches = subscriptions[0].0.status().borrow().metadata_fetches;
+    assert_eq!(
+        fetches, 1,
+        "one revision, one fetch, however many references"
+    );
+
+    let started = std::time::Instant::now();
+    put(
+        &zk,
+        "/services/big/127.0.0.1:31000",
+        &instance_node("big", 31000, "r1"),
+    )
+    .await;
+    for (subscription, _) in &subscriptions {
+        wait(subscription, "the added instance", |s| {
+            s.providers == usize::from(N) + 1
+        })
+        .await;
+    }
+    let one_change = started.elapsed();
+    eprintln!(
+        "1,000 instances x {REFERENCES} references: first providers in {load:?}, one added instance \
+         in every directory in {one_change:?}, {fetches} metadata fetch"
+    );
+    assert!(one_change < Duration::from_secs(10), "{one_change:?}");
+    for (subscription, _) in subscriptions {
+        subscription.close().await;
+    }
+    registry.close().await;
+}

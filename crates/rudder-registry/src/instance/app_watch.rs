@@ -24,6 +24,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 use zookeeper_client::{Client, SessionState};
 
+use super::address::{is_well_formed, provider_url};
 use super::json::Instance;
 use super::metadata::{metadata_service_url, MetadataFetcher, MetadataInfo, MetadataRequest};
 use crate::error::RegistryError;
@@ -35,6 +36,15 @@ use crate::subscriber::sleep_opt;
 pub(crate) const MAX_INSTANCES: usize = 10_000;
 /// The most distinct revisions of one application whose metadata is fetched and kept.
 pub(crate) const MAX_REVISIONS: usize = 64;
+/// One instance node as read, with its data watch.
+type NodeRead = (
+    Vec<u8>,
+    zookeeper_client::Stat,
+    zookeeper_client::OneshotWatcher,
+);
+
+/// Instance reads sent before the first answer is awaited.
+const READ_PIPELINE: usize = 256;
 /// How long one metadata fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// The pause before a revision whose metadata failed is asked again, doubling per failure up to
@@ -57,8 +67,10 @@ fn metadata_retry(failures: u32) -> Duration {
 pub(crate) struct AppView {
     /// Whether the instances were listed at least once (an empty view before is not "no provider").
     pub(crate) listed: bool,
-    /// Instances with a known revision, each with its revision's MetadataInfo, in node-name order.
-    pub(crate) instances: Vec<(Arc<Instance>, Arc<MetadataInfo>)>,
+    /// The provider URLs of instances with a known revision, in node-name order: per instance, one
+    /// per well-formed exported service. Built once per instance and revision, shared by every
+    /// subscription.
+    pub(crate) instances: Vec<Arc<[BuiltUrl]>>,
     /// Instance nodes that could not be read, each counted once.
     pub(crate) malformed: u64,
     /// MetadataInfo fetches made (one per revision, plus retries).
@@ -67,6 +79,36 @@ pub(crate) struct AppView {
     pub(crate) metadata_failures: u64,
     /// Distinct revisions with metadata.
     pub(crate) revisions: usize,
+}
+
+/// One provider URL built from an instance and one of its services.
+#[derive(Debug)]
+pub(crate) struct BuiltUrl {
+    /// The service's interface name and path (a subscription matches either).
+    pub(crate) name: String,
+    pub(crate) path: String,
+    /// The URL as a registry node name, which the catalog reads.
+    pub(crate) node_name: String,
+}
+
+/// The URLs of one node, with the instance and MetadataInfo they were built from.
+type Built = (Arc<Instance>, Arc<MetadataInfo>, Arc<[BuiltUrl]>);
+
+/// The URLs of `instance` for every well-formed service of `info`.
+fn build_urls(instance: &Instance, info: &MetadataInfo) -> Arc<[BuiltUrl]> {
+    info.services
+        .iter()
+        .filter(|s| is_well_formed(s))
+        .map(|service| BuiltUrl {
+            name: service.name.clone(),
+            path: if service.path.is_empty() {
+                service.name.clone()
+            } else {
+                service.path.clone()
+            },
+            node_name: provider_url(instance, service).to_node_name(),
+        })
+        .collect()
 }
 
 /// A shared follower of one application; the task stops when the last clone of the `Arc` goes.
@@ -116,6 +158,7 @@ impl AppWatches {
             nodes: BTreeMap::new(),
             fetches: 0,
             failures: 0,
+            built: HashMap::new(),
         };
         sessions.spawn(follower.run(stop_rx))?;
         let watch = Arc::new(AppWatch {
@@ -159,6 +202,8 @@ struct Follower {
     nodes: BTreeMap<String, Arc<Instance>>,
     fetches: u64,
     failures: u64,
+    /// The URLs built per node, with the instance and MetadataInfo they were built from.
+    built: HashMap<String, Built>,
 }
 
 /// What a fired watch asks to re-read.
@@ -308,9 +353,16 @@ impl Follower {
         }
         self.nodes
             .retain(|name, _| children.binary_search(name).is_ok());
-        for child in children {
-            if !armed.data.contains(&child) {
-                self.read_child(client, &child, armed).await?;
+        let new: Vec<String> = children
+            .into_iter()
+            .filter(|c| !armed.data.contains(c))
+            .collect();
+        // Pipelined: a read is sent when asked for, so a chunk of them costs about one round trip.
+        for chunk in new.chunks(READ_PIPELINE) {
+            let paths: Vec<String> = chunk.iter().map(|c| format!("{}/{c}", self.path)).collect();
+            let reads: Vec<_> = paths.iter().map(|p| client.get_and_watch_data(p)).collect();
+            for ((child, path), read) in chunk.iter().zip(&paths).zip(reads) {
+                self.apply_read(child, path, read.await, armed)?;
             }
         }
         Ok(())
@@ -324,14 +376,26 @@ impl Follower {
         armed: &mut Armed,
     ) -> Result<(), RegistryError> {
         let path = format!("{}/{child}", self.path);
-        let (data, _, watcher) = match client.get_and_watch_data(&path).await {
+        let read = client.get_and_watch_data(&path).await;
+        self.apply_read(child, &path, read, armed)
+    }
+
+    /// Takes the result of reading one instance node (arming its data watch when it exists).
+    fn apply_read(
+        &mut self,
+        child: &str,
+        path: &str,
+        read: Result<NodeRead, zookeeper_client::Error>,
+        armed: &mut Armed,
+    ) -> Result<(), RegistryError> {
+        let (data, _, watcher) = match read {
             Ok(read) => read,
             // Gone: the child watch says so too (and arms nothing here).
             Err(zookeeper_client::Error::NoNode) => {
                 self.nodes.remove(child);
                 return Ok(());
             }
-            Err(e) => return Err(RegistryError::zookeeper("read", &path, e)),
+            Err(e) => return Err(RegistryError::zookeeper("read", path, e)),
         };
         let name = child.to_owned();
         armed.fired.spawn(async move {
@@ -457,14 +521,20 @@ impl Follower {
     }
 
     fn publish(&mut self) {
-        let instances: Vec<(Arc<Instance>, Arc<MetadataInfo>)> = self
-            .nodes
-            .values()
-            .filter_map(|instance| {
-                let info = self.cache.known.get(instance.revision()?)?;
-                Some((Arc::clone(instance), Arc::clone(info)))
-            })
-            .collect();
+        let mut built = HashMap::with_capacity(self.nodes.len());
+        let mut instances = Vec::with_capacity(self.nodes.len());
+        for (name, instance) in &self.nodes {
+            let Some(info) = instance.revision().and_then(|r| self.cache.known.get(r)) else {
+                continue;
+            };
+            let urls = match self.built.remove(name) {
+                Some((i, m, urls)) if Arc::ptr_eq(&i, instance) && Arc::ptr_eq(&m, info) => urls,
+                _ => build_urls(instance, info),
+            };
+            instances.push(Arc::clone(&urls));
+            built.insert(name.clone(), (Arc::clone(instance), Arc::clone(info), urls));
+        }
+        self.built = built;
         let view = AppView {
             listed: true,
             instances,

@@ -9,11 +9,9 @@
 use std::sync::Arc;
 
 use rudder_common::discovery::{RuleKey, RuleSink};
-use rudder_common::url::DubboUrl;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::address::{is_well_formed, provider_url};
 use super::app_watch::{AppView, AppWatch, AppWatches};
 use super::mapping::app_names;
 use super::metadata::MetadataFetcher;
@@ -36,8 +34,9 @@ struct Followed {
 /// What the feed gives now.
 #[derive(Debug, Default)]
 pub(crate) struct InstanceSnapshot {
-    /// Provider URLs for the interface, as built from instances and metadata (not yet matched).
-    pub(crate) urls: Vec<DubboUrl>,
+    /// Provider URLs for the interface, as built from instances and metadata (not yet matched), as
+    /// node names.
+    pub(crate) names: Vec<String>,
     /// The applications followed.
     pub(crate) apps: Vec<String>,
     /// Instance nodes that could not be read.
@@ -187,16 +186,10 @@ impl InstanceFeed {
             snapshot.metadata_fetches += view.metadata_fetches;
             snapshot.metadata_failures += view.metadata_failures;
             snapshot.revisions += view.revisions;
-            for (instance, info) in &view.instances {
-                for service in &info.services {
-                    let path = if service.path.is_empty() {
-                        &service.name
-                    } else {
-                        &service.path
-                    };
-                    let ours = service.name == self.interface || *path == self.interface;
-                    if ours && is_well_formed(service) {
-                        snapshot.urls.push(provider_url(instance, service));
+            for urls in &view.instances {
+                for url in urls.iter() {
+                    if url.name == self.interface || url.path == self.interface {
+                        snapshot.names.push(url.node_name.clone());
                     }
                 }
             }
