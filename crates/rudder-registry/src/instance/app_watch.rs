@@ -248,29 +248,39 @@ impl Follower {
         let mut state = client.state_watcher();
         let mut failures: u32 = 0;
         let mut armed = Armed::default();
+        let sessions = Arc::clone(&self.sessions);
         let mut todo = Todo::Everything;
         loop {
-            let read = match todo {
-                Todo::Everything => {
-                    armed.reset();
-                    self.read_children(&client, &mut armed).await
+            // One pass (reads, metadata fetches) ends early when the watch or the registry does:
+            // a MetadataService that does not answer must not hold a shutdown up.
+            let pass = async {
+                let read = match todo {
+                    Todo::Everything => {
+                        armed.reset();
+                        self.read_children(&client, &mut armed).await
+                    }
+                    Todo::Children => self.read_children(&client, &mut armed).await,
+                    Todo::Data(child) => self.read_child(&client, &child, &mut armed).await,
+                    Todo::Metadata => Ok(()),
+                };
+                match read {
+                    Ok(()) => {
+                        failures = 0;
+                        let retry = self.resolve_metadata(&client).await;
+                        self.publish();
+                        retry
+                    }
+                    Err(error) => {
+                        tracing::warn!(app = %self.app, %error, "instance listing failed; keeping the last known instances");
+                        failures = failures.saturating_add(1);
+                        Some(self.sessions.options().retry_delay(failures - 1))
+                    }
                 }
-                Todo::Children => self.read_children(&client, &mut armed).await,
-                Todo::Data(child) => self.read_child(&client, &child, &mut armed).await,
-                Todo::Metadata => Ok(()),
             };
-            let retry = match read {
-                Ok(()) => {
-                    failures = 0;
-                    let retry = self.resolve_metadata(&client).await;
-                    self.publish();
-                    retry
-                }
-                Err(error) => {
-                    tracing::warn!(app = %self.app, %error, "instance listing failed; keeping the last known instances");
-                    failures = failures.saturating_add(1);
-                    Some(self.sessions.options().retry_delay(failures - 1))
-                }
+            let retry = tokio::select! {
+                _ = &mut stop => return,
+                () = sessions.closed() => return,
+                retry = pass => retry,
             };
             todo = tokio::select! {
                 _ = &mut stop => return,
