@@ -14,7 +14,7 @@
 //! is retried with the registry's backoff. A revision whose metadata cannot be had is left out of
 //! the view (one warning, counted in [`AppView::metadata_failures`]) and asked again after 3 s,
 //! doubling per failure up to 60 s; the other revisions proceed (Dubbo's partial-failure rule).
-//! Revisions are fetched one after another, each bounded by 5 s.
+//! Up to 4 revisions are fetched at once, each bounded by 5 s.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -45,6 +45,8 @@ type NodeRead = (
 
 /// Instance reads sent before the first answer is awaited.
 const READ_PIPELINE: usize = 256;
+/// Revisions whose metadata is asked for at once.
+const FETCH_CONCURRENCY: usize = 4;
 /// How long one metadata fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// The pause before a revision whose metadata failed is asked again, doubling per failure up to
@@ -432,67 +434,78 @@ impl Follower {
     /// Fetches the MetadataInfo of every revision not known yet (one instance asked per revision);
     /// how long until a retry of one that could not be had is due.
     async fn resolve_metadata(&mut self, client: &Client) -> Option<Duration> {
-        let mut by_revision: BTreeMap<&str, Vec<&Arc<Instance>>> = BTreeMap::new();
+        let mut by_revision: BTreeMap<String, Arc<Instance>> = BTreeMap::new();
         for instance in self.nodes.values() {
             if let Some(revision) = instance.revision() {
-                by_revision.entry(revision).or_default().push(instance);
+                // Dubbo picks a random instance of the revision; the first is as good, and
+                // deterministic.
+                by_revision
+                    .entry(revision.to_owned())
+                    .or_insert_with(|| Arc::clone(instance));
             }
         }
-        let live: Vec<&str> = by_revision.keys().copied().collect();
+        let live: Vec<&str> = by_revision.keys().map(String::as_str).collect();
         self.cache.retain(&live);
         let now = tokio::time::Instant::now();
         // The earliest retry due among the revisions still missing.
         let mut next: Option<tokio::time::Instant> = None;
-        for (index, (revision, instances)) in by_revision.iter().enumerate() {
-            if index >= MAX_REVISIONS {
-                tracing::warn!(app = %self.app, revisions = by_revision.len(), kept = MAX_REVISIONS, "too many revisions; the rest are left out");
-                break;
-            }
-            if self.cache.known.contains_key(*revision) {
+        let mut wanted: Vec<(String, Arc<Instance>)> = Vec::new();
+        if by_revision.len() > MAX_REVISIONS {
+            tracing::warn!(app = %self.app, revisions = by_revision.len(), kept = MAX_REVISIONS, "too many revisions; the rest are left out");
+        }
+        for (revision, instance) in by_revision.into_iter().take(MAX_REVISIONS) {
+            if self.cache.known.contains_key(&revision) {
                 continue;
             }
-            if let Some(&(failures, at)) = self.cache.failed.get(*revision).filter(|f| now < f.1) {
+            if let Some(&(failures, at)) = self.cache.failed.get(&revision).filter(|f| now < f.1) {
                 if failures > 0 {
                     next = Some(next.map_or(at, |n| n.min(at)));
                 }
                 continue;
             }
-            // Dubbo picks a random instance of the revision; the first is as good and deterministic.
-            let instance = instances[0];
             if !instance.remote_metadata() && self.fetcher.is_none() {
                 // Nobody here can call a MetadataService (a registry used without the `rudder`
                 // crate, such as the CLI's listing): such revisions are simply not resolvable, which
                 // is neither news nor worth retrying.
-                if self
+                let first = self
                     .cache
                     .failed
-                    .insert((*revision).to_owned(), (0, now + UNRESOLVABLE))
-                    .is_none()
-                {
-                    tracing::debug!(app = %self.app, revision, "local metadata and no MetadataService client: instances left out");
+                    .insert(revision.clone(), (0, now + UNRESOLVABLE))
+                    .is_none();
+                if first {
+                    tracing::debug!(app = %self.app, %revision, "local metadata and no MetadataService client: instances left out");
                 }
                 continue;
             }
-            self.fetches += 1;
-            match self.fetch(client, instance, revision).await {
-                Ok(info) => {
-                    self.cache.failed.remove(*revision);
-                    self.cache
-                        .known
-                        .insert((*revision).to_owned(), Arc::new(info.bounded()));
-                }
-                Err(error) => {
-                    self.failures += 1;
-                    let failures = self.cache.failed.get(*revision).map_or(0, |f| f.0) + 1;
-                    let at = now + metadata_retry(failures);
-                    next = Some(next.map_or(at, |n| n.min(at)));
-                    self.cache
-                        .failed
-                        .insert((*revision).to_owned(), (failures, at));
-                    if failures == 1 {
-                        tracing::warn!(app = %self.app, revision, instance = %instance.address(), %error, "no metadata for a revision; its instances are left out until it can be had");
-                    } else {
-                        tracing::debug!(app = %self.app, revision, failures, %error, "no metadata for a revision, again");
+            wanted.push((revision, instance));
+        }
+        // At most FETCH_CONCURRENCY revisions asked at once.
+        for chunk in wanted.chunks(FETCH_CONCURRENCY) {
+            self.fetches += chunk.len() as u64;
+            let fetches = chunk
+                .iter()
+                .map(|(revision, instance)| self.fetch(client, instance, revision))
+                .collect();
+            let results = join_all(fetches).await;
+            for ((revision, instance), result) in chunk.iter().zip(results) {
+                match result {
+                    Ok(info) => {
+                        self.cache.failed.remove(revision);
+                        self.cache
+                            .known
+                            .insert(revision.clone(), Arc::new(info.bounded()));
+                    }
+                    Err(error) => {
+                        self.failures += 1;
+                        let failures = self.cache.failed.get(revision).map_or(0, |f| f.0) + 1;
+                        let at = now + metadata_retry(failures);
+                        next = Some(next.map_or(at, |n| n.min(at)));
+                        self.cache.failed.insert(revision.clone(), (failures, at));
+                        if failures == 1 {
+                            tracing::warn!(app = %self.app, %revision, instance = %instance.address(), %error, "no metadata for a revision; its instances are left out until it can be had");
+                        } else {
+                            tracing::debug!(app = %self.app, %revision, failures, %error, "no metadata for a revision, again");
+                        }
                     }
                 }
             }
@@ -557,9 +570,47 @@ impl Follower {
     }
 }
 
+/// Runs `futures` together on this task, each to its end; their outputs in order.
+async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<std::pin::Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(value) => *output = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn join_all_runs_futures_together_and_keeps_their_order() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        // The first waits for the second: run one after another, this would never end.
+        let first = async move { rx.await.unwrap() + 1 };
+        let second = async move {
+            tx.send(10).unwrap();
+            0
+        };
+        let futures: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = u32> + Send>>> =
+            vec![Box::pin(first), Box::pin(second)];
+        assert_eq!(join_all(futures).await, [11, 0]);
+    }
 
     #[test]
     fn metadata_retries_back_off_to_a_minute() {
