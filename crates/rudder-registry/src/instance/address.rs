@@ -13,10 +13,12 @@
 //! The URLs then go through the same catalog as interface-level providers: matching by interface,
 //! group, version and protocol, the consumer's parameters, configurators.
 
+use std::sync::Arc;
+
 use rudder_common::url::DubboUrl;
 
 use super::json::Instance;
-use super::metadata::ServiceInfo;
+use super::metadata::{MetadataInfo, ServiceInfo};
 
 /// Instance metadata keys that only describe the instance's registration, left out of provider
 /// URLs so they stay short (Dubbo keeps them, but nothing on the call path reads them).
@@ -84,6 +86,36 @@ pub(crate) fn provider_url(instance: &Instance, service: &ServiceInfo) -> DubboU
         Some(version) => url.with_parameter("version", version),
         None => url.without_parameter("version"),
     }
+}
+
+/// One provider URL built from an instance and one of its services.
+#[derive(Debug)]
+pub(crate) struct BuiltUrl {
+    /// The service's interface name and path (a subscription matches either).
+    pub(crate) name: String,
+    pub(crate) path: String,
+    /// The URL as a registry node name, which the catalog reads.
+    pub(crate) node_name: String,
+}
+
+/// The URLs of one node, with the instance and MetadataInfo they were built from.
+pub(crate) type Built = (Arc<Instance>, Arc<MetadataInfo>, Arc<[BuiltUrl]>);
+
+/// The URLs of `instance` for every well-formed service of `info`.
+pub(crate) fn build_urls(instance: &Instance, info: &MetadataInfo) -> Arc<[BuiltUrl]> {
+    info.services
+        .iter()
+        .filter(|s| is_well_formed(s))
+        .map(|service| BuiltUrl {
+            name: service.name.clone(),
+            path: if service.path.is_empty() {
+                service.name.clone()
+            } else {
+                service.path.clone()
+            },
+            node_name: provider_url(instance, service).to_node_name(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

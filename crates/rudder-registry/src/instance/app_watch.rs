@@ -24,7 +24,8 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 use zookeeper_client::{Client, SessionState};
 
-use super::address::{is_well_formed, provider_url};
+use super::address::{build_urls, Built, BuiltUrl};
+use super::join::join_all;
 use super::json::Instance;
 use super::metadata::{metadata_service_url, MetadataFetcher, MetadataInfo, MetadataRequest};
 use crate::error::RegistryError;
@@ -81,36 +82,6 @@ pub(crate) struct AppView {
     pub(crate) metadata_failures: u64,
     /// Distinct revisions with metadata.
     pub(crate) revisions: usize,
-}
-
-/// One provider URL built from an instance and one of its services.
-#[derive(Debug)]
-pub(crate) struct BuiltUrl {
-    /// The service's interface name and path (a subscription matches either).
-    pub(crate) name: String,
-    pub(crate) path: String,
-    /// The URL as a registry node name, which the catalog reads.
-    pub(crate) node_name: String,
-}
-
-/// The URLs of one node, with the instance and MetadataInfo they were built from.
-type Built = (Arc<Instance>, Arc<MetadataInfo>, Arc<[BuiltUrl]>);
-
-/// The URLs of `instance` for every well-formed service of `info`.
-fn build_urls(instance: &Instance, info: &MetadataInfo) -> Arc<[BuiltUrl]> {
-    info.services
-        .iter()
-        .filter(|s| is_well_formed(s))
-        .map(|service| BuiltUrl {
-            name: service.name.clone(),
-            path: if service.path.is_empty() {
-                service.name.clone()
-            } else {
-                service.path.clone()
-            },
-            node_name: provider_url(instance, service).to_node_name(),
-        })
-        .collect()
 }
 
 /// A shared follower of one application; the task stops when the last clone of the `Arc` goes.
@@ -570,47 +541,9 @@ impl Follower {
     }
 }
 
-/// Runs `futures` together on this task, each to its end; their outputs in order.
-async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let mut futures: Vec<std::pin::Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
-    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
-            if output.is_none() {
-                match future.as_mut().poll(cx) {
-                    std::task::Poll::Ready(value) => *output = Some(value),
-                    std::task::Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
-        }
-    })
-    .await;
-    outputs.into_iter().flatten().collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test]
-    async fn join_all_runs_futures_together_and_keeps_their_order() {
-        let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
-        // The first waits for the second: run one after another, this would never end.
-        let first = async move { rx.await.unwrap() + 1 };
-        let second = async move {
-            tx.send(10).unwrap();
-            0
-        };
-        let futures: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = u32> + Send>>> =
-            vec![Box::pin(first), Box::pin(second)];
-        assert_eq!(join_all(futures).await, [11, 0]);
-    }
 
     #[test]
     fn metadata_retries_back_off_to_a_minute() {

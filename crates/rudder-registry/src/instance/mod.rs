@@ -24,6 +24,7 @@ pub(crate) mod app_watch;
 pub(crate) mod feed;
 #[cfg(feature = "internals")]
 pub(crate) mod fuzzing;
+pub(crate) mod join;
 pub(crate) mod json;
 pub(crate) mod mapping;
 pub(crate) mod metadata;
