@@ -57,6 +57,10 @@ pub struct PeerConfig {
     /// `warmup` to register (ms; 0 turns Dubbo's 10-minute weight ramp off), if any (Java only).
     /// Peers started one after another otherwise get weights in proportion to their uptimes.
     pub warmup_ms: Option<u32>,
+    /// Dubbo's `register-mode` (`interface`, `instance` or `all`; the provider's default is `all`), if
+    /// any (Java only). `instance` writes only the application-level nodes (`/services/<app>/...`, the
+    /// interface-to-application mapping), no `/dubbo/<interface>/providers` node.
+    pub register_mode: Option<String>,
 }
 
 impl PeerConfig {
@@ -74,6 +78,7 @@ impl PeerConfig {
             application: None,
             delay_ms: None,
             warmup_ms: None,
+            register_mode: None,
         }
     }
 }
@@ -119,6 +124,7 @@ impl Peer {
             ("RUDDER_APPLICATION", config.application.clone()),
             ("RUDDER_DELAY_MS", config.delay_ms.map(|d| d.to_string())),
             ("RUDDER_WARMUP", config.warmup_ms.map(|w| w.to_string())),
+            ("RUDDER_REGISTER_MODE", config.register_mode.clone()),
         ] {
             if let Some(value) = value {
                 command.env(key, value);

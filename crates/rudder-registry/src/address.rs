@@ -45,6 +45,9 @@ const DEFAULT_PORT: u16 = 2181;
 pub struct RegistryAddress {
     hosts: Vec<String>,
     root: String,
+    /// Where application instances live: `<chroot>/services`, or `<chroot>/<group>` when the URL
+    /// names a group (Dubbo's `ZookeeperServiceDiscovery.getRootPath`).
+    instance_root: String,
     username: Option<String>,
     password: Option<String>,
 }
@@ -84,11 +87,11 @@ impl RegistryAddress {
                 );
             }
         }
-        let group = params
+        let named_group = params
             .get("group")
             .map(|g| g.trim())
-            .filter(|g| !g.is_empty())
-            .unwrap_or("dubbo");
+            .filter(|g| !g.is_empty());
+        let group = named_group.unwrap_or("dubbo");
         let chroot = params
             .get("chroot")
             .or_else(|| params.get("zk.chroot"))
@@ -99,6 +102,10 @@ impl RegistryAddress {
         }
         let mut root = chroot.trim_end_matches('/').to_owned();
         root.push('/');
+        let instance_root = format!(
+            "{root}{}",
+            named_group.unwrap_or("services").trim_matches('/')
+        );
         root.push_str(group.trim_matches('/'));
         let (username, password) = match userinfo {
             Some(info) => {
@@ -113,6 +120,7 @@ impl RegistryAddress {
         Ok(RegistryAddress {
             hosts,
             root,
+            instance_root,
             username,
             password,
         })
@@ -131,6 +139,13 @@ impl RegistryAddress {
     /// The root node of the Dubbo layout, chroot included (`/dubbo` by default).
     pub fn root(&self) -> &str {
         &self.root
+    }
+
+    /// The parent of the application nodes of application-level discovery, chroot included
+    /// (`/services` by default; `/<group>` for a URL naming a `group`, as Dubbo's
+    /// `ZookeeperServiceDiscovery`).
+    pub(crate) fn instance_root(&self) -> &str {
+        &self.instance_root
     }
 
     /// The `digest` credentials (`user:password`), if the URL has a user.
@@ -340,6 +355,14 @@ mod tests {
             let err = RegistryAddress::parse(url).unwrap_err();
             assert!(!err.to_string().contains("Secr3t"), "{url}: {err}");
         }
+    }
+
+    #[test]
+    fn instances_live_under_services_unless_a_group_is_named() {
+        let plain = RegistryAddress::parse("zookeeper://h:1?chroot=/prod").unwrap();
+        assert_eq!(plain.instance_root(), "/prod/services");
+        let grouped = RegistryAddress::parse("zookeeper://h:1?group=dubbo").unwrap();
+        assert_eq!(grouped.instance_root(), "/dubbo");
     }
 
     #[test]

@@ -159,6 +159,12 @@ impl Catalog {
         self.malformed.count()
     }
 
+    /// Distinct usable providers listed (before the rules: Dubbo's migration comparator counts the
+    /// addresses of each view).
+    pub fn usable_count(&self) -> usize {
+        self.usable.len()
+    }
+
     /// The configurator rules in effect.
     pub fn configurators(&self) -> &Configurators {
         &self.configurators

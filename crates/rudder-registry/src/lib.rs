@@ -89,10 +89,21 @@ mod rule_parser;
 
 pub mod config_center;
 
+/// The decoders of application-level discovery, for the fuzz targets (feature `internals`). Not a
+/// stable API.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod app_level_fuzzing {
+    pub use crate::instance::fuzzing::check_app_level;
+}
+
 mod address;
+mod app_level;
 mod browse;
 mod consumer;
 mod error;
+mod instance;
+mod migration;
 mod options;
 mod paths;
 mod redact;
@@ -105,6 +116,10 @@ pub use address::RegistryAddress;
 pub use browse::ServiceDefinition;
 pub use consumer::ConsumerSpec;
 pub use error::RegistryError;
+pub use instance::metadata::{
+    MetadataFetcher, MetadataFuture, MetadataInfo, MetadataRequest, ServiceInfo, METADATA_SERVICE,
+};
+pub use migration::DiscoveryView;
 pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
 pub use subscription::{DisabledProvider, ReweightedProvider, Subscription, SubscriptionStatus};

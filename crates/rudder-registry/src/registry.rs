@@ -10,11 +10,17 @@ use tokio::sync::{oneshot, watch};
 use zookeeper_client::CreateMode;
 
 use crate::address::RegistryAddress;
+use crate::app_level::AppLevel;
 use crate::catalog::{Catalog, ProviderDelta};
 use crate::config_center::{group_path, RuleInbox, RuleWatch, RuleWatcher};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
+use crate::instance::app_watch::AppWatches;
+use crate::instance::feed::InstanceFeed;
+use crate::instance::mapping::PROVIDED_BY_KEY;
+use crate::instance::metadata::MetadataFetcher;
+use crate::migration::{self, DiscoveryView, MigrationStep};
 use crate::options::RegistryOptions;
 use crate::paths::ServicePaths;
 use crate::session::{local_host, Sessions};
@@ -55,6 +61,10 @@ pub struct ZookeeperRegistry {
     config_center: Arc<Sessions>,
     /// Whether subscriptions follow the config center's configurator rules.
     dynamic_configuration: bool,
+    /// The application watches of this session, shared by every subscription.
+    app_watches: Arc<AppWatches>,
+    /// Calls instances' MetadataService (application-level discovery with local metadata).
+    metadata: Option<Arc<dyn MetadataFetcher>>,
 }
 
 impl ZookeeperRegistry {
@@ -106,6 +116,8 @@ impl ZookeeperRegistry {
             config_center: Arc::clone(&sessions),
             sessions,
             dynamic_configuration: true,
+            app_watches: Arc::new(AppWatches::default()),
+            metadata: None,
         })
     }
 
@@ -158,6 +170,39 @@ impl ZookeeperRegistry {
             sessions: Arc::clone(&self.sessions),
             config_center: Arc::clone(&config_center.sessions),
             dynamic_configuration: self.dynamic_configuration,
+            app_watches: Arc::clone(&self.app_watches),
+            metadata: self.metadata.clone(),
+        }
+    }
+
+    /// This registry, asking instances for their MetadataInfo through `fetcher` (application-level
+    /// discovery of providers with the default `dubbo.metadata.storage-type=local`). Without one,
+    /// only instances with `remote` metadata are found at application level.
+    ///
+    /// The `rudder` crate's references set one that calls the instance's MetadataService over
+    /// dubbo://.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use rudder_registry::{MetadataFetcher, MetadataFuture, MetadataRequest};
+    /// use rudder_registry::{RegistryOptions, ZookeeperRegistry};
+    ///
+    /// #[derive(Debug)]
+    /// struct Unavailable;
+    /// impl MetadataFetcher for Unavailable {
+    ///     fn fetch(&self, request: MetadataRequest) -> MetadataFuture {
+    ///         Box::pin(async move { Err(format!("cannot call {}", request.url.address())) })
+    ///     }
+    /// }
+    ///
+    /// let registry = ZookeeperRegistry::open("zookeeper://127.0.0.1:2181", RegistryOptions::default())?
+    ///     .with_metadata_fetcher(Arc::new(Unavailable));
+    /// # Ok::<(), rudder_registry::RegistryError>(())
+    /// ```
+    pub fn with_metadata_fetcher(&self, fetcher: Arc<dyn MetadataFetcher>) -> ZookeeperRegistry {
+        ZookeeperRegistry {
+            metadata: Some(fetcher),
+            ..self.clone()
         }
     }
 
@@ -301,6 +346,36 @@ impl ZookeeperRegistry {
             host,
             application: spec.application.clone(),
         };
+        let setting = |key: &str| {
+            spec.parameters
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.to_owned())
+        };
+        let step = match setting(migration::STEP_KEY) {
+            None => MigrationStep::default(),
+            Some(text) => MigrationStep::parse(&text).ok_or_else(|| RegistryError::BadConsumer {
+                reason: format!(
+                    "migration.step={text:?} is not FORCE_INTERFACE, APPLICATION_FIRST or FORCE_APPLICATION"
+                ),
+            })?,
+        };
+        let threshold = migration::threshold(setting(migration::THRESHOLD_KEY).as_deref());
+        let app_level = if step.uses_application() {
+            let feed = InstanceFeed::start(
+                Arc::clone(&self.sessions),
+                Arc::clone(&self.app_watches),
+                self.metadata.clone(),
+                spec.interface.trim(),
+                setting(PROVIDED_BY_KEY).as_deref(),
+            )
+            .await;
+            feed.wait_listed(self.sessions.options().connect_timeout())
+                .await;
+            Some(AppLevel::new(feed, Catalog::new(&spec, side.clone())))
+        } else {
+            None
+        };
         // Before the first listing, so the first list handed over already has the rules applied.
         let rules = self.rule_feed(&spec).await;
         let (status_tx, status_rx) = watch::channel(SubscriptionStatus::default());
@@ -315,9 +390,14 @@ impl ZookeeperRegistry {
             fed_once: false,
             rules_changed: false,
             rules,
+            step,
+            threshold,
+            view: DiscoveryView::default(),
+            app_level,
         };
         subscriber.attach();
         subscriber.take_rules();
+        subscriber.take_instances();
         let mut watches = Watches::all_dirty();
         subscriber.refresh(&client, &mut watches).await?;
         subscriber.register_if_due(&client).await;

@@ -33,9 +33,11 @@ use rudder_common::discovery::{ProviderSink, ProviderUpdate, RuleKey};
 use tokio::sync::{oneshot, watch};
 use zookeeper_client::{Client, CreateMode, OneshotWatcher, SessionState, WatchedEvent};
 
+use crate::app_level::AppLevel;
 use crate::catalog::{Catalog, ProviderDelta};
 use crate::config_center::{RuleInbox, RuleOutcome, RuleSource, RuleWatch};
 use crate::error::RegistryError;
+use crate::migration::{DiscoveryView, MigrationStep};
 use crate::paths::ServicePaths;
 use crate::session::Sessions;
 use crate::subscription::SubscriptionStatus;
@@ -82,6 +84,7 @@ enum Wake {
     State(SessionState),
     Retry,
     Rules,
+    Instances,
 }
 
 /// The config-center configurator rules a subscription follows.
@@ -131,6 +134,14 @@ pub(crate) struct Subscriber {
     pub(crate) rules_changed: bool,
     /// The config-center rules, unless dynamic configuration is off.
     pub(crate) rules: Option<RuleFeed>,
+    /// Which views are followed and used (`migration.step`).
+    pub(crate) step: MigrationStep,
+    /// The comparator's threshold (`migration.threshold`).
+    pub(crate) threshold: f32,
+    /// The view feeding the sink now.
+    pub(crate) view: DiscoveryView,
+    /// The application-level view, unless the step is `FORCE_INTERFACE`.
+    pub(crate) app_level: Option<AppLevel>,
 }
 
 impl Subscriber {
@@ -210,6 +221,9 @@ impl Subscriber {
                 continue;
             };
             updates += 1;
+            if let Some(app_level) = &mut self.app_level {
+                app_level.catalog.set_dynamic_rule(source, text.as_deref());
+            }
             match self.catalog.set_dynamic_rule(source, text.as_deref()) {
                 RuleOutcome::Changed => changed = true,
                 RuleOutcome::Unchanged => {}
@@ -239,6 +253,11 @@ impl Subscriber {
         category: Category,
         watches: &mut Watches,
     ) -> Result<(), RegistryError> {
+        if category == Category::Providers && !self.step.uses_interface() {
+            // FORCE_APPLICATION: the interface-level providers are not followed at all.
+            watches.providers_dirty = false;
+            return Ok(());
+        }
         let path = match category {
             Category::Providers => self.paths.providers.clone(),
             Category::Configurators => self.paths.configurators.clone(),
@@ -270,6 +289,9 @@ impl Subscriber {
                 watches.providers_dirty = false;
             }
             Category::Configurators => {
+                if let Some(app_level) = &mut self.app_level {
+                    app_level.catalog.set_configurators(children.clone());
+                }
                 if self.catalog.set_configurators(children) {
                     self.rules_changed = true;
                 }
@@ -300,20 +322,35 @@ impl Subscriber {
     /// Hands what changed to the directory: the whole list the first time and whenever the rules
     /// changed (every provider may be affected), otherwise only the providers that came or went, so a
     /// change among 10,000 providers costs work for one.
-    fn feed(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
-        let full = !self.fed_once || self.rules_changed;
+    pub(crate) fn feed(&mut self) {
+        let view = self.choose_view();
+        let switched = view != self.view;
+        if switched {
+            tracing::info!(from = %self.view, to = %view, step = %self.step, "discovery view switched");
+        }
+        self.view = view;
+        let interface_pending = std::mem::take(&mut self.pending);
+        let app_pending = self
+            .app_level
+            .as_mut()
+            .map(|a| std::mem::take(&mut a.pending))
+            .unwrap_or_default();
+        let (catalog, pending) = match (view, &self.app_level) {
+            (DiscoveryView::Application, Some(app_level)) => (&app_level.catalog, app_pending),
+            _ => (&self.catalog, interface_pending),
+        };
+        let full = !self.fed_once || self.rules_changed || switched;
         let update = if full {
             self.fed_once = true;
             self.rules_changed = false;
             Some(
                 self.sink
-                    .update(ProviderUpdate::Full(self.catalog.provider_urls())),
+                    .update(ProviderUpdate::Full(catalog.provider_urls())),
             )
         } else if !pending.is_empty() {
             Some(
                 self.sink
-                    .update(ProviderUpdate::Delta(self.catalog.changes(&pending))),
+                    .update(ProviderUpdate::Delta(catalog.changes(&pending))),
             )
         } else {
             None
@@ -322,10 +359,11 @@ impl Subscriber {
         let configurators = self.catalog.configurators().len();
         let dynamic_rules = self.catalog.dynamic_rules();
         let disabled = if update.is_some() {
-            Some((self.catalog.disabled(), self.catalog.reweighted()))
+            Some((catalog.disabled(), catalog.reweighted()))
         } else {
             None
         };
+        self.report_views();
         self.status.send_modify(|s| {
             if let Some((disabled, reweighted)) = disabled {
                 s.disabled = disabled;
@@ -377,15 +415,23 @@ impl Subscriber {
                 () = sleep_opt(retry_after) => Wake::Retry,
                 () = sleep_until_opt(register_at) => Wake::Retry,
                 () = rules_arrived(inbox.as_deref()) => Wake::Rules,
+                () = instances_changed(self.app_level.as_mut()) => Wake::Instances,
             };
             let mut session_over = false;
             match wake {
                 Wake::Stop => {
                     self.unregister(&client).await;
+                    if let Some(app_level) = self.app_level.take() {
+                        app_level.feed.close().await;
+                    }
                     if let Some(feed) = self.rules.take() {
                         feed.watch.close().await;
                     }
                     return;
+                }
+                Wake::Instances => {
+                    self.take_instances();
+                    self.feed();
                 }
                 Wake::Rules => {
                     // A rule change touches every provider: the whole list goes to the sink.
@@ -504,6 +550,13 @@ async fn register(
     created
         .map(|_| ())
         .map_err(|e| RegistryError::zookeeper("create", &path, e))
+}
+
+async fn instances_changed(app_level: Option<&mut AppLevel>) {
+    match app_level {
+        Some(app_level) => app_level.feed.changed().await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn rules_arrived(inbox: Option<&RuleInbox>) {

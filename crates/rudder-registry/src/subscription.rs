@@ -5,6 +5,8 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
+use crate::migration::DiscoveryView;
+
 /// What a subscription has done so far, published after every step.
 ///
 /// Tests and `rudder providers --watch` wait on [`Subscription::status`] for a condition (a generation
@@ -50,6 +52,24 @@ pub struct SubscriptionStatus {
     /// Listed providers whose `weight` a configurator rule changes, each with the rule that set it, in
     /// node-name order: what `rudder providers` shows as `weight 300 (rule KEY)`.
     pub reweighted: Vec<ReweightedProvider>,
+    /// Which view feeds the directory now (see `migration.step`).
+    pub view: DiscoveryView,
+    /// The consumer's `migration.step` (`FORCE_INTERFACE`, `APPLICATION_FIRST`, `FORCE_APPLICATION`).
+    pub migration_step: String,
+    /// Usable providers of the interface-level view (`/dubbo/<interface>/providers`).
+    pub interface_providers: usize,
+    /// Usable providers of the application-level view (instances).
+    pub application_providers: usize,
+    /// The provider applications followed (from `provided-by` or the mapping).
+    pub applications: Vec<String>,
+    /// Instance nodes that could not be read, each counted once.
+    pub instance_malformed: u64,
+    /// MetadataInfo fetches made (one per revision, plus retries) and failed.
+    pub metadata_fetches: u64,
+    /// MetadataInfo fetches that failed (their revisions' instances are left out meanwhile).
+    pub metadata_failures: u64,
+    /// Distinct revisions whose MetadataInfo is known.
+    pub revisions: usize,
 }
 
 /// A listed provider that a configurator rule takes out.

@@ -453,6 +453,7 @@ impl ConsumerBuilder {
 
     /// Builds the consumer. Nothing is opened until a reference needs it.
     pub fn build(self) -> Consumer {
+        let protocol = DubboProtocol::new();
         Consumer {
             inner: Arc::new(ConsumerInner {
                 application: self.application,
@@ -460,17 +461,20 @@ impl ConsumerBuilder {
                     Some(host) => Ok(host),
                     None => rudder_common::net::consumer_host(),
                 },
-                protocol: DubboProtocol::new(),
-                statuses: Arc::new(StatusRegistry::default()),
-                policies: self.policies,
-                clock: self.clock,
-                seed: self.seed,
                 #[cfg(feature = "zookeeper")]
                 registries: crate::registry::Registries::new(
                     self.config_center,
                     self.registry_idle_timeout,
                     self.registry_options,
+                    std::sync::Arc::new(crate::metadata_client::MetadataClient::new(
+                        protocol.clone(),
+                    )),
                 ),
+                protocol,
+                statuses: Arc::new(StatusRegistry::default()),
+                policies: self.policies,
+                clock: self.clock,
+                seed: self.seed,
                 #[cfg(feature = "metrics")]
                 metrics: self
                     .metrics

@@ -51,6 +51,8 @@ mod error;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals;
+#[cfg(feature = "zookeeper")]
+mod metadata_client;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod observer;
@@ -74,6 +76,8 @@ pub use rudder_common::error::{Attempt, RpcError, RpcErrorKind};
 pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;
 pub use rudder_common::value::{JavaException, Value};
+#[cfg(feature = "zookeeper")]
+pub use rudder_registry::{DiscoveryView, SubscriptionStatus};
 pub use rudder_rpc::{ProviderError, ResponseStatus, RpcResponse};
 pub use service::MethodService;
 pub use strategy::LoadBalanceStrategy;

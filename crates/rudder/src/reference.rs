@@ -218,6 +218,33 @@ impl Reference {
             .with_ejections(now)
     }
 
+    /// What each registry's subscription has done so far, in the order the registries were given
+    /// (empty without registries; `None` for a registry not subscribed yet, under `check=false`):
+    /// among others which view feeds the directory ([`SubscriptionStatus::view`], chosen by the
+    /// `migration.step` setting), the providers of each view and the provider applications followed.
+    ///
+    /// ```no_run
+    /// use rudder::{DiscoveryView, Reference};
+    ///
+    /// # async fn demo() -> Result<(), rudder::BuildError> {
+    /// let reference = Reference::builder("com.acme.Greeter")
+    ///     .registry("zookeeper://127.0.0.1:2181")
+    ///     .parameter("migration.step", "APPLICATION_FIRST")
+    ///     .build()
+    ///     .await?;
+    /// let status = reference.registry_status()[0].clone().expect("subscribed");
+    /// if status.view == DiscoveryView::Application {
+    ///     println!("instances of {:?}", status.applications);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// [`SubscriptionStatus::view`]: crate::SubscriptionStatus::view
+    #[cfg(feature = "zookeeper")]
+    pub fn registry_status(&self) -> Vec<Option<crate::SubscriptionStatus>> {
+        self.inner._attachments.iter().map(|a| a.status()).collect()
+    }
+
     /// The consumer-side configuration, as a Dubbo consumer URL.
     pub fn consumer_url(&self) -> &DubboUrl {
         &self.inner.consumer_url

@@ -20,7 +20,8 @@ use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 use rudder_registry::config_center::RuleWatch;
 use rudder_registry::{
-    ConsumerSpec, RegistryAddress, RegistryOptions, Subscription, ZookeeperRegistry,
+    ConsumerSpec, MetadataFetcher, RegistryAddress, RegistryOptions, Subscription,
+    ZookeeperRegistry,
 };
 
 use crate::consumer::ConsumerInner;
@@ -51,6 +52,9 @@ struct Shared {
     /// override them for that registry).
     options: RegistryOptions,
     next_generation: AtomicU64,
+    /// Asks instances for their MetadataInfo (application-level discovery), through the consumer's
+    /// own dubbo:// client.
+    metadata: Arc<dyn MetadataFetcher>,
     /// The status channels of live subscriptions, for the metrics.
     #[cfg(feature = "metrics")]
     watched: Mutex<Vec<Watched>>,
@@ -105,6 +109,19 @@ struct Watched {
 /// the session.
 pub(crate) struct Attachment {
     task: tokio::task::JoinHandle<()>,
+    /// The subscription's status channel, once subscribed.
+    status: StatusSlot,
+}
+
+/// Where an attachment's task leaves its subscription's status channel.
+type StatusSlot =
+    Arc<Mutex<Option<tokio::sync::watch::Receiver<rudder_registry::SubscriptionStatus>>>>;
+
+impl Attachment {
+    /// The subscription's status now (`None` before the first subscription succeeded).
+    pub(crate) fn status(&self) -> Option<rudder_registry::SubscriptionStatus> {
+        lock(&self.status).as_ref().map(|r| r.borrow().clone())
+    }
 }
 
 impl Drop for Attachment {
@@ -238,6 +255,7 @@ impl Registries {
         config_center: Option<String>,
         idle: Duration,
         options: RegistryOptions,
+        metadata: Arc<dyn MetadataFetcher>,
     ) -> Registries {
         Registries {
             shared: Arc::new(Shared {
@@ -245,6 +263,7 @@ impl Registries {
                 config_center,
                 idle,
                 options,
+                metadata,
                 next_generation: AtomicU64::new(0),
                 #[cfg(feature = "metrics")]
                 watched: Mutex::new(Vec::new()),
@@ -302,7 +321,8 @@ impl Registries {
         let entry = match open.entries.get_mut(&key) {
             Some(entry) if !entry.closing => entry,
             _ => {
-                let registry = ZookeeperRegistry::open(url, options)?;
+                let registry = ZookeeperRegistry::open(url, options)?
+                    .with_metadata_fetcher(Arc::clone(&self.shared.metadata));
                 let generation = self.shared.next_generation.fetch_add(1, Ordering::Relaxed);
                 // A closing entry under this key keeps closing on its own (its task owns a clone).
                 open.entries.insert(
@@ -492,7 +512,9 @@ pub(crate) async fn attach_all(
         consumer.track(&directory);
         let chain = Arc::new(RouterChain::new(consumer_url.clone()));
         let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let status = StatusSlot::default();
         let follow = Follow {
+            status: Arc::clone(&status),
             registries: registries.clone(),
             registry: registry.clone(),
             leases,
@@ -508,6 +530,7 @@ pub(crate) async fn attach_all(
         };
         attachments.push(Attachment {
             task: tokio::spawn(follow.run(done_tx)),
+            status,
         });
         attached.push((target.choice.clone(), directory, chain));
         waits.push((target, registry, done_rx));
@@ -540,6 +563,7 @@ pub(crate) async fn attach_all(
 
 /// Everything one [`Attachment`] task needs.
 struct Follow {
+    status: StatusSlot,
     registries: Registries,
     registry: ZookeeperRegistry,
     leases: Vec<Lease>,
@@ -591,6 +615,7 @@ impl Follow {
 
     async fn attach_once(&self) -> Result<(Subscription, Option<RuleWatch>), BuildError> {
         let subscription = subscribe(&self.registry, &self.consumer_url, self.sink.clone()).await?;
+        *lock(&self.status) = Some(subscription.status());
         #[cfg(feature = "metrics")]
         self.registries.watch(
             &self.session_url,

@@ -6,6 +6,7 @@
 //! gets a `mod` line here. Only a test that measures process-wide state (a global allocator, a
 //! process-wide counter) gets a binary of its own, and says why.
 
+mod app_discovery;
 mod bench_peakewma;
 mod cli_dubbo_user;
 mod cli_exit;

@@ -21,7 +21,10 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  *   <li>{@code rudder.version} [RUDDER_VERSION], optional</li>
  *   <li>{@code rudder.group} [RUDDER_GROUP], optional</li>
  *   <li>{@code rudder.warmup} [RUDDER_WARMUP], optional, milliseconds</li>
- *   <li>{@code rudder.register.mode} [RUDDER_REGISTER_MODE], interface | instance | all, default all</li>
+ *   <li>{@code rudder.register-mode} or {@code rudder.register.mode} [RUDDER_REGISTER_MODE], interface |
+ *       instance | all, default all: Dubbo's {@code dubbo.registry.register-mode}, set on the registry (and
+ *       the application); {@code instance} writes only {@code /services/<app>/<host:port>}, the mapping
+ *       and the metadata, no {@code /dubbo/<interface>/providers} node</li>
  *   <li>{@code rudder.application} [RUDDER_APPLICATION], default rudder-it-java-provider</li>
  *   <li>{@code rudder.tag} [RUDDER_TAG], optional: the static {@code dubbo.tag} the service registers</li>
  *   <li>{@code rudder.delay.ms} [RUDDER_DELAY_MS], optional: sayHello and whoAmI answer this much later</li>
@@ -44,7 +47,8 @@ public final class ProviderMain {
         String version = Settings.get("rudder.version", null);
         String group = Settings.get("rudder.group", null);
         String warmup = Settings.get("rudder.warmup", null);
-        String registerMode = Settings.get("rudder.register.mode", "all");
+        String registerMode = Settings.get("rudder.register-mode",
+                Settings.get("rudder.register.mode", "all")).trim();
         String appName = Settings.get("rudder.application", "rudder-it-java-provider");
         String tag = Settings.get("rudder.tag", null);
 
@@ -54,6 +58,8 @@ public final class ProviderMain {
         application.setQosEnable(false);
 
         RegistryConfig registry = new RegistryConfig("zookeeper://" + zk);
+        // The registry's own register-mode is what genCompatibleRegistries reads first.
+        registry.setRegisterMode(registerMode);
 
         ProtocolConfig protocol = new ProtocolConfig("dubbo", port);
         protocol.setHost("127.0.0.1");

@@ -1,0 +1,101 @@
+//! A subscription's application-level side: the instance feed, a catalog of its own (the same
+//! matching, consumer parameters and configurators as the interface-level one), and the migration
+//! choice between the two (see [`crate::migration`]).
+
+use crate::catalog::{Catalog, ProviderDelta};
+use crate::instance::feed::InstanceFeed;
+use crate::migration::{choose, DiscoveryView, MigrationStep};
+use crate::subscriber::Subscriber;
+
+/// The application-level view of one subscription.
+pub(crate) struct AppLevel {
+    pub(crate) feed: InstanceFeed,
+    /// Fed with the URLs built from instances, as node names: a URL unchanged since the last
+    /// snapshot is not parsed again.
+    pub(crate) catalog: Catalog,
+    /// Changes not yet handed to the sink.
+    pub(crate) pending: ProviderDelta,
+    /// The last snapshot's applications and counters, for the status.
+    pub(crate) apps: Vec<String>,
+    pub(crate) malformed: u64,
+    pub(crate) metadata_fetches: u64,
+    pub(crate) metadata_failures: u64,
+    pub(crate) revisions: usize,
+}
+
+impl AppLevel {
+    pub(crate) fn new(feed: InstanceFeed, catalog: Catalog) -> AppLevel {
+        AppLevel {
+            feed,
+            catalog,
+            pending: ProviderDelta::default(),
+            apps: Vec::new(),
+            malformed: 0,
+            metadata_fetches: 0,
+            metadata_failures: 0,
+            revisions: 0,
+        }
+    }
+}
+
+impl Subscriber {
+    /// Takes the instance feed's current URLs into the application-level catalog.
+    pub(crate) fn take_instances(&mut self) {
+        let Some(app_level) = &mut self.app_level else {
+            return;
+        };
+        let snapshot = app_level.feed.snapshot();
+        let delta = app_level.catalog.set_providers(snapshot.names);
+        app_level.pending.added.extend(delta.added);
+        app_level.pending.removed.extend(delta.removed);
+        app_level.apps = snapshot.apps;
+        app_level.malformed = snapshot.malformed;
+        app_level.metadata_fetches = snapshot.metadata_fetches;
+        app_level.metadata_failures = snapshot.metadata_failures;
+        app_level.revisions = snapshot.revisions;
+    }
+
+    /// The view the step and the comparator choose now.
+    pub(crate) fn choose_view(&self) -> DiscoveryView {
+        let application = self
+            .app_level
+            .as_ref()
+            .map_or(0, |a| a.catalog.usable_count());
+        let interface = if self.step == MigrationStep::ForceApplication {
+            0
+        } else {
+            self.catalog.usable_count()
+        };
+        choose(self.step, application, interface, self.threshold)
+    }
+
+    /// Publishes the views' counts and the view in use.
+    pub(crate) fn report_views(&self) {
+        let interface = self.catalog.usable_count();
+        let view = self.view;
+        let step = self.step.to_string();
+        let app = self.app_level.as_ref().map(|a| {
+            (
+                a.catalog.usable_count(),
+                a.apps.clone(),
+                a.malformed,
+                a.metadata_fetches,
+                a.metadata_failures,
+                a.revisions,
+            )
+        });
+        self.status.send_modify(|s| {
+            s.view = view;
+            s.migration_step = step;
+            s.interface_providers = interface;
+            if let Some((count, apps, malformed, fetches, failures, revisions)) = app {
+                s.application_providers = count;
+                s.applications = apps;
+                s.instance_malformed = malformed;
+                s.metadata_fetches = fetches;
+                s.metadata_failures = failures;
+                s.revisions = revisions;
+            }
+        });
+    }
+}
