@@ -57,6 +57,8 @@ pub struct PeerConfig {
     /// `warmup` to register (ms; 0 turns Dubbo's 10-minute weight ramp off), if any (Java only).
     /// Peers started one after another otherwise get weights in proportion to their uptimes.
     pub warmup_ms: Option<u32>,
+    /// The protocol to export over, if not dubbo:// (Java only: `"tri"` for Triple), on `port`.
+    pub protocol: Option<String>,
 }
 
 impl PeerConfig {
@@ -74,6 +76,7 @@ impl PeerConfig {
             application: None,
             delay_ms: None,
             warmup_ms: None,
+            protocol: None,
         }
     }
 }
@@ -119,6 +122,7 @@ impl Peer {
             ("RUDDER_APPLICATION", config.application.clone()),
             ("RUDDER_DELAY_MS", config.delay_ms.map(|d| d.to_string())),
             ("RUDDER_WARMUP", config.warmup_ms.map(|w| w.to_string())),
+            ("RUDDER_PROTOCOL", config.protocol.clone()),
         ] {
             if let Some(value) = value {
                 command.env(key, value);
