@@ -61,8 +61,8 @@ impl<D: Message + Default> Decoder for MessageDecoder<D> {
 
     fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<D>, Status> {
         // prost never allocates past the frame: every length it reads is checked against what is left.
-        D::decode(src)
-            .map(Some)
-            .map_err(|e| Status::internal(format!("the response is not a TripleResponseWrapper: {e}")))
+        D::decode(src).map(Some).map_err(|e| {
+            Status::internal(format!("the response is not a TripleResponseWrapper: {e}"))
+        })
     }
 }

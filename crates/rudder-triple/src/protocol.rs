@@ -42,7 +42,8 @@ const RESERVED: [&str; 8] = [
 ];
 
 /// A channel whose requests say `application/grpc+proto`.
-type ProtoChannel = MapRequest<Channel, fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body>>;
+type ProtoChannel =
+    MapRequest<Channel, fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body>>;
 
 fn proto_content_type(
     mut request: http::Request<tonic::body::Body>,
@@ -209,7 +210,8 @@ impl TripleProtocol {
         };
         match message {
             Ok(Some(answer)) if is_exception => {
-                let exception = wrapper::response_exception(&answer, limits).map_err(undecodable)?;
+                let exception =
+                    wrapper::response_exception(&answer, limits).map_err(undecodable)?;
                 Ok(RpcResponse::from_exception(exception))
             }
             Ok(Some(answer)) => {
@@ -233,14 +235,20 @@ impl TripleProtocol {
                 MetadataKey::from_bytes(key.to_ascii_lowercase().as_bytes()),
                 AsciiMetadataValue::try_from(value),
             ) else {
-                tracing::debug!(key, "attachment is not a valid HTTP/2 header; not sent over tri://");
+                tracing::debug!(
+                    key,
+                    "attachment is not a valid HTTP/2 header; not sent over tri://"
+                );
                 return;
             };
             metadata.insert(key, value);
         };
         for (key, value) in invocation.attachments() {
             let lower = key.to_ascii_lowercase();
-            if !RESERVED.contains(&lower.as_str()) && !lower.starts_with("grpc-") && !lower.starts_with(':') {
+            if !RESERVED.contains(&lower.as_str())
+                && !lower.starts_with("grpc-")
+                && !lower.starts_with(':')
+            {
                 put(&lower, value);
             }
         }
@@ -258,21 +266,18 @@ impl TripleProtocol {
     /// The connection to `url`'s address, made within `connect.timeout` if there is none yet.
     async fn channel(&self, url: &DubboUrl) -> Result<Channel, RpcError> {
         let addr = url.address();
-        let slot = match self.inner.connections.get(&addr) {
-            Some(slot) => Arc::clone(&slot),
-            None => Arc::clone(
-                &self
-                    .inner
-                    .connections
-                    .entry(addr.clone())
-                    .or_insert_with(|| {
+        let slot =
+            match self.inner.connections.get(&addr) {
+                Some(slot) => Arc::clone(&slot),
+                None => Arc::clone(&self.inner.connections.entry(addr.clone()).or_insert_with(
+                    || {
                         Arc::new(Slot {
                             addr: addr.clone(),
                             channel: OnceCell::new(),
                         })
-                    }),
-            ),
-        };
+                    },
+                )),
+            };
         let channel = slot
             .channel
             .get_or_try_init(|| async {
@@ -341,9 +346,10 @@ fn nonempty(value: Option<&str>) -> Option<&str> {
 
 /// "group g, version 1.0.0" (or "no group, no version"), for errors.
 fn target_description(url: &DubboUrl) -> String {
-    let group = nonempty(url.parameter("group")).map_or("no group".to_owned(), |g| format!("group {g}"));
-    let version =
-        nonempty(url.parameter("version")).map_or("no version".to_owned(), |v| format!("version {v}"));
+    let group =
+        nonempty(url.parameter("group")).map_or("no group".to_owned(), |g| format!("group {g}"));
+    let version = nonempty(url.parameter("version"))
+        .map_or("no version".to_owned(), |v| format!("version {v}"));
     format!("{group}, {version}")
 }
 

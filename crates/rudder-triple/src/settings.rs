@@ -68,7 +68,8 @@ mod tests {
 
     #[test]
     fn the_attachment_wins_then_the_method_then_the_service() {
-        let url = DubboUrl::parse("tri://127.0.0.1:1/S?timeout=2000&add.timeout=300&payload=1").unwrap();
+        let url =
+            DubboUrl::parse("tri://127.0.0.1:1/S?timeout=2000&add.timeout=300&payload=1").unwrap();
         let mut call = Invocation::new("add", vec![], vec![]);
         assert_eq!(call_timeout(&url, &call), Duration::from_millis(300));
         call.set_attachment("timeout", "50");

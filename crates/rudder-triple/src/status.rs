@@ -82,8 +82,12 @@ mod tests {
             assert_eq!(error_kind(code, "x"), kind, "{code:?}");
         }
         // Java 3.3.6's answer to `/org.rudder.it.GreetingService/nosuch`.
-        let java = r#"Cannot invoke "java.util.List.iterator()" because "methodDescriptors" is null"#;
-        assert_eq!(error_kind(Code::Unknown, java), RpcErrorKind::MethodNotFound);
+        let java =
+            r#"Cannot invoke "java.util.List.iterator()" because "methodDescriptors" is null"#;
+        assert_eq!(
+            error_kind(Code::Unknown, java),
+            RpcErrorKind::MethodNotFound
+        );
         // ... and to an interface it does not export: HTTP 404, grpc-status 12.
         assert_eq!(
             error_kind(Code::Unimplemented, "Invoker for gRPC not found"),
@@ -106,7 +110,13 @@ mod tests {
             "group g, version 1.0.0",
         );
         assert_eq!(e.kind(), RpcErrorKind::MethodNotFound);
-        assert!(e.message().contains("no such service or method at group g, version 1.0.0"));
-        assert!(e.message().contains("com.acme.Greeter.nosuch"), "{}", e.message());
+        assert!(e
+            .message()
+            .contains("no such service or method at group g, version 1.0.0"));
+        assert!(
+            e.message().contains("com.acme.Greeter.nosuch"),
+            "{}",
+            e.message()
+        );
     }
 }

@@ -45,7 +45,11 @@ pub(crate) struct TripleResponseWrapper {
 // the Java class names of `$invoke(String, String[], Object[])`'s parameters.
 const STRING_ARRAY: &str = "[string";
 const OBJECT_ARRAY: &str = "[object";
-const GENERIC_ARG_TYPES: [&str; 3] = ["java.lang.String", "[Ljava.lang.String;", "[Ljava.lang.Object;"];
+const GENERIC_ARG_TYPES: [&str; 3] = [
+    "java.lang.String",
+    "[Ljava.lang.String;",
+    "[Ljava.lang.Object;",
+];
 
 /// The request wrapper of `invocation`: each argument in its own hessian2 stream (Dubbo resets its
 /// output per argument, so no class definition or reference is shared between them).
@@ -135,15 +139,17 @@ pub(crate) fn response_exception(
     limits: DecodeLimits,
 ) -> Result<JavaException, WrapperError> {
     let thrown = response_value(wrapper, limits)?;
-    Ok(JavaException::from_value(&thrown).unwrap_or_else(|| JavaException {
-        class: match &thrown {
-            Value::Object { class, .. } => class.to_string(),
-            _ if !wrapper.r#type.is_empty() => wrapper.r#type.clone(),
-            _ => "java.lang.Throwable".to_owned(),
-        },
-        message: None,
-        cause: None,
-    }))
+    Ok(
+        JavaException::from_value(&thrown).unwrap_or_else(|| JavaException {
+            class: match &thrown {
+                Value::Object { class, .. } => class.to_string(),
+                _ if !wrapper.r#type.is_empty() => wrapper.r#type.clone(),
+                _ => "java.lang.Throwable".to_owned(),
+            },
+            message: None,
+            cause: None,
+        }),
+    )
 }
 
 /// `Class.getName()` of a Java type as rudder's invocations write it: `int`, `java.lang.String`,
@@ -157,7 +163,9 @@ pub(crate) fn java_class_name(java_type: &str) -> String {
     let (base, suffix) = match java_type.find('<') {
         Some(open) => (
             &java_type[..open],
-            java_type.rfind('>').map_or("", |close| &java_type[close + 1..]),
+            java_type
+                .rfind('>')
+                .map_or("", |close| &java_type[close + 1..]),
         ),
         None => (java_type, ""),
     };

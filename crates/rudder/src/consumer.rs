@@ -60,7 +60,6 @@ use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::{LoadBalance, LoadBalanceRegistry};
 use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::status::StatusRegistry;
-use rudder_rpc::DubboProtocol;
 
 use crate::builder::ReferenceBuilder;
 use crate::observer::CallObserver;
@@ -79,7 +78,7 @@ pub(crate) struct ConsumerInner {
     /// (`host` in condition rules); `Err` when `DUBBO_IP_TO_REGISTRY` is unusable (reference builds
     /// fail with it).
     host: Result<String, rudder_common::net::InvalidHost>,
-    protocol: DubboProtocol,
+    protocol: crate::protocols::Protocols,
     statuses: Arc<StatusRegistry>,
     policies: LoadBalanceRegistry,
     clock: Arc<dyn Clock>,
@@ -135,12 +134,13 @@ impl Consumer {
         &self.inner.statuses
     }
 
-    /// Open dubbo:// connections, over all references.
+    /// Open connections (dubbo:// and tri://), over all references.
     pub fn open_connections(&self) -> usize {
         self.inner.protocol.open_connections()
     }
 
-    /// Connection tasks (connect, driver, writer) alive, over all references.
+    /// dubbo:// connection tasks (connect, driver, writer) alive, over all references (a tri://
+    /// connection's tasks are tonic's and end with it).
     pub fn live_tasks(&self) -> usize {
         self.inner.protocol.live_tasks()
     }
@@ -202,7 +202,7 @@ impl ConsumerInner {
     }
 
     /// The connections, shared by every reference.
-    pub(crate) fn protocol(&self) -> &DubboProtocol {
+    pub(crate) fn protocol(&self) -> &crate::protocols::Protocols {
         &self.protocol
     }
 
@@ -453,12 +453,12 @@ impl ConsumerBuilder {
     pub fn build(self) -> Consumer {
         Consumer {
             inner: Arc::new(ConsumerInner {
+                protocol: crate::protocols::Protocols::new(self.application.as_deref()),
                 application: self.application,
                 host: match self.host {
                     Some(host) => Ok(host),
                     None => rudder_common::net::consumer_host(),
                 },
-                protocol: DubboProtocol::new(),
                 statuses: Arc::new(StatusRegistry::default()),
                 policies: self.policies,
                 clock: self.clock,

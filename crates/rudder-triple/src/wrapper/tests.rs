@@ -16,7 +16,11 @@ fn limits() -> DecodeLimits {
 /// `0a 08 "hessian4" 12 05 04 "rust" 1a 10 "java.lang.String"`.
 #[test]
 fn a_request_wrapper_is_byte_for_byte_what_java_accepts() {
-    let call = Invocation::new("sayHello", vec!["java.lang.String".into()], vec![Value::from("rust")]);
+    let call = Invocation::new(
+        "sayHello",
+        vec!["java.lang.String".into()],
+        vec![Value::from("rust")],
+    );
     let mut expected = vec![0x0a, 0x08];
     expected.extend_from_slice(b"hessian4");
     expected.extend_from_slice(&[0x12, 0x05, 0x04]);
@@ -40,14 +44,22 @@ fn each_argument_is_its_own_hessian_stream() {
 
 #[test]
 fn a_generic_call_wraps_method_types_and_arguments() {
-    let call = Invocation::new("sayHello", vec!["java.lang.String".into()], vec![Value::from("x")])
-        .into_generic();
+    let call = Invocation::new(
+        "sayHello",
+        vec!["java.lang.String".into()],
+        vec![Value::from("x")],
+    )
+    .into_generic();
     let wrapper = request_wrapper(&call);
     assert_eq!(wrapper.args.len(), 3);
     assert_eq!(wrapper.args[0], [&[0x08][..], b"sayHello"].concat());
     assert_eq!(
         wrapper.arg_types,
-        ["java.lang.String", "[Ljava.lang.String;", "[Ljava.lang.Object;"]
+        [
+            "java.lang.String",
+            "[Ljava.lang.String;",
+            "[Ljava.lang.Object;"
+        ]
     );
 }
 
@@ -73,7 +85,10 @@ fn java_response_wrappers_decode_to_their_values() {
         Value::from("Hello rust, from java-25051")
     );
     let sum = TripleResponseWrapper::decode(JAVA_ADD).unwrap();
-    assert_eq!((sum.serialize_type.as_str(), sum.r#type.as_str()), (HESSIAN4, "int"));
+    assert_eq!(
+        (sum.serialize_type.as_str(), sum.r#type.as_str()),
+        (HESSIAN4, "int")
+    );
     assert_eq!(response_value(&sum, limits()).unwrap(), Value::Int(5));
 }
 
@@ -96,7 +111,10 @@ fn hostile_answers_fail_cleanly() {
         data: vec![0x56, 0x91, 0xd7, 0xff, 0xff, 0xff],
         r#type: String::new(),
     };
-    assert!(matches!(response_value(&huge, limits()), Err(WrapperError::Hessian(_))));
+    assert!(matches!(
+        response_value(&huge, limits()),
+        Err(WrapperError::Hessian(_))
+    ));
     let json = TripleResponseWrapper {
         serialize_type: "fastjson2".into(),
         data: b"1".to_vec(),
