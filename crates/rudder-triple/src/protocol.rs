@@ -147,9 +147,17 @@ impl TripleProtocol {
             }
         };
         let call = self.call(channel, url, invocation, timeout);
-        tokio::time::timeout_at(deadline, call)
-            .await
-            .unwrap_or_else(|_| Err(timed_out()))
+        match tokio::time::timeout_at(deadline, call).await {
+            Ok(Ok(response)) => Ok(response),
+            // tonic enforces `grpc-timeout` itself too, as a `CANCELLED` "Timeout expired": whichever
+            // clock fires first, a call past its deadline is a timeout (not retried as a network fault
+            // would be).
+            Ok(Err(error)) if tokio::time::Instant::now() >= deadline => {
+                Err(timed_out().with_source(error))
+            }
+            Ok(Err(error)) => Err(error),
+            Err(_) => Err(timed_out()),
+        }
     }
 
     async fn call(
@@ -364,3 +372,6 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests;

@@ -12,7 +12,7 @@ const JAVA_NO_SUCH_METHOD: &str = "\"methodDescriptors\" is null";
 /// - `UNAVAILABLE` (no connection, connection lost, provider shutting down) is a network failure, retried
 ///   by failover; so are `CANCELLED` (a reset stream) and `RESOURCE_EXHAUSTED` is a limit (as dubbo://'s
 ///   thread-pool-exhausted status);
-/// - `DEADLINE_EXCEEDED` is a timeout;
+/// - `DEADLINE_EXCEEDED` is a timeout, and so is tonic's `CANCELLED` "Timeout expired";
 /// - `UNIMPLEMENTED` and `NOT_FOUND` mean the provider serves no such service or method at the group and
 ///   version asked for: `MethodNotFound`, which a Java provider also reports over dubbo://;
 /// - Java Dubbo 3.3.6 answers a method its service does not have with HTTP 500 and `UNKNOWN` "Cannot
@@ -23,6 +23,8 @@ const JAVA_NO_SUCH_METHOD: &str = "\"methodDescriptors\" is null";
 pub(crate) fn error_kind(code: Code, message: &str) -> RpcErrorKind {
     match code {
         Code::Unknown if message.contains(JAVA_NO_SUCH_METHOD) => RpcErrorKind::MethodNotFound,
+        // tonic's own enforcement of `grpc-timeout` (`TimeoutExpired`).
+        Code::Cancelled if message == "Timeout expired" => RpcErrorKind::Timeout,
         Code::Unavailable | Code::Cancelled | Code::Aborted => RpcErrorKind::Network,
         Code::DeadlineExceeded => RpcErrorKind::Timeout,
         Code::Unimplemented | Code::NotFound => RpcErrorKind::MethodNotFound,
@@ -77,10 +79,15 @@ mod tests {
             (Code::ResourceExhausted, RpcErrorKind::LimitExceeded),
             (Code::Unknown, RpcErrorKind::Unknown),
             (Code::Internal, RpcErrorKind::Unknown),
+            (Code::Cancelled, RpcErrorKind::Network),
         ];
         for (code, kind) in cases {
             assert_eq!(error_kind(code, "x"), kind, "{code:?}");
         }
+        assert_eq!(
+            error_kind(Code::Cancelled, "Timeout expired"),
+            RpcErrorKind::Timeout
+        );
         // Java 3.3.6's answer to `/org.rudder.it.GreetingService/nosuch`.
         let java =
             r#"Cannot invoke "java.util.List.iterator()" because "methodDescriptors" is null"#;

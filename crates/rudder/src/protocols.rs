@@ -95,19 +95,3 @@ impl Protocols {
         self.dubbo.shutdown().await;
     }
 }
-
-#[cfg(all(test, not(feature = "triple")))]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn without_the_feature_a_tri_provider_is_refused_clearly() {
-        let url = DubboUrl::parse("tri://127.0.0.1:1/com.acme.Greeter").unwrap();
-        let error = Protocols::new(None)
-            .invoke(&url, &Invocation::new("hi", vec![], vec![]))
-            .await
-            .unwrap_err();
-        assert_eq!(error.kind(), RpcErrorKind::Forbidden);
-        assert!(error.message().contains("feature `triple`"));
-    }
-}
