@@ -179,7 +179,19 @@ impl TripleProtocol {
             )
         })?;
         let payload = settings::payload(url);
-        let mut request = tonic::Request::new(wrapper::request_wrapper(invocation));
+        let wrapper = wrapper::request_wrapper(invocation);
+        // Refused before anything is sent: over the limit, tonic would reset the stream mid-body and
+        // report only "transport error".
+        let len = prost::Message::encoded_len(&wrapper);
+        if len > payload {
+            return Err(RpcError::new(
+                RpcErrorKind::Serialization,
+                format!(
+                    "tri://{address} {service}.{method}: the request is {len} bytes, over payload={payload}"
+                ),
+            ));
+        }
+        let mut request = tonic::Request::new(wrapper);
         request.set_timeout(timeout);
         self.headers(url, invocation, request.metadata_mut());
 
@@ -375,3 +387,5 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod wire_tests;

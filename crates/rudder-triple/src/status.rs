@@ -12,6 +12,7 @@ const JAVA_NO_SUCH_METHOD: &str = "\"methodDescriptors\" is null";
 /// - `UNAVAILABLE` (no connection, connection lost, provider shutting down) is a network failure, retried
 ///   by failover; so are `CANCELLED` (a reset stream) and `RESOURCE_EXHAUSTED` is a limit (as dubbo://'s
 ///   thread-pool-exhausted status);
+/// - `OUT_OF_RANGE` (tonic: a message over `payload`) is a serialization failure, not retried;
 /// - `DEADLINE_EXCEEDED` is a timeout, and so is tonic's `CANCELLED` "Timeout expired";
 /// - `UNIMPLEMENTED` and `NOT_FOUND` mean the provider serves no such service or method at the group and
 ///   version asked for: `MethodNotFound`, which a Java provider also reports over dubbo://;
@@ -29,6 +30,9 @@ pub(crate) fn error_kind(code: Code, message: &str) -> RpcErrorKind {
         Code::DeadlineExceeded => RpcErrorKind::Timeout,
         Code::Unimplemented | Code::NotFound => RpcErrorKind::MethodNotFound,
         Code::ResourceExhausted => RpcErrorKind::LimitExceeded,
+        // tonic's answer to a message over `payload`, either way: as over dubbo://, a serialization
+        // failure of this call only.
+        Code::OutOfRange => RpcErrorKind::Serialization,
         Code::PermissionDenied | Code::Unauthenticated => RpcErrorKind::Forbidden,
         _ if message.contains("Serializ") || message.contains("serializ") => {
             RpcErrorKind::Serialization
