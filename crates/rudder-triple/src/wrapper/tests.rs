@@ -143,3 +143,29 @@ fn java_class_names_are_class_get_name() {
         assert_eq!(java_class_name(source), name, "{source}");
     }
 }
+
+/// Every truncation and every single-byte corruption of Java's answers decodes to a value or a clean
+/// error, never a panic (the fuzz target's job in miniature, deterministic).
+#[test]
+fn corrupted_java_answers_never_panic() {
+    let fail = include_bytes!("java_fail_response.bin");
+    for sample in [JAVA_SAY_HELLO, JAVA_ADD, &fail[..]] {
+        let read = |bytes: &[u8]| {
+            if let Ok(wrapper) = TripleResponseWrapper::decode(bytes) {
+                let _ = response_value(&wrapper, limits());
+                let _ = response_exception(&wrapper, limits());
+            }
+        };
+        for end in 0..sample.len().min(600) {
+            read(&sample[..end]);
+        }
+        let mut corrupted = sample.to_vec();
+        for at in 0..sample.len().min(600) {
+            for bits in [0x01, 0x80, 0xff] {
+                corrupted[at] ^= bits;
+                read(&corrupted);
+                corrupted[at] ^= bits;
+            }
+        }
+    }
+}
