@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use hdrhistogram::Histogram;
-use rudder::{CallError, Consumer, Invocation, Reference, Value};
+use rudder::{CallError, Consumer, Invocation, Reference};
 use rudder_cluster::loadbalance::outlier::OutlierSettings;
 
+use crate::invoke_target::CallTarget;
 use crate::params::ConsumerArgs;
 use crate::registry_args::RegistryArgs;
 use crate::{bounds, java_types};
@@ -217,7 +218,8 @@ async fn bench_with(
     call: &Invocation,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let reference = Arc::new(build_reference(consumer, args).await?);
+    let target = args.target();
+    let reference = Arc::new(target.reference(consumer, &target.interface()?).await?);
     let load = Load {
         concurrency: args.concurrency,
         stop: match (args.calls, args.duration) {
@@ -254,21 +256,7 @@ fn invocation(args: &BenchArgs) -> Result<Invocation> {
             .map(|j| java_types::infer(j).to_owned())
             .collect(),
     };
-    if types.len() != items.len() {
-        bail!(
-            "--types names {} parameter(s) but --args has {}",
-            types.len(),
-            items.len()
-        );
-    }
-    let values = types
-        .iter()
-        .zip(items)
-        .enumerate()
-        .map(|(i, (t, j))| {
-            java_types::convert(t, j, false).with_context(|| format!("argument {}", i + 1))
-        })
-        .collect::<Result<Vec<Value>>>()?;
+    let values = java_types::arguments(&types, items, false)?;
     let mut call = Invocation::new(args.method.clone(), types, values);
     for (key, value) in &args.attachments {
         call.set_attachment(key, value);
@@ -276,45 +264,19 @@ fn invocation(args: &BenchArgs) -> Result<Invocation> {
     Ok(call)
 }
 
-async fn build_reference(consumer: &Consumer, args: &BenchArgs) -> Result<Reference> {
-    // The same target rules as `rudder invoke`: flags apply to a direct URL, conflicts are errors.
-    let interface = match (&args.url, &args.interface) {
-        (Some(url), _) => {
-            crate::invoke_target::direct_url(url, args.interface.as_deref(), None, None)?
-                .service_interface()
-                .to_owned()
+impl BenchArgs {
+    /// The same target rules as `rudder invoke`: flags apply to a direct URL, conflicts are errors.
+    fn target(&self) -> CallTarget<'_> {
+        CallTarget {
+            url: self.url.as_deref(),
+            interface: self.interface.as_deref(),
+            version: self.version.as_deref(),
+            group: self.group.as_deref(),
+            registry: &self.registry,
+            consumer: &self.consumer,
+            timeout: self.timeout,
         }
-        (None, Some(interface)) => interface.clone(),
-        (None, None) => bail!("--interface is required with --registry"),
-    };
-    let mut builder = consumer.reference(&interface);
-    if let Some(url) = &args.url {
-        let url = crate::invoke_target::direct_url(
-            url,
-            Some(&interface),
-            args.version.as_deref(),
-            args.group.as_deref(),
-        )?;
-        builder = builder.provider(&url.to_full_string());
-    } else {
-        args.registry.check_reachable().await?;
     }
-    for target in &args.registry.registry {
-        builder = builder.registry(target);
-    }
-    if let Some(v) = &args.version {
-        builder = builder.version(v);
-    }
-    if let Some(g) = &args.group {
-        builder = builder.group(g);
-    }
-    for (key, value) in args.consumer.pairs()? {
-        builder = builder.parameter(&key, &value);
-    }
-    if let Some(t) = args.timeout {
-        builder = builder.timeout(std::time::Duration::from_millis(t));
-    }
-    Ok(builder.build().await?)
 }
 
 /// What the workers share.

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rudder::{CallError, Consumer, Value};
+use rudder::{CallError, Consumer};
 use rudder_common::error::{RpcError, RpcErrorKind};
 
 use crate::invoke_target::{self, RegistryKnowledge};
@@ -81,6 +81,21 @@ pub(crate) struct InvokeArgs {
     linger: bool,
 }
 
+impl InvokeArgs {
+    /// Where the calls go.
+    pub(crate) fn target(&self) -> invoke_target::CallTarget<'_> {
+        invoke_target::CallTarget {
+            url: self.url.as_deref(),
+            interface: self.interface.as_deref(),
+            version: self.version.as_deref(),
+            group: self.group.as_deref(),
+            registry: &self.registry,
+            consumer: &self.consumer,
+            timeout: self.timeout,
+        }
+    }
+}
+
 pub(crate) fn run(
     args: InvokeArgs,
     attempts: Option<AttemptLog>,
@@ -107,7 +122,7 @@ async fn run_async(
         bail!("--args must be a JSON array")
     };
     check_attachments(&args.attachments)?;
-    let interface = invoke_target::interface(&args)?;
+    let interface = args.target().interface()?;
     let consumer =
         metrics_endpoint::consumer("rudder-cli", args.metrics_addr, args.registry.options());
     let outcome = invoke_with(&consumer, &args, &interface, items, attempts, out).await;
@@ -127,7 +142,7 @@ async fn invoke_with(
     out: &mut dyn Write,
 ) -> Result<()> {
     let metrics = metrics_endpoint::serve(consumer, args.metrics_addr).await?;
-    let reference = invoke_target::build_reference(consumer, args, interface).await?;
+    let reference = args.target().reference(consumer, interface).await?;
 
     let providers = invoke_target::provider_urls(&reference);
     let knowledge = if args.registry.is_given() {
@@ -143,21 +158,7 @@ async fn invoke_with(
     }
     service_info::check_method(interface, &args.method, &providers)?;
     let types = invoke_target::parameter_types(args, items, &knowledge.overloads)?;
-    if types.len() != items.len() {
-        bail!(
-            "--types names {} parameter(s) but --args has {}",
-            types.len(),
-            items.len()
-        );
-    }
-    let values = types
-        .iter()
-        .zip(items)
-        .enumerate()
-        .map(|(i, (t, j))| {
-            java_types::convert(t, j, args.generic).with_context(|| format!("argument {}", i + 1))
-        })
-        .collect::<Result<Vec<Value>>>()?;
+    let values = java_types::arguments(&types, items, args.generic)?;
 
     let mut call = rudder::Invocation::new(args.method.clone(), types, values);
     for (key, value) in &args.attachments {

@@ -1,4 +1,4 @@
-//! Where `rudder invoke` sends its calls: a direct `--url`, with `--interface`, `--version` and
+//! Where `rudder invoke` (and `rudder bench`) send their calls: a direct `--url`, with `--interface`, `--version` and
 //! `--group` applied to it as Dubbo applies a reference's to a direct URL, or the providers of
 //! `--registry`; and the checks that answer a wrong call before any is made (unknown method, arguments
 //! that fit no overload, a version or group nobody provides).
@@ -10,6 +10,8 @@ use rudder_common::url::DubboUrl;
 use serde_json::Value as Json;
 
 use crate::invoke::InvokeArgs;
+use crate::params::ConsumerArgs;
+use crate::registry_args::RegistryArgs;
 use crate::service_info::{self, Overload};
 
 /// The protocols `--url` may name.
@@ -77,51 +79,61 @@ pub(crate) fn direct_url(
     Ok(applied)
 }
 
-/// The interface the calls are for.
-pub(crate) fn interface(args: &InvokeArgs) -> Result<String> {
-    match (&args.url, &args.interface) {
-        (Some(url), _) => Ok(direct_url(url, args.interface.as_deref(), None, None)?
-            .service_interface()
-            .to_owned()),
-        (None, Some(interface)) => Ok(interface.clone()),
-        (None, None) => bail!("--interface is required with --registry"),
-    }
+/// Where a command's calls go, as `invoke` and `bench` both take it from their flags.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallTarget<'a> {
+    pub(crate) url: Option<&'a str>,
+    pub(crate) interface: Option<&'a str>,
+    pub(crate) version: Option<&'a str>,
+    pub(crate) group: Option<&'a str>,
+    pub(crate) registry: &'a RegistryArgs,
+    pub(crate) consumer: &'a ConsumerArgs,
+    /// Per-call timeout, ms.
+    pub(crate) timeout: Option<u64>,
 }
 
-/// Builds the reference the calls go through.
-pub(crate) async fn build_reference(
-    consumer: &Consumer,
-    args: &InvokeArgs,
-    interface: &str,
-) -> Result<Reference> {
-    let mut builder = consumer.reference(interface);
-    if let Some(url) = &args.url {
-        let url = direct_url(
-            url,
-            Some(interface),
-            args.version.as_deref(),
-            args.group.as_deref(),
-        )?;
-        builder = builder.provider(&url.to_full_string());
-    } else {
-        args.registry.check_reachable().await?;
+impl CallTarget<'_> {
+    /// The interface the calls are for: `--url`'s (with `--interface` applied), else `--interface`.
+    pub(crate) fn interface(&self) -> Result<String> {
+        match (self.url, self.interface) {
+            (Some(url), _) => Ok(direct_url(url, self.interface, None, None)?
+                .service_interface()
+                .to_owned()),
+            (None, Some(interface)) => Ok(interface.to_owned()),
+            (None, None) => bail!("--interface is required with --registry"),
+        }
     }
-    for target in &args.registry.registry {
-        builder = builder.registry(target);
+
+    /// Builds the reference the calls go through, to `interface`.
+    pub(crate) async fn reference(
+        &self,
+        consumer: &Consumer,
+        interface: &str,
+    ) -> Result<Reference> {
+        let mut builder = consumer.reference(interface);
+        if let Some(url) = self.url {
+            let url = direct_url(url, Some(interface), self.version, self.group)?;
+            builder = builder.provider(&url.to_full_string());
+        } else {
+            self.registry.check_reachable().await?;
+        }
+        for target in &self.registry.registry {
+            builder = builder.registry(target);
+        }
+        if let Some(v) = self.version {
+            builder = builder.version(v);
+        }
+        if let Some(g) = self.group {
+            builder = builder.group(g);
+        }
+        for (key, value) in self.consumer.pairs()? {
+            builder = builder.parameter(&key, &value);
+        }
+        if let Some(t) = self.timeout {
+            builder = builder.timeout(std::time::Duration::from_millis(t));
+        }
+        Ok(builder.build().await?)
     }
-    if let Some(v) = &args.version {
-        builder = builder.version(v);
-    }
-    if let Some(g) = &args.group {
-        builder = builder.group(g);
-    }
-    for (key, value) in args.consumer.pairs()? {
-        builder = builder.parameter(&key, &value);
-    }
-    if let Some(t) = args.timeout {
-        builder = builder.timeout(std::time::Duration::from_millis(t));
-    }
-    Ok(builder.build().await?)
 }
 
 /// Every provider URL the reference sees now, in every registry.

@@ -1,6 +1,6 @@
 //! Java parameter types for command-line arguments: given (`--types`) or inferred from JSON.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use rudder_common::Value;
 use serde_json::Value as Json;
 
@@ -19,6 +19,24 @@ pub(crate) fn infer(json: &Json) -> &'static str {
         Json::Array(_) => "java.util.List",
         Json::Object(_) => "java.util.Map",
     }
+}
+
+/// The call's arguments: each JSON item converted to its Java type, one type per item (an error
+/// naming both counts otherwise, and the argument that does not convert).
+pub(crate) fn arguments(types: &[String], items: &[Json], generic: bool) -> Result<Vec<Value>> {
+    if types.len() != items.len() {
+        bail!(
+            "--types names {} parameter(s) but --args has {}",
+            types.len(),
+            items.len()
+        );
+    }
+    types
+        .iter()
+        .zip(items)
+        .enumerate()
+        .map(|(i, (t, j))| convert(t, j, generic).with_context(|| format!("argument {}", i + 1)))
+        .collect()
 }
 
 /// Converts `json` to the value a Java parameter of type `java_type` expects. `generic` calls send

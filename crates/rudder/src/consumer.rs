@@ -106,6 +106,7 @@ impl Consumer {
             config_center: None,
             #[cfg(feature = "zookeeper")]
             registry_idle_timeout: DEFAULT_REGISTRY_IDLE_TIMEOUT,
+            #[cfg(feature = "zookeeper")]
             registry_options: rudder_registry::RegistryOptions::default(),
             #[cfg(feature = "metrics")]
             metrics: None,
@@ -345,6 +346,7 @@ pub struct ConsumerBuilder {
     config_center: Option<String>,
     #[cfg(feature = "zookeeper")]
     registry_idle_timeout: Duration,
+    #[cfg(feature = "zookeeper")]
     registry_options: rudder_registry::RegistryOptions,
     #[cfg(feature = "metrics")]
     metrics: Option<crate::metrics::MetricsConfig>,

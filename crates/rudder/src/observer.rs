@@ -25,6 +25,8 @@ pub(crate) trait CallObserver: Send + Sync + fmt::Debug {
 /// What an observer keeps about one call in flight: its own handle on the call's series (no
 /// allocation: an `Arc` the observer already holds) and when it started.
 #[derive(Debug)]
+// Only an observer reads these, and the one observer is the metrics (feature `metrics`).
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
 pub(crate) struct CallToken {
     pub(crate) series: Option<Arc<dyn Any + Send + Sync>>,
     pub(crate) started: u64,

@@ -11,48 +11,16 @@ use std::time::{Duration, Instant};
 use rudder::internals::rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
-use zookeeper_client::{Acls, Client, CreateMode};
+use zookeeper_client::Client;
+
+use crate::common::providers::{put_node as put, registered_port_echo};
 
 const SERVICE: &str = "com.acme.HostRouted";
 const WAIT: Duration = Duration::from_secs(30);
 
 /// A provider answering every call with its own port, registered in ZooKeeper.
 async fn registered_provider(zk: &Client) -> (DubboServer, i32) {
-    let port = std::sync::Arc::new(std::sync::OnceLock::new());
-    let answer = std::sync::Arc::clone(&port);
-    let server = DubboServer::bind(0, move |_call: Invocation| {
-        let port = *answer.get().expect("port set before the first call");
-        async move { Ok(Value::Int(port)) }
-    })
-    .await
-    .expect("bind");
-    let own = i32::from(server.local_addr().port());
-    port.set(own).unwrap();
-    let url = DubboUrl::parse(&format!(
-        "dubbo://{}/{SERVICE}?interface={SERVICE}&application=host-provider&side=provider",
-        server.local_addr()
-    ))
-    .unwrap();
-    put(
-        zk,
-        &format!("/dubbo/{SERVICE}/providers/{}", url.to_node_name()),
-        "",
-    )
-    .await;
-    (server, own)
-}
-
-async fn put(zk: &Client, path: &str, data: &str) {
-    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-    let parent = &path[..path.rfind('/').unwrap()];
-    zk.mkdir(parent, &persistent).await.expect("mkdir");
-    match zk.create(path, data.as_bytes(), &persistent).await {
-        Ok(_) => {}
-        Err(zookeeper_client::Error::NodeExists) => {
-            zk.set_data(path, data.as_bytes(), None).await.expect("set");
-        }
-        Err(e) => panic!("create {path}: {e}"),
-    }
+    registered_port_echo(zk, SERVICE, "host-provider").await
 }
 
 /// The hosts of the consumer nodes registered for the service, sorted.

@@ -5,66 +5,27 @@
 use std::time::Duration;
 
 use rudder::internals::rpc::server::DubboServer;
-use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
+use rudder::{Consumer, Invocation, Reference, Value};
 use rudder_it::{run_rudder, ZooKeeperContainer};
-use zookeeper_client::{Acls, Client, CreateMode};
+use zookeeper_client::Client;
 
 use crate::common::changes::reference_reaches;
+use crate::common::providers::{put_node as put, registered_port_echo};
 
 const SERVICE: &str = "com.acme.Routed";
 const PROVIDER_APP: &str = "routed-provider";
 const WAIT: Duration = Duration::from_secs(30);
 
-/// A provider answering every call with its own port.
-async fn provider() -> DubboServer {
-    let port = std::sync::Arc::new(std::sync::OnceLock::new());
-    let answer = std::sync::Arc::clone(&port);
-    let server = DubboServer::bind(0, move |_call: Invocation| {
-        let port = *answer.get().expect("port set before the first call");
-        async move { Ok(Value::Int(port)) }
-    })
-    .await
-    .expect("bind");
-    port.set(i32::from(server.local_addr().port())).unwrap();
-    server
-}
-
-async fn put(zk: &Client, path: &str, data: &str) {
-    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-    let parent = &path[..path.rfind('/').unwrap()];
-    zk.mkdir(parent, &persistent).await.expect("mkdir");
-    match zk.create(path, data.as_bytes(), &persistent).await {
-        Ok(_) => {}
-        Err(zookeeper_client::Error::NodeExists) => {
-            zk.set_data(path, data.as_bytes(), None).await.expect("set");
-        }
-        Err(e) => panic!("create {path}: {e}"),
-    }
-}
-
 /// Starts `n` providers of `PROVIDER_APP` and registers them in ZooKeeper: the servers (the caller
 /// keeps them alive) and their ports, in start order.
 async fn registered_providers(zk: &Client, n: usize) -> (Vec<DubboServer>, Vec<i32>) {
     let mut servers = Vec::with_capacity(n);
+    let mut ports = Vec::with_capacity(n);
     for _ in 0..n {
-        let server = provider().await;
-        let url = DubboUrl::parse(&format!(
-            "dubbo://{}/{SERVICE}?interface={SERVICE}&application={PROVIDER_APP}&side=provider",
-            server.local_addr()
-        ))
-        .unwrap();
-        put(
-            zk,
-            &format!("/dubbo/{SERVICE}/providers/{}", url.to_node_name()),
-            "",
-        )
-        .await;
+        let (server, port) = registered_port_echo(zk, SERVICE, PROVIDER_APP).await;
         servers.push(server);
+        ports.push(port);
     }
-    let ports = servers
-        .iter()
-        .map(|s| i32::from(s.local_addr().port()))
-        .collect();
     (servers, ports)
 }
 

@@ -9,50 +9,18 @@ use std::collections::BTreeSet;
 
 use rudder::internals::cluster::router::RuleKey;
 use rudder::internals::rpc::server::DubboServer;
-use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
+use rudder::{Consumer, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
-use zookeeper_client::{Acls, Client, CreateMode};
+use zookeeper_client::Client;
+
+use crate::common::providers::{put_node as put, registered_port_echo};
 
 /// References built per service: each has its own `HashMap`, so its own key order.
 const REFERENCES: usize = 4;
 
-async fn put(zk: &Client, path: &str, data: &str) {
-    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-    let parent = &path[..path.rfind('/').unwrap()];
-    zk.mkdir(parent, &persistent).await.expect("mkdir");
-    match zk.create(path, data.as_bytes(), &persistent).await {
-        Ok(_) => {}
-        Err(zookeeper_client::Error::NodeExists) => {
-            zk.set_data(path, data.as_bytes(), None).await.expect("set");
-        }
-        Err(e) => panic!("create {path}: {e}"),
-    }
-}
-
 /// A provider of `service` in `application` answering with its port, registered in ZooKeeper.
 async fn provider(zk: &Client, service: &str, application: &str) -> (DubboServer, i32) {
-    let port = std::sync::Arc::new(std::sync::OnceLock::new());
-    let answer = std::sync::Arc::clone(&port);
-    let server = DubboServer::bind(0, move |_call: Invocation| {
-        let port = *answer.get().expect("port set before the first call");
-        async move { Ok(Value::Int(port)) }
-    })
-    .await
-    .expect("bind");
-    let own = i32::from(server.local_addr().port());
-    port.set(own).unwrap();
-    let url = DubboUrl::parse(&format!(
-        "dubbo://{}/{service}?interface={service}&application={application}&side=provider",
-        server.local_addr()
-    ))
-    .unwrap();
-    put(
-        zk,
-        &format!("/dubbo/{service}/providers/{}", url.to_node_name()),
-        "",
-    )
-    .await;
-    (server, own)
+    registered_port_echo(zk, service, application).await
 }
 
 /// The ports 60 calls tagged `tag` reach (at most 3 allowed of 4: a miss has probability

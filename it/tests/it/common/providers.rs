@@ -1,0 +1,57 @@
+//! In-process providers registered in ZooKeeper as a Dubbo provider registers itself, and the node
+//! writes an operator or dubbo-admin makes.
+
+use std::sync::{Arc, OnceLock};
+
+use rudder::internals::rpc::server::DubboServer;
+use rudder::{DubboUrl, Invocation, Value};
+use zookeeper_client::{Acls, Client, CreateMode};
+
+/// Writes `data` at `path` (parents made, an existing node overwritten), as dubbo-admin writes a
+/// rule.
+pub(crate) async fn put_node(zk: &Client, path: &str, data: &str) {
+    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let parent = &path[..path.rfind('/').expect("an absolute path")];
+    zk.mkdir(parent, &persistent).await.expect("mkdir");
+    match zk.create(path, data.as_bytes(), &persistent).await {
+        Ok(_) => {}
+        Err(zookeeper_client::Error::NodeExists) => {
+            zk.set_data(path, data.as_bytes(), None).await.expect("set");
+        }
+        Err(e) => panic!("create {path}: {e}"),
+    }
+}
+
+/// A provider answering every call with its own port (a `Value::Int`): which provider a call
+/// reached is its answer.
+pub(crate) async fn port_echo() -> DubboServer {
+    let port = Arc::new(OnceLock::new());
+    let answer = Arc::clone(&port);
+    let server = DubboServer::bind(0, move |_call: Invocation| {
+        let port = *answer.get().expect("port set before the first call");
+        async move { Ok(Value::Int(port)) }
+    })
+    .await
+    .expect("bind");
+    port.set(i32::from(server.local_addr().port())).unwrap();
+    server
+}
+
+/// A [`port_echo`] provider of `service` in `application`, registered in ZooKeeper: the server (keep
+/// it alive) and its port.
+pub(crate) async fn registered_port_echo(
+    zk: &Client,
+    service: &str,
+    application: &str,
+) -> (DubboServer, i32) {
+    let server = port_echo().await;
+    let url = DubboUrl::parse(&format!(
+        "dubbo://{}/{service}?interface={service}&application={application}&side=provider",
+        server.local_addr()
+    ))
+    .unwrap();
+    let path = format!("/dubbo/{service}/providers/{}", url.to_node_name());
+    put_node(zk, &path, "").await;
+    let port = i32::from(server.local_addr().port());
+    (server, port)
+}
