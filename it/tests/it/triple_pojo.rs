@@ -185,6 +185,28 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
         .unwrap();
     assert_eq!(back.tags, ["x", "seen-by:java-tri"]);
 
+    // The consumer owns the tri:// connection: a reference dropped takes its provider's connection
+    // with it (the provider left every directory of this consumer).
+    let consumer = rudder::Consumer::builder().application("rudder-it").build();
+    let owned = consumer
+        .reference(SERVICE)
+        .provider(&format!(
+            "tri://127.0.0.1:{}/{SERVICE}?version=1.0.0&group=g1",
+            tri.port()
+        ))
+        .build()
+        .await
+        .unwrap();
+    let sum = owned
+        .invoke("add", &["int", "int"], vec![Value::Int(3), Value::Int(4)])
+        .await
+        .unwrap();
+    assert_eq!(sum, Value::Int(7));
+    assert_eq!(consumer.open_connections(), 1);
+    drop(owned);
+    assert_eq!(consumer.open_connections(), 0);
+    consumer.shutdown().await;
+
     // The CLI: `rudder invoke --url tri://...` calls exactly like dubbo://.
     let url = format!(
         "tri://127.0.0.1:{}/{SERVICE}?version=1.0.0&group=g1",
