@@ -8,14 +8,15 @@
 //! [`RpcResponse`](rudder_rpc::RpcResponse) a dubbo:// call gives: a value, or the provider's business
 //! exception. Failures carry the error kinds dubbo:// uses (`grpc-status` mapped as `status` documents).
 //!
-//! Not yet: protobuf (IDL) services, streaming, `connections=N` (one connection per address), a
-//! jittered reconnect backoff (tonic reconnects on the next call).
+//! Not yet: protobuf (IDL) services, streaming, a jittered reconnect backoff (tonic reconnects on the
+//! next call).
 //!
 //! # URL parameters
 //!
 //! `timeout` (the invocation's `timeout` attachment, else `<method>.timeout`, else `timeout`; 1000 ms),
 //! `connect.timeout` (3000 ms), `heartbeat` (keepalive ping interval, 60 s), `payload` (largest
-//! message each way, 8 MiB, at most 64 MiB), `version` and `group` (sent as `tri-service-version` and
+//! message each way, 8 MiB, at most 64 MiB), `connections` (HTTP/2 connections per address, used
+//! round-robin, 1; at most 64), `version` and `group` (sent as `tri-service-version` and
 //! `tri-service-group`). Ranges and bad values are handled as for dubbo://.
 //!
 //! # Examples

@@ -1,6 +1,6 @@
 //! [`TripleProtocol`]: calls to Java interface services over `tri://`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -52,7 +52,8 @@ fn proto_content_type(
     request
 }
 
-/// The tri:// client: one HTTP/2 connection per provider address (tonic's [`Channel`]), opened on
+/// The tri:// client: one HTTP/2 connection per provider address (tonic's [`Channel`]; more with the
+/// URL parameter `connections`, used round-robin), opened on
 /// first use inside the call's deadline, pinged with HTTP/2 keepalives (`heartbeat`), and reopened by
 /// tonic after a failure.
 ///
@@ -80,11 +81,13 @@ struct Inner {
     shut_down: AtomicBool,
 }
 
-/// One provider address's connection, made by the first call that needs it.
+/// One provider address's connections (`connections`, 1 by default), each made by the first call
+/// that needs it, used round-robin.
 #[derive(Debug)]
 struct Slot {
     addr: String,
-    channel: OnceCell<Channel>,
+    channels: Vec<OnceCell<Channel>>,
+    next: AtomicUsize,
 }
 
 impl TripleProtocol {
@@ -286,20 +289,25 @@ impl TripleProtocol {
     /// The connection to `url`'s address, made within `connect.timeout` if there is none yet.
     async fn channel(&self, url: &DubboUrl) -> Result<Channel, RpcError> {
         let addr = url.address();
-        let slot =
-            match self.inner.connections.get(&addr) {
-                Some(slot) => Arc::clone(&slot),
-                None => Arc::clone(&self.inner.connections.entry(addr.clone()).or_insert_with(
-                    || {
-                        Arc::new(Slot {
-                            addr: addr.clone(),
-                            channel: OnceCell::new(),
-                        })
-                    },
-                )),
-            };
-        let channel = slot
-            .channel
+        let size = settings::connections(url);
+        // Different `connections` settings for one address get separate sets, as over dubbo://.
+        let key = if size == 1 {
+            addr.clone()
+        } else {
+            format!("{addr}#{size}")
+        };
+        let slot = match self.inner.connections.get(&key) {
+            Some(slot) => Arc::clone(&slot),
+            None => Arc::clone(&self.inner.connections.entry(key).or_insert_with(|| {
+                Arc::new(Slot {
+                    addr: addr.clone(),
+                    channels: (0..size).map(|_| OnceCell::new()).collect(),
+                    next: AtomicUsize::new(0),
+                })
+            })),
+        };
+        let turn = slot.next.fetch_add(1, Ordering::Relaxed) % slot.channels.len();
+        let channel = slot.channels[turn]
             .get_or_try_init(|| async {
                 let endpoint = Endpoint::from_shared(format!("http://{addr}"))
                     .map_err(|e| {
@@ -355,8 +363,8 @@ impl TripleProtocol {
         self.inner
             .connections
             .iter()
-            .filter(|slot| slot.channel.initialized())
-            .count()
+            .map(|slot| slot.channels.iter().filter(|c| c.initialized()).count())
+            .sum()
     }
 }
 

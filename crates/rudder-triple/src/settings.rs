@@ -36,6 +36,14 @@ const PAYLOAD: IntRange = IntRange {
     max: 64 << 20,
 };
 
+/// HTTP/2 connections per provider address (each multiplexes any number of calls).
+const CONNECTIONS: IntRange = IntRange {
+    key: "connections",
+    default: 1,
+    min: 1,
+    max: 64,
+};
+
 fn millis(v: i64) -> Duration {
     Duration::from_millis(u64::try_from(v).unwrap_or(1))
 }
@@ -55,6 +63,11 @@ pub(crate) fn connect_timeout(url: &DubboUrl) -> Duration {
 /// The keepalive ping interval.
 pub(crate) fn heartbeat(url: &DubboUrl) -> Duration {
     millis(HEARTBEAT.value(url))
+}
+
+/// How many connections to keep to the provider's address.
+pub(crate) fn connections(url: &DubboUrl) -> usize {
+    usize::try_from(CONNECTIONS.value(url)).unwrap_or(1)
 }
 
 /// The message size limit, both directions.

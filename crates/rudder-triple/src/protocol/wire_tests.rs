@@ -33,48 +33,55 @@ async fn provider(script: Script) -> (String, Seen) {
     let seen: Seen = Arc::default();
     let record = Arc::clone(&seen);
     tokio::spawn(async move {
-        let (socket, _) = listener.accept().await.unwrap();
-        let mut connection = h2::server::handshake(socket).await.unwrap();
-        while let Some(Ok((request, mut respond))) = connection.accept().await {
-            let (script, record) = (script.clone(), Arc::clone(&record));
-            tokio::spawn(async move {
-                let (parts, mut body) = request.into_parts();
-                let mut bytes = Vec::new();
-                while let Some(Ok(chunk)) = body.data().await {
-                    let _ = body.flow_control().release_capacity(chunk.len());
-                    bytes.extend_from_slice(&chunk);
-                }
-                record.lock().unwrap().push((parts, bytes));
-                let head = http::Response::builder()
-                    .status(200)
-                    .header("content-type", "application/grpc");
-                let head = match &script {
-                    Script::Answer(_, Some(code)) => head.header("tri-exception-code", *code),
-                    Script::Status(code, message) => head
-                        .header("grpc-status", *code)
-                        .header("grpc-message", *message),
-                    _ => head,
-                };
-                let trailers_only = matches!(script, Script::Status(..));
-                let mut send = respond
-                    .send_response(head.body(()).unwrap(), trailers_only)
-                    .unwrap();
-                let message = match script {
-                    Script::Answer(wrapper, _) => wrapper.encode_to_vec(),
-                    Script::Oversized(len) => vec![0; len],
-                    Script::Status(..) => return,
-                };
-                let mut frame = vec![0];
-                frame.extend_from_slice(&u32::try_from(message.len()).unwrap().to_be_bytes());
-                frame.extend_from_slice(&message);
-                send.send_data(Bytes::from(frame), false).unwrap();
-                let mut trailers = http::HeaderMap::new();
-                trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
-                let _ = send.send_trailers(trailers);
-            });
+        while let Ok((socket, _)) = listener.accept().await {
+            tokio::spawn(serve(socket, script.clone(), Arc::clone(&record)));
         }
     });
     (addr, seen)
+}
+
+/// One HTTP/2 connection: each request is answered by its own task, while `accept` drives the
+/// connection.
+async fn serve(socket: tokio::net::TcpStream, script: Script, record: Seen) {
+    let mut connection = h2::server::handshake(socket).await.unwrap();
+    while let Some(Ok((request, mut respond))) = connection.accept().await {
+        let (script, record) = (script.clone(), Arc::clone(&record));
+        tokio::spawn(async move {
+            let (parts, mut body) = request.into_parts();
+            let mut bytes = Vec::new();
+            while let Some(Ok(chunk)) = body.data().await {
+                let _ = body.flow_control().release_capacity(chunk.len());
+                bytes.extend_from_slice(&chunk);
+            }
+            record.lock().unwrap().push((parts, bytes));
+            let head = http::Response::builder()
+                .status(200)
+                .header("content-type", "application/grpc");
+            let head = match &script {
+                Script::Answer(_, Some(code)) => head.header("tri-exception-code", *code),
+                Script::Status(code, message) => head
+                    .header("grpc-status", *code)
+                    .header("grpc-message", *message),
+                _ => head,
+            };
+            let trailers_only = matches!(script, Script::Status(..));
+            let mut send = respond
+                .send_response(head.body(()).unwrap(), trailers_only)
+                .unwrap();
+            let message = match script {
+                Script::Answer(wrapper, _) => wrapper.encode_to_vec(),
+                Script::Oversized(len) => vec![0; len],
+                Script::Status(..) => return,
+            };
+            let mut frame = vec![0];
+            frame.extend_from_slice(&u32::try_from(message.len()).unwrap().to_be_bytes());
+            frame.extend_from_slice(&message);
+            send.send_data(Bytes::from(frame), false).unwrap();
+            let mut trailers = http::HeaderMap::new();
+            trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+            let _ = send.send_trailers(trailers);
+        });
+    }
 }
 
 fn answer(data: Vec<u8>, class: &str) -> TripleResponseWrapper {
@@ -228,4 +235,19 @@ async fn a_request_over_payload_is_not_sent() {
         .unwrap()
         .iter()
         .all(|(_, body)| body.len() < 256));
+}
+
+#[tokio::test]
+async fn connections_n_opens_n_connections_used_in_turn() {
+    let (addr, seen) = provider(Script::Answer(answer(vec![0x90], "int"), None)).await;
+    let url = DubboUrl::parse(&format!("tri://{addr}/com.acme.Calc?connections=3")).unwrap();
+    let protocol = TripleProtocol::new(None);
+    let call = Invocation::new("zero", vec![], vec![]);
+    for _ in 0..6 {
+        protocol.invoke(&url, &call).await.unwrap();
+    }
+    assert_eq!(protocol.open_connections(), 3);
+    assert_eq!(seen.lock().unwrap().len(), 6);
+    assert_eq!(protocol.retain_addresses(|_| false), 1);
+    assert_eq!(protocol.open_connections(), 0);
 }
