@@ -1,7 +1,7 @@
 //! [`TripleProtocol`]: calls to Java interface services over `tri://`.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use dashmap::DashMap;
 use http::header::{HeaderValue, CONTENT_TYPE};
@@ -16,6 +16,7 @@ use tonic::metadata::{AsciiMetadataValue, MetadataKey, MetadataMap};
 use tonic::transport::{Channel, Endpoint};
 use tower::util::MapRequest;
 
+use crate::backoff::Backoff;
 use crate::codec::WrapperCodec;
 use crate::settings;
 use crate::status::status_error;
@@ -55,7 +56,8 @@ fn proto_content_type(
 /// The tri:// client: one HTTP/2 connection per provider address (tonic's [`Channel`]; more with the
 /// URL parameter `connections`, used round-robin), opened on
 /// first use inside the call's deadline, pinged with HTTP/2 keepalives (`heartbeat`), and reopened by
-/// tonic after a failure.
+/// tonic after a failure. After a failed connect, calls to that address fail fast for a jittered
+/// wait doubling from 100 ms to 10 s.
 ///
 /// A call to a Java interface method sends Dubbo's `TripleRequestWrapper` (each argument a hessian2
 /// stream) as `application/grpc+proto` to `/{interface}/{method}`, with the provider URL's version and
@@ -77,6 +79,7 @@ pub struct TripleProtocol {
 #[derive(Debug, Default)]
 struct Inner {
     connections: DashMap<String, Arc<Slot>>,
+    backoff: Backoff,
     application: Option<String>,
     shut_down: AtomicBool,
 }
@@ -87,6 +90,8 @@ struct Inner {
 struct Slot {
     addr: String,
     channels: Vec<OnceCell<Channel>>,
+    /// Per channel: consecutive failed connects, and until when the next one waits.
+    failures: Vec<Mutex<(u32, Option<tokio::time::Instant>)>>,
     next: AtomicUsize,
 }
 
@@ -302,12 +307,35 @@ impl TripleProtocol {
                 Arc::new(Slot {
                     addr: addr.clone(),
                     channels: (0..size).map(|_| OnceCell::new()).collect(),
+                    failures: (0..size).map(|_| Mutex::new((0, None))).collect(),
                     next: AtomicUsize::new(0),
                 })
             })),
         };
         let turn = slot.next.fetch_add(1, Ordering::Relaxed) % slot.channels.len();
-        let channel = slot.channels[turn]
+        let cell = &slot.channels[turn];
+        if let Some(channel) = cell.get() {
+            return Ok(channel.clone());
+        }
+        let failures = &slot.failures[turn];
+        let backing_off = {
+            let state = failures.lock().unwrap_or_else(PoisonError::into_inner);
+            state
+                .1
+                .filter(|until| tokio::time::Instant::now() < *until)
+                .map(|until| (state.0, until))
+        };
+        if let Some((count, until)) = backing_off {
+            let left = until.saturating_duration_since(tokio::time::Instant::now());
+            return Err(RpcError::new(
+                RpcErrorKind::Network,
+                format!(
+                    "tri://{addr}: {count} connect(s) failed in a row; the next is in {} ms",
+                    left.as_millis()
+                ),
+            ));
+        }
+        let connected = cell
             .get_or_try_init(|| async {
                 let endpoint = Endpoint::from_shared(format!("http://{addr}"))
                     .map_err(|e| {
@@ -329,8 +357,20 @@ impl TripleProtocol {
                     )
                 })
             })
-            .await?;
-        Ok(channel.clone())
+            .await;
+        let mut state = failures.lock().unwrap_or_else(PoisonError::into_inner);
+        match connected {
+            Ok(channel) => {
+                *state = (0, None);
+                Ok(channel.clone())
+            }
+            Err(error) => {
+                state.0 = state.0.saturating_add(1);
+                let wait = self.inner.backoff.delay(state.0);
+                state.1 = Some(tokio::time::Instant::now() + wait);
+                Err(error)
+            }
+        }
     }
 
     /// Whether [`shutdown`](TripleProtocol::shutdown) has been called (on any clone).

@@ -86,3 +86,33 @@ async fn after_shutdown_every_call_is_refused() {
     assert_eq!(error.kind(), RpcErrorKind::ShutDown);
     assert!(!error.kind().is_retryable());
 }
+
+#[tokio::test(start_paused = true)]
+async fn after_a_failed_connect_calls_fail_fast_until_the_backoff_ends() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = DubboUrl::parse(&format!("tri://127.0.0.1:{port}/com.acme.Greeter")).unwrap();
+    let protocol = TripleProtocol::new(None);
+    let first = protocol.invoke(&url, &hello()).await.unwrap_err();
+    assert!(first.message().contains("cannot connect"), "{first}");
+    // Within the first wait (at least 50 ms): refused without a connect.
+    let second = protocol.invoke(&url, &hello()).await.unwrap_err();
+    assert_eq!(second.kind(), RpcErrorKind::Network);
+    assert!(
+        second.message().contains("1 connect(s) failed in a row"),
+        "{second}"
+    );
+    // After the first wait's ceiling (100 ms) a connect is tried again, and fails again.
+    tokio::time::advance(Duration::from_millis(101)).await;
+    let third = protocol.invoke(&url, &hello()).await.unwrap_err();
+    assert!(third.message().contains("cannot connect"), "{third}");
+    let fourth = protocol.invoke(&url, &hello()).await.unwrap_err();
+    assert!(
+        fourth.message().contains("2 connect(s) failed in a row"),
+        "{fourth}"
+    );
+}
