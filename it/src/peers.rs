@@ -61,6 +61,8 @@ pub struct PeerConfig {
     /// any (Java only). `instance` writes only the application-level nodes (`/services/<app>/...`, the
     /// interface-to-application mapping), no `/dubbo/<interface>/providers` node.
     pub register_mode: Option<String>,
+    /// The protocol to export over, if not dubbo:// (Java only: `"tri"` for Triple), on `port`.
+    pub protocol: Option<String>,
 }
 
 impl PeerConfig {
@@ -79,6 +81,7 @@ impl PeerConfig {
             delay_ms: None,
             warmup_ms: None,
             register_mode: None,
+            protocol: None,
         }
     }
 }
@@ -125,6 +128,7 @@ impl Peer {
             ("RUDDER_DELAY_MS", config.delay_ms.map(|d| d.to_string())),
             ("RUDDER_WARMUP", config.warmup_ms.map(|w| w.to_string())),
             ("RUDDER_REGISTER_MODE", config.register_mode.clone()),
+            ("RUDDER_PROTOCOL", config.protocol.clone()),
         ] {
             if let Some(value) = value {
                 command.env(key, value);

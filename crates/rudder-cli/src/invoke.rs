@@ -30,7 +30,7 @@ const MAX_ARGS_BYTES: u64 = 64 * 1024 * 1024;
 pub(crate) struct InvokeArgs {
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
-    /// Call this provider directly: dubbo://HOST:PORT[/INTERFACE][?version=..&group=..]. --interface,
+    /// Call this provider directly: dubbo://HOST:PORT[/INTERFACE][?version=..&group=..] (or tri://). --interface,
     /// --version and --group apply to it as a Dubbo reference's do (a contradiction is an error).
     #[arg(long, value_name = "URL", conflicts_with = "registry")]
     pub(crate) url: Option<String>,

@@ -15,7 +15,7 @@ use crate::registry_args::RegistryArgs;
 use crate::service_info::{self, Overload};
 
 /// The protocols `--url` may name.
-const SPOKEN: [&str; 1] = ["dubbo"];
+const SPOKEN: [&str; 2] = ["dubbo", "tri"];
 
 /// The provider URL `--url` names, with the flags applied: the interface as its path when it has
 /// none, and `version` / `group` as parameters (what the request carries). A flag that contradicts
@@ -30,12 +30,12 @@ pub(crate) fn direct_url(
     match url.protocol() {
         p if SPOKEN.contains(&p) => {}
         "" => bail!("--url {text} has no scheme: write dubbo://HOST:PORT/INTERFACE"),
-        "tri" | "triple" | "grpc" => bail!(
-            "--url {text}: {}:// is not supported yet; rudder calls providers over dubbo://",
+        "triple" | "grpc" => bail!(
+            "--url {text}: {}:// is not a Dubbo URL scheme; Triple providers are tri://HOST:PORT/INTERFACE",
             url.protocol()
         ),
         other => {
-            bail!("--url {text}: {other}:// is not supported; rudder calls providers over dubbo://")
+            bail!("--url {text}: {other}:// is not supported; rudder calls providers over dubbo:// and tri://")
         }
     }
     let in_url = url.service_interface().to_owned();
@@ -292,9 +292,18 @@ mod tests {
     }
 
     #[test]
-    fn schemes_other_than_dubbo_are_refused() {
+    fn schemes_other_than_dubbo_and_tri_are_refused() {
+        assert_eq!(
+            direct_url("tri://h:1/S", None, None, None)
+                .unwrap()
+                .protocol(),
+            "tri"
+        );
         for (url, says) in [
-            ("tri://h:1/S", "tri:// is not supported yet"),
+            (
+                "triple://h:1/S",
+                "Triple providers are tri://HOST:PORT/INTERFACE",
+            ),
             ("http://h:1/S", "http:// is not supported"),
             ("h:1/S", "--url"),
         ] {

@@ -14,9 +14,10 @@ use rudder_common::url::DubboUrl;
 
 use crate::consumer::ConsumerSpec;
 
-/// The protocols rudder can call, accepted when the consumer names none. Triple (`tri`) joins this
-/// list when rudder can call it; until then a `tri://` provider would only cost every call a failover.
-pub const CALLABLE_PROTOCOLS: &[&str] = &["dubbo"];
+/// The protocols rudder can call, accepted when the consumer names none: dubbo:// and Triple (`tri`),
+/// as a Java consumer uses both for one interface. (A consumer built without Triple support names
+/// `dubbo` itself.)
+pub const CALLABLE_PROTOCOLS: &[&str] = &["dubbo", "tri"];
 
 /// The categories a consumer subscribes to (`providers,configurators,routers`).
 const SUBSCRIBED_CATEGORIES: &[&str] = &["providers", "configurators", "routers"];
@@ -171,7 +172,7 @@ mod tests {
     #[test]
     fn protocols_default_to_what_rudder_calls() {
         let m = Matcher::new(&ConsumerSpec::new("S"));
-        assert!(m.accepts_protocol("dubbo") && !m.accepts_protocol("tri"));
+        assert!(m.accepts_protocol("dubbo") && m.accepts_protocol("tri"));
         assert!(!m.accepts_protocol("rest") && !m.accepts_protocol("empty"));
         let tri = Matcher::new(&ConsumerSpec::new("S").protocol("tri"));
         assert!(!tri.accepts_protocol("dubbo") && tri.accepts_protocol("tri"));

@@ -9,14 +9,15 @@ use rudder_cluster::provider::Provider;
 use rudder_common::error::RpcError;
 use rudder_common::invocation::Invocation;
 use rudder_common::Value;
-use rudder_rpc::{DubboProtocol, RpcResponse};
+use rudder_rpc::RpcResponse;
 
 use crate::observer::{CallObserver, Observed};
 
-/// Calls providers over dubbo://. The cluster invoker counts each call in the provider's statistics.
+/// Calls providers over the protocol each provider URL names (dubbo://, tri://). The cluster invoker
+/// counts each call in the provider's statistics.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DubboCaller {
-    pub(crate) protocol: DubboProtocol,
+    pub(crate) protocol: crate::protocols::Protocols,
     /// Tasks waiting for a call slot (tower `poll_ready` under `actives`).
     pub(crate) waiters: Arc<Waiters>,
     /// Hears of every call (times calls and counts picks), when the consumer keeps metrics.

@@ -60,7 +60,6 @@ use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::{LoadBalance, LoadBalanceRegistry};
 use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::status::StatusRegistry;
-use rudder_rpc::DubboProtocol;
 
 use crate::builder::ReferenceBuilder;
 use crate::observer::CallObserver;
@@ -79,7 +78,7 @@ pub(crate) struct ConsumerInner {
     /// (`host` in condition rules); `Err` when `DUBBO_IP_TO_REGISTRY` is unusable (reference builds
     /// fail with it).
     host: Result<String, rudder_common::net::InvalidHost>,
-    protocol: DubboProtocol,
+    protocol: crate::protocols::Protocols,
     statuses: Arc<StatusRegistry>,
     policies: LoadBalanceRegistry,
     clock: Arc<dyn Clock>,
@@ -136,12 +135,13 @@ impl Consumer {
         &self.inner.statuses
     }
 
-    /// Open dubbo:// connections, over all references.
+    /// Open connections (dubbo:// and tri://), over all references.
     pub fn open_connections(&self) -> usize {
         self.inner.protocol.open_connections()
     }
 
-    /// Connection tasks (connect, driver, writer) alive, over all references.
+    /// dubbo:// connection tasks (connect, driver, writer) alive, over all references (a tri://
+    /// connection's tasks are tonic's and end with it).
     pub fn live_tasks(&self) -> usize {
         self.inner.protocol.live_tasks()
     }
@@ -203,7 +203,7 @@ impl ConsumerInner {
     }
 
     /// The connections, shared by every reference.
-    pub(crate) fn protocol(&self) -> &DubboProtocol {
+    pub(crate) fn protocol(&self) -> &crate::protocols::Protocols {
         &self.protocol
     }
 
@@ -453,7 +453,7 @@ impl ConsumerBuilder {
 
     /// Builds the consumer. Nothing is opened until a reference needs it.
     pub fn build(self) -> Consumer {
-        let protocol = DubboProtocol::new();
+        let protocol = crate::protocols::Protocols::new(self.application.as_deref());
         Consumer {
             inner: Arc::new(ConsumerInner {
                 application: self.application,
@@ -467,7 +467,7 @@ impl ConsumerBuilder {
                     self.registry_idle_timeout,
                     self.registry_options,
                     std::sync::Arc::new(crate::metadata_client::MetadataClient::new(
-                        protocol.clone(),
+                        protocol.dubbo().clone(),
                     )),
                 ),
                 protocol,

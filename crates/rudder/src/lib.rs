@@ -16,7 +16,9 @@
 //! * the **cluster** ([`ClusterMode`]) decides what a failure means (failover retries, failfast...);
 //! * **load balancing** ([`LoadBalanceStrategy`], or your own [`extension::LoadBalance`]) picks a
 //!   provider with Dubbo's algorithms and arithmetic;
-//! * **rpc** makes the dubbo:// call; every call is counted in the provider's statistics.
+//! * **rpc** makes the call over the protocol the provider URL names: dubbo:// (`rudder-rpc`) or, with
+//!   the cargo feature `triple` (on by default), tri:// (`rudder-triple`, Java interface services);
+//!   every call is counted in the provider's statistics.
 //!
 //! With the cargo feature `metrics` (off by default), a consumer keeps Prometheus metrics of its calls,
 //! picks, connections and registry subscriptions, and serves them at `GET /metrics` (see `metrics`).
@@ -29,6 +31,7 @@
 //! # Cargo features
 //!
 //! * `zookeeper` (default): ZooKeeper discovery ([`ReferenceBuilder::registry`]);
+//! * `triple` (default): calls to tri:// (Triple) providers of Java interface services;
 //! * `metrics`: Prometheus metrics (`Consumer::metrics`);
 //! * `internals`: the layers beneath the facade, for rudder's own CLI, tests, benches and fuzz
 //!   targets. Not a stable API: nothing under it follows semver.
@@ -56,6 +59,7 @@ mod metadata_client;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod observer;
+mod protocols;
 mod reference;
 #[cfg(feature = "zookeeper")]
 mod registry;

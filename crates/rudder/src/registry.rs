@@ -443,6 +443,9 @@ async fn subscribe(
     }
     if let Some(protocol) = consumer.parameter("protocol").filter(|p| !p.is_empty()) {
         spec = spec.protocol(protocol);
+    } else if cfg!(not(feature = "triple")) {
+        // Without Triple support a tri:// provider could only fail its calls.
+        spec = spec.protocol("dubbo");
     }
     if let Some(application) = consumer.parameter("application").filter(|a| !a.is_empty()) {
         spec = spec.application(application);

@@ -28,4 +28,5 @@ mod registry_waits;
 mod routing_parity;
 mod routing_rules;
 mod tag_rule_apps;
+mod triple_pojo;
 mod zookeeper_smoke;

@@ -209,7 +209,7 @@ async fn url_flags_apply_and_conflicts_are_errors() {
     let (code, _, err) = call(bare.clone(), &[]).await;
     assert_eq!(code, 2);
     assert!(err.contains("names no service: give --interface"), "{err}");
-    for scheme in ["tri", "http"] {
+    for scheme in ["http", "rest"] {
         let url = format!("{scheme}://{}/com.acme.Greeter", server.local_addr());
         let (code, out, err) = call(url, &[]).await;
         assert_eq!((code, out.as_str()), (2, ""), "{err}");

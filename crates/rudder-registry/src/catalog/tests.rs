@@ -71,8 +71,8 @@ fn filters_version_group_protocol_and_empty() {
         node("dubbo://10.0.0.6:1/S?version=1.0&group=g&enabled=false"),
         node("empty://10.0.0.7/S?version=1.0&group=g"),
     ]);
-    // tri:// is left out too while rudder cannot call it (see matching::CALLABLE_PROTOCOLS).
-    assert_eq!(addresses(&c), ["10.0.0.1:1"]);
+    // dubbo:// and tri:// are both callable (matching::CALLABLE_PROTOCOLS); rest:// is not.
+    assert_eq!(addresses(&c), ["10.0.0.1:1", "10.0.0.2:1"]);
     assert_eq!(c.malformed(), 0);
 }
 

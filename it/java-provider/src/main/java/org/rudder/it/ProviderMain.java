@@ -28,6 +28,8 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  *   <li>{@code rudder.application} [RUDDER_APPLICATION], default rudder-it-java-provider</li>
  *   <li>{@code rudder.tag} [RUDDER_TAG], optional: the static {@code dubbo.tag} the service registers</li>
  *   <li>{@code rudder.delay.ms} [RUDDER_DELAY_MS], optional: sayHello and whoAmI answer this much later</li>
+ *   <li>{@code rudder.protocol} [RUDDER_PROTOCOL], dubbo (default) or tri: the protocol the services are
+ *       exported over, on {@code rudder.dubbo.port}</li>
  * </ul>
  * Binds and advertises 127.0.0.1 only (see {@link LoopbackConfiguratorFactory}).
  * Prints one line {@code READY <provider url>} on stdout once exported and registered,
@@ -61,7 +63,8 @@ public final class ProviderMain {
         // The registry's own register-mode is what genCompatibleRegistries reads first.
         registry.setRegisterMode(registerMode);
 
-        ProtocolConfig protocol = new ProtocolConfig("dubbo", port);
+        String protocolName = Settings.get("rudder.protocol", "dubbo");
+        ProtocolConfig protocol = new ProtocolConfig(protocolName, port);
         protocol.setHost("127.0.0.1");
         protocol.setSerialization("hessian2");
 

@@ -1,0 +1,226 @@
+//! rudder calling a Java Dubbo 3.3 provider that exports its Java interface over Triple (tri://), through
+//! the same facade, cluster and balancers as dubbo://: by URL, found in ZooKeeper beside a dubbo://
+//! provider of the same interface (both used; `protocol=tri` narrows to one), and through the CLI.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use rudder::{CallError, Reference, RpcErrorKind, Value};
+use rudder_it::{run_rudder, Peer, PeerConfig, PeerKind, ZooKeeperContainer};
+use serde::{Deserialize, Serialize};
+
+const SERVICE: &str = "org.rudder.it.GreetingService";
+const READY_WITHIN: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename = "org.rudder.it.User")]
+struct User {
+    name: String,
+    age: i32,
+    tags: Vec<String>,
+}
+
+async fn java(zookeeper: &ZooKeeperContainer, instance: &str, protocol: Option<&str>) -> Peer {
+    let mut config = PeerConfig::new(PeerKind::Java, &zookeeper.connect_string(), instance);
+    config.version = Some("1.0.0".into());
+    config.group = Some("g1".into());
+    config.protocol = protocol.map(str::to_owned);
+    Peer::start(config, READY_WITHIN).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry() {
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let (tri, dubbo) = tokio::join!(
+        java(&zookeeper, "java-tri", Some("tri")),
+        java(&zookeeper, "java-dubbo", None)
+    );
+    assert!(tri.url().starts_with("tri://127.0.0.1:"), "{}", tri.url());
+
+    // By URL: every kind of POJO call, with the values asserted.
+    let greeter = Reference::builder(SERVICE)
+        .provider(&format!(
+            "tri://127.0.0.1:{}/{SERVICE}?version=1.0.0&group=g1",
+            tri.port()
+        ))
+        .application("rudder-it")
+        .timeout(Duration::from_millis(5000))
+        .build()
+        .await
+        .unwrap();
+    let hello = greeter
+        .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
+        .await
+        .unwrap();
+    assert_eq!(hello, Value::from("Hello rust, from java-tri"));
+    let sum = greeter
+        .invoke("add", &["int", "int"], vec![Value::Int(2), Value::Int(40)])
+        .await
+        .unwrap();
+    assert_eq!(sum, Value::Int(42));
+    let alice = User {
+        name: "alice".into(),
+        age: 30,
+        tags: vec!["x".into()],
+    };
+    let back: User = greeter
+        .call("echoUser", &["org.rudder.it.User"], (&alice,))
+        .await
+        .unwrap();
+    assert_eq!(
+        back,
+        User {
+            name: "alice".into(),
+            age: 31,
+            tags: vec!["x".into(), "seen-by:java-tri".into()]
+        }
+    );
+    assert_eq!(
+        greeter.invoke("nullValue", &[], vec![]).await.unwrap(),
+        Value::Null
+    );
+    match greeter
+        .invoke("fail", &["java.lang.String"], vec![Value::from("boom")])
+        .await
+    {
+        Err(CallError::Exception(e)) => {
+            assert_eq!(e.class, "org.rudder.it.GreetingException");
+            assert_eq!(e.message.as_deref(), Some("boom"));
+        }
+        other => panic!("expected the provider's exception, got {other:?}"),
+    }
+    let generic = greeter
+        .invoke_generic(
+            "sayHello",
+            &["java.lang.String"],
+            vec![Value::from("generic")],
+        )
+        .await
+        .unwrap();
+    assert_eq!(generic, Value::from("Hello generic, from java-tri"));
+    match greeter
+        .invoke("nosuch", &["java.lang.String"], vec![Value::from("x")])
+        .await
+    {
+        Err(CallError::Rpc(e)) => {
+            assert_eq!(e.kind(), RpcErrorKind::MethodNotFound, "{e}");
+            assert!(
+                e.to_string()
+                    .contains("no such service or method at group g1, version 1.0.0"),
+                "{e}"
+            );
+        }
+        other => panic!("expected no such method, got {other:?}"),
+    }
+    // A timeout is a timeout, and the connection still serves the next call.
+    let impatient = Reference::builder(SERVICE)
+        .provider(&format!(
+            "tri://127.0.0.1:{}/{SERVICE}?version=1.0.0&group=g1",
+            tri.port()
+        ))
+        .parameter("slow.timeout", "200")
+        .retries(0)
+        .build()
+        .await
+        .unwrap();
+    let err = impatient
+        .invoke("slow", &["int"], vec![Value::Int(2000)])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::Timeout),
+        "{err}"
+    );
+    let again = impatient
+        .invoke("add", &["int", "int"], vec![Value::Int(1), Value::Int(1)])
+        .await
+        .unwrap();
+    assert_eq!(again, Value::Int(2));
+
+    // Through ZooKeeper: the tri:// and the dubbo:// provider of the interface are both used, as a Java
+    // consumer uses both ...
+    let registry = format!("zookeeper://{}", zookeeper.connect_string());
+    let both = Reference::builder(SERVICE)
+        .registry(&registry)
+        .version("1.0.0")
+        .group("g1")
+        .loadbalance("roundrobin")
+        .timeout(Duration::from_millis(5000))
+        .build()
+        .await
+        .unwrap();
+    let protocols: BTreeSet<String> = both
+        .providers()
+        .iter()
+        .map(|p| p.url().protocol().to_owned())
+        .collect();
+    assert_eq!(protocols, BTreeSet::from(["dubbo".into(), "tri".into()]));
+    let mut answered = BTreeSet::new();
+    for _ in 0..4 {
+        let who = both.invoke("whoAmI", &[], vec![]).await.unwrap();
+        answered.insert(who.as_str().unwrap_or("?").to_owned());
+    }
+    assert_eq!(
+        answered,
+        BTreeSet::from(["java-dubbo".into(), "java-tri".into()])
+    );
+    // ... and the consumer's `protocol` narrows to one.
+    let tri_only = Reference::builder(SERVICE)
+        .registry(&registry)
+        .version("1.0.0")
+        .group("g1")
+        .parameter("protocol", "tri")
+        .timeout(Duration::from_millis(5000))
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(tri_only.providers().len(), 1);
+    for _ in 0..3 {
+        let who = tri_only.invoke("whoAmI", &[], vec![]).await.unwrap();
+        assert_eq!(who, Value::from("java-tri"));
+    }
+    let back: User = tri_only
+        .call("echoUser", &["org.rudder.it.User"], (&alice,))
+        .await
+        .unwrap();
+    assert_eq!(back.tags, ["x", "seen-by:java-tri"]);
+
+    // The consumer owns the tri:// connection: a reference dropped takes its provider's connection
+    // with it (the provider left every directory of this consumer).
+    let consumer = rudder::Consumer::builder().application("rudder-it").build();
+    let owned = consumer
+        .reference(SERVICE)
+        .provider(&format!(
+            "tri://127.0.0.1:{}/{SERVICE}?version=1.0.0&group=g1",
+            tri.port()
+        ))
+        .build()
+        .await
+        .unwrap();
+    let sum = owned
+        .invoke("add", &["int", "int"], vec![Value::Int(3), Value::Int(4)])
+        .await
+        .unwrap();
+    assert_eq!(sum, Value::Int(7));
+    assert_eq!(consumer.open_connections(), 1);
+    drop(owned);
+    assert_eq!(consumer.open_connections(), 0);
+    consumer.shutdown().await;
+
+    // The CLI: `rudder invoke --url tri://...` calls exactly like dubbo://.
+    let url = format!(
+        "tri://127.0.0.1:{}/{SERVICE}?version=1.0.0&group=g1",
+        tri.port()
+    );
+    let out = run_rudder(&[
+        "invoke", "--url", &url, "--method", "add", "--types", "int,int", "--args", "[20,22]",
+    ])
+    .await;
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "42\n"),
+        "{}",
+        out.stderr
+    );
+    drop(dubbo);
+}
