@@ -34,7 +34,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 # The published crates, in dependency order (cargo packages them together, so each verifies against the
 # others' packaged sources as crates.io would build them).
-LIBRARIES=(-p rudder-common -p rudder-hessian -p rudder-rpc -p rudder-cluster -p rudder-registry -p rudder)
+LIBRARIES=(-p rudder-common -p rudder-hessian -p rudder-rpc -p rudder-triple -p rudder-cluster -p rudder-registry -p rudder)
 
 step "cargo doc as docs.rs builds it (--all-features, warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --quiet "${LIBRARIES[@]}"
