@@ -21,6 +21,8 @@ pub(crate) struct AppLevel {
     pub(crate) metadata_fetches: u64,
     pub(crate) metadata_failures: u64,
     pub(crate) revisions: usize,
+    /// Instances the view is missing (their metadata is not had).
+    pub(crate) unresolved: usize,
 }
 
 impl AppLevel {
@@ -34,6 +36,7 @@ impl AppLevel {
             metadata_fetches: 0,
             metadata_failures: 0,
             revisions: 0,
+            unresolved: 0,
         }
     }
 }
@@ -53,19 +56,28 @@ impl Subscriber {
         app_level.metadata_fetches = snapshot.metadata_fetches;
         app_level.metadata_failures = snapshot.metadata_failures;
         app_level.revisions = snapshot.revisions;
+        app_level.unresolved = snapshot.unresolved;
     }
 
     /// The view the step and the comparator choose now.
+    ///
+    /// Unlike Dubbo's comparator, under `APPLICATION_FIRST` an application view known to be missing
+    /// instances (their revision's metadata cannot be had, or not yet: a tri:// application's
+    /// MetadataServiceV2, a MetadataService that does not answer) does not win over an interface view
+    /// that has providers: Dubbo would have read those instances, rudder would lose them.
     pub(crate) fn choose_view(&self) -> DiscoveryView {
-        let application = self
+        let (application, unresolved) = self
             .app_level
             .as_ref()
-            .map_or(0, |a| a.catalog.usable_count());
+            .map_or((0, 0), |a| (a.catalog.usable_count(), a.unresolved));
         let interface = if self.step == MigrationStep::ForceApplication {
             0
         } else {
             self.catalog.usable_count()
         };
+        if self.step == MigrationStep::ApplicationFirst && unresolved > 0 && interface > 0 {
+            return DiscoveryView::Interface;
+        }
         choose(self.step, application, interface, self.threshold)
     }
 

@@ -278,7 +278,8 @@ async fn watch_shows_rule_changes_and_connection_loss(
     client.create(&path, b"", &persistent).await.unwrap();
     // `~ ADDRESS weight 200 → 300 (rule configurators)`, or `+` when the Java provider re-registered
     // itself with the rule applied before the consumer saw the rule.
-    next_line_with(&mut lines, "weight 300 (rule configurators)", &mut seen).await;
+    // Both forms hold "300 (rule configurators)"; waiting for the listing's form alone missed the `~`.
+    next_line_with(&mut lines, "300 (rule configurators)", &mut seen).await;
     assert!(
         seen.contains(&format!("~ {v1} weight 200 → 300 (rule configurators)"))
             || seen.contains(&format!("+ {v1}  dubbo")),

@@ -88,8 +88,8 @@ async fn providers_appear_and_disappear() {
         common::subscribe(&registry, ConsumerSpec::new("com.acme.Greeter")).await;
     assert_eq!(addresses(&directory), ["127.0.0.1:20880"]);
 
-    // rudder cannot call Triple yet, so a tri:// provider is not offered to the balancer.
-    put(&zk, "providers", "tri://127.0.0.1:50051/com.acme.Greeter").await;
+    // rudder speaks dubbo:// and tri:// only, so a rest:// provider is not offered to the balancer.
+    put(&zk, "providers", "rest://127.0.0.1:50051/com.acme.Greeter").await;
     put(&zk, "providers", "dubbo://127.0.0.1:20881/com.acme.Greeter").await;
     wait_providers(&subscription, 2).await;
     assert_eq!(

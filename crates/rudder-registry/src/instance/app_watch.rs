@@ -82,6 +82,8 @@ pub(crate) struct AppView {
     pub(crate) metadata_failures: u64,
     /// Distinct revisions with metadata.
     pub(crate) revisions: usize,
+    /// Instances with a revision whose metadata is not had (yet, or at all): the view is missing them.
+    pub(crate) unresolved: usize,
 }
 
 /// A shared follower of one application; the task stops when the last clone of the `Arc` goes.
@@ -517,8 +519,13 @@ impl Follower {
     fn publish(&mut self) {
         let mut built = HashMap::with_capacity(self.nodes.len());
         let mut instances = Vec::with_capacity(self.nodes.len());
+        let mut unresolved = 0;
         for (name, instance) in &self.nodes {
-            let Some(info) = instance.revision().and_then(|r| self.cache.known.get(r)) else {
+            let Some(revision) = instance.revision() else {
+                continue;
+            };
+            let Some(info) = self.cache.known.get(revision) else {
+                unresolved += 1;
                 continue;
             };
             let urls = match self.built.remove(name) {
@@ -536,6 +543,7 @@ impl Follower {
             metadata_fetches: self.fetches,
             metadata_failures: self.failures,
             revisions: self.cache.known.len(),
+            unresolved,
         };
         self.view.send_replace(Arc::new(view));
     }

@@ -46,6 +46,8 @@ pub(crate) struct InstanceSnapshot {
     pub(crate) metadata_failures: u64,
     /// Distinct revisions with metadata.
     pub(crate) revisions: usize,
+    /// Instances left out because their revision's metadata is not had.
+    pub(crate) unresolved: usize,
 }
 
 /// The application-level side of one subscription.
@@ -186,6 +188,7 @@ impl InstanceFeed {
             snapshot.metadata_fetches += view.metadata_fetches;
             snapshot.metadata_failures += view.metadata_failures;
             snapshot.revisions += view.revisions;
+            snapshot.unresolved += view.unresolved;
             for urls in &view.instances {
                 for url in urls.iter() {
                     if url.name == self.interface || url.path == self.interface {
