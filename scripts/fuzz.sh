@@ -8,7 +8,7 @@
 #
 # Env:
 #   RUDDER_FUZZ_SECONDS     fuzzing time per target, in seconds (default 60)
-#   RUDDER_FUZZ_BUDGET      fuzzing time for all targets together (default 450): with more targets
+#   RUDDER_FUZZ_BUDGET      fuzzing time for all targets together (default 360): with more targets
 #                           than fit, each gets an equal share, at least 10 s (keeps CI bounded)
 #   RUDDER_SKIP_FUZZ=1      skip the step (the only way to pass without a nightly toolchain)
 #   RUDDER_FUZZ_TARGET_DIR  the build cache shared by all fuzz crates (default target/fuzz)
@@ -32,7 +32,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
 
 seconds="${RUDDER_FUZZ_SECONDS:-60}"
-budget="${RUDDER_FUZZ_BUDGET:-450}"
+budget="${RUDDER_FUZZ_BUDGET:-360}"
 cache="${RUDDER_FUZZ_TARGET_DIR:-$root/target/fuzz}"
 cargo_fuzz_version="0.13.2"
 default_flags=(-rss_limit_mb=2048 -max_len=1048576 -timeout=10)
