@@ -183,6 +183,8 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     }
     writeln!(out, "Every call above was picked exactly as a Dubbo consumer would pick it and sent over dubbo://;")?;
     writeln!(out, "`rudder simulate` previews picks without calling, `rudder providers` lists a live service.")?;
+    // Before the runtime ends: no registry task may outlive it (see `Consumer::shutdown`).
+    consumer.shutdown().await;
     if let Some(registry) = registry {
         registry.close().await;
     }
