@@ -1,5 +1,6 @@
 //! How long a provider slot waits before reconnecting after consecutive failures: exponential, with
-//! jitter so that many consumers that lost the same provider do not come back in lockstep.
+//! jitter so that many consumers that lost the same provider do not come back in lockstep. The rule
+//! of every rudder protocol client: dubbo:// here, tri:// in rudder-triple.
 //!
 //! The delay after the n-th consecutive failure is drawn uniformly from `[c/2, c]` where
 //! `c = min(100 ms · 2^(n-1), 10 s)` ("equal jitter"): never less than half the ceiling, so a flood
@@ -12,15 +13,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Delay ceiling after the first failure.
-pub(crate) const BACKOFF_BASE: Duration = Duration::from_millis(100);
+pub const BACKOFF_BASE: Duration = Duration::from_millis(100);
 /// Largest delay ceiling, however many failures.
-pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(10);
+pub const BACKOFF_MAX: Duration = Duration::from_secs(10);
 
 const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// Reconnect delays with jitter; shared by every pool of a protocol.
+///
+/// ```
+/// use std::time::Duration;
+/// use rudder_rpc::backoff::Backoff;
+/// let wait = Backoff::seeded(7).delay(3);
+/// assert!(wait >= Duration::from_millis(200) && wait <= Duration::from_millis(400));
+/// ```
 #[derive(Debug)]
-pub(crate) struct Backoff {
+pub struct Backoff {
     state: AtomicU64,
 }
 
@@ -33,21 +41,21 @@ impl Default for Backoff {
 
 impl Backoff {
     /// A backoff whose jitter is the SplitMix64 stream from `seed`.
-    pub(crate) fn seeded(seed: u64) -> Backoff {
+    pub fn seeded(seed: u64) -> Backoff {
         Backoff {
             state: AtomicU64::new(seed),
         }
     }
 
     /// The ceiling after `failures` consecutive failures (at least one is assumed).
-    pub(crate) fn ceiling(failures: u32) -> Duration {
+    pub fn ceiling(failures: u32) -> Duration {
         BACKOFF_BASE
             .saturating_mul(1u32 << failures.saturating_sub(1).min(16))
             .min(BACKOFF_MAX)
     }
 
     /// The wait after `failures` consecutive failures: uniform in `[ceiling/2, ceiling]`.
-    pub(crate) fn delay(&self, failures: u32) -> Duration {
+    pub fn delay(&self, failures: u32) -> Duration {
         let ceiling = Backoff::ceiling(failures);
         let half = ceiling / 2;
         // 53 random bits as a fraction in [0, 1).

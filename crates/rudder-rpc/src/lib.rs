@@ -43,7 +43,7 @@
 //! readonly (`R`) event stops new calls on that connection. Non-OK statuses map to error kinds as
 //! [`ResponseStatus::error_kind`] documents.
 
-mod backoff;
+pub mod backoff;
 mod census;
 // The codec's provider half (decode requests, encode responses) serves the test server and the fuzz
 // targets, both behind `internals`; the client alone leaves it unused.

@@ -36,7 +36,6 @@
 //! # }
 //! ```
 
-mod backoff;
 mod codec;
 mod protocol;
 mod settings;

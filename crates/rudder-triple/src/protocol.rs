@@ -10,13 +10,13 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
 use rudder_hessian::DecodeLimits;
+use rudder_rpc::backoff::Backoff;
 use rudder_rpc::RpcResponse;
 use tokio::sync::OnceCell;
 use tonic::metadata::{AsciiMetadataValue, MetadataKey, MetadataMap};
 use tonic::transport::{Channel, Endpoint};
 use tower::util::MapRequest;
 
-use crate::backoff::Backoff;
 use crate::codec::WrapperCodec;
 use crate::settings;
 use crate::status::status_error;
