@@ -5,18 +5,11 @@ use std::time::Duration;
 
 use rudder::{CallError, Reference, RpcErrorKind, Value};
 use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};
-use serde::{Deserialize, Serialize};
+
+use crate::common::java_greeter::assert_greets_as;
 
 const SERVICE: &str = "org.rudder.it.GreetingService";
 const READY_WITHIN: Duration = Duration::from_secs(120);
-
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
-#[serde(rename = "org.rudder.it.User")]
-struct User {
-    name: String,
-    age: i32,
-    tags: Vec<String>,
-}
 
 fn direct_builder(peer: &Peer, query: &str) -> rudder::ReferenceBuilder {
     Reference::builder(SERVICE)
@@ -42,61 +35,7 @@ async fn java_dubbo_provider_answers_every_kind_of_call() {
     .unwrap();
     let greeter = direct(&peer, "").await;
 
-    let hello = greeter
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
-        .await
-        .unwrap();
-    assert_eq!(hello, Value::from("Hello rust, from java-a"));
-
-    let sum = greeter
-        .invoke("add", &["int", "int"], vec![Value::Int(2), Value::Int(40)])
-        .await
-        .unwrap();
-    assert_eq!(sum, Value::Int(42));
-
-    let alice = User {
-        name: "alice".into(),
-        age: 30,
-        tags: vec!["x".into()],
-    };
-    let back: User = greeter
-        .call("echoUser", &["org.rudder.it.User"], (&alice,))
-        .await
-        .unwrap();
-    assert_eq!(
-        back,
-        User {
-            name: "alice".into(),
-            age: 31,
-            tags: vec!["x".into(), "seen-by:java-a".into()]
-        }
-    );
-
-    assert_eq!(
-        greeter.invoke("nullValue", &[], vec![]).await.unwrap(),
-        Value::Null
-    );
-
-    match greeter
-        .invoke("fail", &["java.lang.String"], vec![Value::from("boom")])
-        .await
-    {
-        Err(CallError::Exception(e)) => {
-            assert_eq!(e.class, "org.rudder.it.GreetingException");
-            assert_eq!(e.message.as_deref(), Some("boom"));
-        }
-        other => panic!("expected the provider's exception, got {other:?}"),
-    }
-
-    let generic = greeter
-        .invoke_generic(
-            "sayHello",
-            &["java.lang.String"],
-            vec![Value::from("generic")],
-        )
-        .await
-        .unwrap();
-    assert_eq!(generic, Value::from("Hello generic, from java-a"));
+    assert_greets_as(&greeter, "java-a").await;
 
     // The consumer's method-level timeout beats its service-level one (and any provider default).
     let impatient = direct_builder(&peer, "")

@@ -7,18 +7,11 @@ use std::time::Duration;
 
 use rudder::{CallError, Reference, RpcErrorKind, Value};
 use rudder_it::{run_rudder, Peer, PeerConfig, PeerKind, ZooKeeperContainer};
-use serde::{Deserialize, Serialize};
+
+use crate::common::java_greeter::{assert_greets_as, User};
 
 const SERVICE: &str = "org.rudder.it.GreetingService";
 const READY_WITHIN: Duration = Duration::from_secs(120);
-
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
-#[serde(rename = "org.rudder.it.User")]
-struct User {
-    name: String,
-    age: i32,
-    tags: Vec<String>,
-}
 
 async fn java(zookeeper: &ZooKeeperContainer, instance: &str, protocol: Option<&str>) -> Peer {
     let mut config = PeerConfig::new(PeerKind::Java, &zookeeper.connect_string(), instance);
@@ -48,56 +41,7 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
         .build()
         .await
         .unwrap();
-    let hello = greeter
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
-        .await
-        .unwrap();
-    assert_eq!(hello, Value::from("Hello rust, from java-tri"));
-    let sum = greeter
-        .invoke("add", &["int", "int"], vec![Value::Int(2), Value::Int(40)])
-        .await
-        .unwrap();
-    assert_eq!(sum, Value::Int(42));
-    let alice = User {
-        name: "alice".into(),
-        age: 30,
-        tags: vec!["x".into()],
-    };
-    let back: User = greeter
-        .call("echoUser", &["org.rudder.it.User"], (&alice,))
-        .await
-        .unwrap();
-    assert_eq!(
-        back,
-        User {
-            name: "alice".into(),
-            age: 31,
-            tags: vec!["x".into(), "seen-by:java-tri".into()]
-        }
-    );
-    assert_eq!(
-        greeter.invoke("nullValue", &[], vec![]).await.unwrap(),
-        Value::Null
-    );
-    match greeter
-        .invoke("fail", &["java.lang.String"], vec![Value::from("boom")])
-        .await
-    {
-        Err(CallError::Exception(e)) => {
-            assert_eq!(e.class, "org.rudder.it.GreetingException");
-            assert_eq!(e.message.as_deref(), Some("boom"));
-        }
-        other => panic!("expected the provider's exception, got {other:?}"),
-    }
-    let generic = greeter
-        .invoke_generic(
-            "sayHello",
-            &["java.lang.String"],
-            vec![Value::from("generic")],
-        )
-        .await
-        .unwrap();
-    assert_eq!(generic, Value::from("Hello generic, from java-tri"));
+    assert_greets_as(&greeter, "java-tri").await;
     match greeter
         .invoke("nosuch", &["java.lang.String"], vec![Value::from("x")])
         .await
@@ -179,6 +123,11 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
         let who = tri_only.invoke("whoAmI", &[], vec![]).await.unwrap();
         assert_eq!(who, Value::from("java-tri"));
     }
+    let alice = User {
+        name: "alice".into(),
+        age: 30,
+        tags: vec!["x".into()],
+    };
     let back: User = tri_only
         .call("echoUser", &["org.rudder.it.User"], (&alice,))
         .await

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod changes;
+pub(crate) mod java_greeter;
 pub(crate) mod providers;
 pub(crate) mod proxy;
 pub(crate) mod session;
