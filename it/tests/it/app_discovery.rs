@@ -17,6 +17,8 @@ use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};
 use rudder_registry::{ConsumerSpec, RegistryOptions, Subscription, ZookeeperRegistry};
 use zookeeper_client::{Acls, Client, CreateMode};
 
+use crate::common::providers::put_node as put;
+
 const SERVICE: &str = "org.rudder.it.GreetingService";
 const APP: &str = "rudder-it-java-provider";
 const READY_WITHIN: Duration = Duration::from_secs(120);
@@ -180,17 +182,16 @@ fn instance_node(app: &str, port: u16, revision: &str) -> String {
     )
 }
 
-async fn put(zk: &Client, path: &str, data: &str) {
-    let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-    let parent = &path[..path.rfind('/').unwrap()];
-    zk.mkdir(parent, &persistent).await.expect("mkdir");
-    match zk.create(path, data.as_bytes(), &persistent).await {
-        Ok(_) => {}
-        Err(zookeeper_client::Error::NodeExists) => {
-            zk.set_data(path, data.as_bytes(), None).await.expect("set");
-        }
-        Err(e) => panic!("create {path}: {e}"),
-    }
+/// The instance node of `app` at `127.0.0.1:port` with `revision`, where Curator writes it.
+async fn put_instance(zk: &Client, app: &str, port: u16, revision: &str) {
+    let path = format!("/services/{app}/127.0.0.1:{port}");
+    put(zk, &path, &instance_node(app, port, revision)).await;
+}
+
+/// `app`'s MetadataInfo of `revision` exporting `services`, where remote storage keeps it.
+async fn put_remote_metadata(zk: &Client, app: &str, revision: &str, services: &[&str]) {
+    let path = format!("/dubbo/metadata/{app}/{revision}");
+    put(zk, &path, &remote_metadata(app, revision, services)).await;
 }
 
 async fn wait(
@@ -221,38 +222,13 @@ async fn instances_revisions_and_the_mapping_are_followed_live() {
     const LIVE: &str = "com.acme.AppLevel";
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
     let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
-    put(
-        &zk,
-        "/dubbo/metadata/shop/r1",
-        &remote_metadata("shop", "r1", &[LIVE]),
-    )
-    .await;
-    put(
-        &zk,
-        "/dubbo/metadata/shop/r2",
-        &remote_metadata("shop", "r2", &["com.acme.Other"]),
-    )
-    .await;
-    put(
-        &zk,
-        "/dubbo/metadata/shop2/r3",
-        &remote_metadata("shop2", "r3", &[LIVE]),
-    )
-    .await;
+    put_remote_metadata(&zk, "shop", "r1", &[LIVE]).await;
+    put_remote_metadata(&zk, "shop", "r2", &["com.acme.Other"]).await;
+    put_remote_metadata(&zk, "shop2", "r3", &[LIVE]).await;
     put(&zk, &format!("/dubbo/mapping/{LIVE}"), "shop").await;
-    put(
-        &zk,
-        "/services/shop/127.0.0.1:20001",
-        &instance_node("shop", 20001, "r1"),
-    )
-    .await;
+    put_instance(&zk, "shop", 20001, "r1").await;
     put(&zk, "/services/shop/127.0.0.1:29999", "not curator json").await;
-    put(
-        &zk,
-        "/services/shop/127.0.0.1:29998",
-        &instance_node("shop", 29998, "0"),
-    )
-    .await;
+    put_instance(&zk, "shop", 29998, "0").await;
 
     let registry = ZookeeperRegistry::connect(
         &format!("zookeeper://{}", zookeeper.connect_string()),
@@ -278,33 +254,18 @@ async fn instances_revisions_and_the_mapping_are_followed_live() {
     assert_eq!(ports(&directory), [20001]);
 
     // A second instance of the same revision: no new metadata fetch.
-    put(
-        &zk,
-        "/services/shop/127.0.0.1:20002",
-        &instance_node("shop", 20002, "r1"),
-    )
-    .await;
+    put_instance(&zk, "shop", 20002, "r1").await;
     let seen = wait(&subscription, "the second instance", |s| s.providers == 2).await;
     assert_eq!(seen.metadata_fetches, 1, "one fetch per revision");
 
     // The second instance changes its revision in place to one that no longer exports the service.
-    put(
-        &zk,
-        "/services/shop/127.0.0.1:20002",
-        &instance_node("shop", 20002, "r2"),
-    )
-    .await;
+    put_instance(&zk, "shop", 20002, "r2").await;
     let seen = wait(&subscription, "the revision change", |s| s.providers == 1).await;
     assert_eq!((seen.metadata_fetches, seen.revisions), (2, 2));
     assert_eq!(ports(&directory), [20001]);
 
     // Another application joins the mapping: its instance is followed too.
-    put(
-        &zk,
-        "/services/shop2/127.0.0.1:20003",
-        &instance_node("shop2", 20003, "r3"),
-    )
-    .await;
+    put_instance(&zk, "shop2", 20003, "r3").await;
     put(&zk, &format!("/dubbo/mapping/{LIVE}"), "shop,shop2").await;
     let seen = wait(&subscription, "the second application", |s| {
         s.providers == 2
@@ -332,12 +293,7 @@ async fn instances_revisions_and_the_mapping_are_followed_live() {
     assert_eq!(ports(&other), [20003]);
 
     // A revision whose metadata cannot be had leaves out only its instances, counted.
-    put(
-        &zk,
-        "/services/shop2/127.0.0.1:20004",
-        &instance_node("shop2", 20004, "r404"),
-    )
-    .await;
+    put_instance(&zk, "shop2", 20004, "r404").await;
     let seen = wait(&second, "the failed revision", |s| s.metadata_failures >= 1).await;
     assert_eq!(seen.providers, 1);
     assert_eq!(ports(&other), [20003]);
@@ -363,12 +319,7 @@ async fn application_first_switches_views_as_instances_come_and_go() {
     )
     .await;
     put(&zk, &format!("/dubbo/mapping/{BOTH}"), "both").await;
-    put(
-        &zk,
-        "/dubbo/metadata/both/r1",
-        &remote_metadata("both", "r1", &[BOTH]),
-    )
-    .await;
+    put_remote_metadata(&zk, "both", "r1", &[BOTH]).await;
 
     let registry = ZookeeperRegistry::connect(
         &format!("zookeeper://{}", zookeeper.connect_string()),
@@ -386,12 +337,7 @@ async fn application_first_switches_views_as_instances_come_and_go() {
     assert_eq!(seen.view, DiscoveryView::Interface, "no instance yet");
     assert_eq!(ports(&directory), [20100]);
 
-    put(
-        &zk,
-        "/services/both/127.0.0.1:20101",
-        &instance_node("both", 20101, "r1"),
-    )
-    .await;
+    put_instance(&zk, "both", 20101, "r1").await;
     wait(&subscription, "the switch to the application view", |s| {
         s.view == DiscoveryView::Application
     })
@@ -420,19 +366,9 @@ async fn application_watches_survive_a_session_expiry() {
     const KEPT: &str = "com.acme.Kept";
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
     let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
-    put(
-        &zk,
-        "/dubbo/metadata/kept/r1",
-        &remote_metadata("kept", "r1", &[KEPT]),
-    )
-    .await;
+    put_remote_metadata(&zk, "kept", "r1", &[KEPT]).await;
     put(&zk, &format!("/dubbo/mapping/{KEPT}"), "kept").await;
-    put(
-        &zk,
-        "/services/kept/127.0.0.1:20201",
-        &instance_node("kept", 20201, "r1"),
-    )
-    .await;
+    put_instance(&zk, "kept", 20201, "r1").await;
     drop(zk);
     let options = RegistryOptions::default()
         .with_connect_timeout(Duration::from_secs(2))
@@ -464,12 +400,7 @@ async fn application_watches_survive_a_session_expiry() {
 
     // The application watch was re-armed in the new session: a new instance is seen.
     let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
-    put(
-        &zk,
-        "/services/kept/127.0.0.1:20202",
-        &instance_node("kept", 20202, "r1"),
-    )
-    .await;
+    put_instance(&zk, "kept", 20202, "r1").await;
     wait(&subscription, "an instance after the renewal", |s| {
         s.providers == 2
     })
@@ -488,19 +419,9 @@ async fn a_thousand_instances_load_once_and_one_change_reaches_every_subscriptio
     const REFERENCES: usize = 50;
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
     let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
-    put(
-        &zk,
-        "/dubbo/metadata/big/r1",
-        &remote_metadata("big", "r1", &[SCALED]),
-    )
-    .await;
+    put_remote_metadata(&zk, "big", "r1", &[SCALED]).await;
     put(&zk, &format!("/dubbo/mapping/{SCALED}"), "big").await;
-    put(
-        &zk,
-        "/services/big/127.0.0.1:30000",
-        &instance_node("big", 30000, "r1"),
-    )
-    .await;
+    put_instance(&zk, "big", 30000, "r1").await;
     let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
     let nodes: Vec<(String, String)> = (1..N)
         .map(|i| {
@@ -550,12 +471,7 @@ async fn a_thousand_instances_load_once_and_one_change_reaches_every_subscriptio
     );
 
     let started = std::time::Instant::now();
-    put(
-        &zk,
-        "/services/big/127.0.0.1:31000",
-        &instance_node("big", 31000, "r1"),
-    )
-    .await;
+    put_instance(&zk, "big", 31000, "r1").await;
     for (subscription, _) in &subscriptions {
         wait(subscription, "the added instance", |s| {
             s.providers == usize::from(N) + 1
