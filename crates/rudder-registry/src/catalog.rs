@@ -296,22 +296,8 @@ impl Catalog {
     /// The listed providers a configurator rule disables, each with the rule that did: the first source
     /// (legacy category, application rule, service rule, in Dubbo's order) after which it is disabled.
     pub fn disabled(&self) -> Vec<DisabledProvider> {
-        let [application, service] = self.dynamic.in_order();
-        if self.configurators.is_empty() && self.dynamic.len() == 0 {
-            return Vec::new();
-        }
-        let sources = [&self.configurators, application, service];
-        let labels = ["configurators", &self.rule_keys[0], &self.rule_keys[1]];
-        let mut seen = HashSet::new();
         let mut out = Vec::new();
-        for (_, entry) in &self.providers {
-            let Entry::Usable { url, key } = entry else {
-                continue;
-            };
-            if !seen.insert(key.as_str()) {
-                continue;
-            }
-            let merged = self.params.merge(url);
+        self.each_ruled_provider(|url, merged, sources, labels| {
             let decided = (1..=sources.len()).find(|&n| {
                 is_disabled(&Configurators::apply_all(
                     sources[..n].iter().copied(),
@@ -325,7 +311,7 @@ impl Catalog {
                     rule: labels[n - 1].to_owned(),
                 });
             }
-        }
+        });
         out
     }
 
@@ -334,22 +320,8 @@ impl Catalog {
     /// shows as `weight 300 (rule KEY)`. A rule that sets the weight a provider registered counts too.
     /// Disabled providers are left out.
     pub fn reweighted(&self) -> Vec<ReweightedProvider> {
-        let [application, service] = self.dynamic.in_order();
-        if self.configurators.is_empty() && self.dynamic.len() == 0 {
-            return Vec::new();
-        }
-        let sources = [&self.configurators, application, service];
-        let labels = ["configurators", &self.rule_keys[0], &self.rule_keys[1]];
-        let mut seen = HashSet::new();
         let mut out = Vec::new();
-        for (_, entry) in &self.providers {
-            let Entry::Usable { url, key } = entry else {
-                continue;
-            };
-            if !seen.insert(key.as_str()) {
-                continue;
-            }
-            let merged = self.params.merge(url);
+        self.each_ruled_provider(|url, merged, sources, labels| {
             let before = merged.parameter("weight").map(str::to_owned);
             // Applied to the URL without its weight, a rule that sets the weight shows even when it
             // sets the registered value (a Dubbo provider re-registers with the rule applied).
@@ -368,9 +340,9 @@ impl Catalog {
                     current = weight;
                 }
             }
-            let all = Configurators::apply_all(sources, merged, &self.consumer);
+            let all = Configurators::apply_all(*sources, merged, &self.consumer);
             if is_disabled(&all) {
-                continue;
+                return;
             }
             if let (Some(n), Some(weight)) = (decided, current) {
                 out.push(ReweightedProvider {
@@ -380,8 +352,37 @@ impl Catalog {
                     rule: labels[n - 1].to_owned(),
                 });
             }
-        }
+        });
         out
+    }
+
+    /// Calls `f` once per usable provider (by identity) while a configurator rule is in force, with
+    /// its URL, that URL merged with the consumer's parameters, the rule sources in Dubbo's order
+    /// (legacy category, application rule, service rule) and their labels: the walk
+    /// [`Catalog::disabled`] and [`Catalog::reweighted`] share.
+    fn each_ruled_provider(
+        &self,
+        mut f: impl FnMut(&DubboUrl, DubboUrl, &[&Configurators; 3], &[&str; 3]),
+    ) {
+        if self.configurators.is_empty() && self.dynamic.len() == 0 {
+            return;
+        }
+        let [application, service] = self.dynamic.in_order();
+        let sources = [&self.configurators, application, service];
+        let labels = [
+            "configurators",
+            self.rule_keys[0].as_str(),
+            self.rule_keys[1].as_str(),
+        ];
+        let mut seen = HashSet::new();
+        for (_, entry) in &self.providers {
+            let Entry::Usable { url, key } = entry else {
+                continue;
+            };
+            if seen.insert(key.as_str()) {
+                f(url, self.params.merge(url), &sources, &labels);
+            }
+        }
     }
 
     /// Replaces the configurator child list (an empty list means no rule); whether the rules changed.
