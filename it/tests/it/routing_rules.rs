@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use rudder::internals::rpc::server::DubboServer;
-use rudder::{Consumer, Invocation, Reference, Value};
+use rudder::{Consumer, Invocation, Reference};
 use rudder_it::{run_rudder, ZooKeeperContainer};
 use zookeeper_client::Client;
 
 use crate::common::changes::reference_reaches;
-use crate::common::providers::{put_node as put, registered_port_echo};
+use crate::common::providers::{ports_reached, put_node as put, registered_port_echo};
 
 const SERVICE: &str = "com.acme.Routed";
 const PROVIDER_APP: &str = "routed-provider";
@@ -29,27 +29,9 @@ async fn registered_providers(zk: &Client, n: usize) -> (Vec<DubboServer>, Vec<i
     (servers, ports)
 }
 
-/// The ports the calls of `attachment` reach, over enough calls that random picks reach every allowed
-/// provider (3 providers, 60 calls: a miss has probability 3 * (2/3)^60, about 1e-10).
+/// The ports the calls tagged `tag` reach, in port order (see `ports_reached`).
 async fn reached(reference: &Reference, tag: Option<&str>) -> Vec<i32> {
-    let mut ports = Vec::new();
-    for _ in 0..60 {
-        let mut call = Invocation::new("whoAmI", vec![], vec![]);
-        if let Some(tag) = tag {
-            call.set_attachment("dubbo.tag", tag);
-        }
-        match reference.invoke_raw(call).await {
-            Ok(response) => {
-                if let Some(Value::Int(port)) = response.value() {
-                    ports.push(*port);
-                }
-            }
-            Err(e) => panic!("call failed: {e}"),
-        }
-    }
-    ports.sort_unstable();
-    ports.dedup();
-    ports
+    ports_reached(reference, tag).await.into_iter().collect()
 }
 
 /// Waits until the chain has applied a new rule version (the rule arrived from ZooKeeper).

@@ -9,11 +9,11 @@ use std::collections::BTreeSet;
 
 use rudder::internals::cluster::router::RuleKey;
 use rudder::internals::rpc::server::DubboServer;
-use rudder::{Consumer, Invocation, Reference, Value};
+use rudder::Consumer;
 use rudder_it::ZooKeeperContainer;
 use zookeeper_client::Client;
 
-use crate::common::providers::{put_node as put, registered_port_echo};
+use crate::common::providers::{ports_reached as reached, put_node as put, registered_port_echo};
 
 /// References built per service: each has its own `HashMap`, so its own key order.
 const REFERENCES: usize = 4;
@@ -21,28 +21,6 @@ const REFERENCES: usize = 4;
 /// A provider of `service` in `application` answering with its port, registered in ZooKeeper.
 async fn provider(zk: &Client, service: &str, application: &str) -> (DubboServer, i32) {
     registered_port_echo(zk, service, application).await
-}
-
-/// The ports 60 calls tagged `tag` reach (at most 3 allowed of 4: a miss has probability
-/// 3 * (2/3)^60, about 10^-10).
-async fn reached(reference: &Reference, tag: Option<&str>) -> BTreeSet<i32> {
-    let mut ports = BTreeSet::new();
-    for _ in 0..60 {
-        let mut call = Invocation::new("whoAmI", vec![], vec![]);
-        if let Some(tag) = tag {
-            call.set_attachment("dubbo.tag", tag);
-        }
-        match reference.invoke_raw(call).await {
-            Ok(response) => match response.value() {
-                Some(Value::Int(port)) => {
-                    ports.insert(*port);
-                }
-                other => panic!("unexpected answer {other:?}"),
-            },
-            Err(e) => panic!("call failed: {e}"),
-        }
-    }
-    ports
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

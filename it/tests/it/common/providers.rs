@@ -1,10 +1,11 @@
 //! In-process providers registered in ZooKeeper as a Dubbo provider registers itself, and the node
 //! writes an operator or dubbo-admin makes.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
 use rudder::internals::rpc::server::DubboServer;
-use rudder::{DubboUrl, Invocation, Value};
+use rudder::{DubboUrl, Invocation, Reference, Value};
 use zookeeper_client::{Acls, Client, CreateMode};
 
 /// Writes `data` at `path` (parents made, an existing node overwritten), as dubbo-admin writes a
@@ -54,4 +55,27 @@ pub(crate) async fn registered_port_echo(
     put_node(zk, &path, "").await;
     let port = i32::from(server.local_addr().port());
     (server, port)
+}
+
+/// The ports 60 calls of `reference` (tagged `tag`, when given) reach among [`port_echo`] providers:
+/// enough that random picks reach every allowed provider (a miss among 3 has probability
+/// 3 * (2/3)^60, about 1e-10). A failed call or an answer other than a port fails the test.
+pub(crate) async fn ports_reached(reference: &Reference, tag: Option<&str>) -> BTreeSet<i32> {
+    let mut ports = BTreeSet::new();
+    for _ in 0..60 {
+        let mut call = Invocation::new("whoAmI", vec![], vec![]);
+        if let Some(tag) = tag {
+            call.set_attachment("dubbo.tag", tag);
+        }
+        match reference.invoke_raw(call).await {
+            Ok(response) => match response.value() {
+                Some(Value::Int(port)) => {
+                    ports.insert(*port);
+                }
+                other => panic!("unexpected answer {other:?}"),
+            },
+            Err(e) => panic!("call failed: {e}"),
+        }
+    }
+    ports
 }
