@@ -1,17 +1,54 @@
 //! Loopback helpers: picking a free port and asking ZooKeeper whether it serves.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// Asks the kernel for a free port on 127.0.0.1 and releases it for the server to take.
+/// Lowest port [`free_port`] hands out.
+const FIRST_PICKED_PORT: u16 = 10_000;
+
+/// Next candidate offset; shared by every pick in this process so two picks never race for one port.
+static NEXT_PICK: AtomicU32 = AtomicU32::new(0);
+
+/// A port on 127.0.0.1 that is free now and that no `bind(0)` on this machine will be given.
 ///
-/// Another process could grab the port in between; with ports drawn from the ephemeral range
-/// that is unlikely enough for tests, and a clash shows up as a start failure, not a wrong result.
+/// The servers these tests start (ZooKeeper on the host network, the Java and Node peers) take a
+/// port number we name, after we have checked it and let it go. A port from the kernel's
+/// ephemeral range could be handed to any `bind(0)` or outgoing connection in between, and tests
+/// running beside this one open thousands of those (the consumer-scale test binds 1,000
+/// providers); ZooKeeper then fails to bind and the test fails for nothing. So ports come from
+/// below the ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`), in an order seeded by
+/// the process id so that two test processes rarely try the same ones, each checked by binding it.
 pub(crate) async fn free_port() -> std::io::Result<u16> {
-    let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
-    Ok(listener.local_addr()?.port())
+    let first = u32::from(FIRST_PICKED_PORT);
+    let end = ephemeral_start().map_or(32_768, u32::from);
+    if end <= first + 1_000 {
+        // A machine whose ephemeral range starts low: fall back to asking the kernel.
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        return Ok(listener.local_addr()?.port());
+    }
+    let span = end - first;
+    let seed = std::process::id().wrapping_mul(7_919);
+    for _ in 0..span {
+        let offset = seed.wrapping_add(NEXT_PICK.fetch_add(1, Ordering::Relaxed)) % span;
+        let port = u16::try_from(first + offset).expect("below the ephemeral start, a u16");
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)).await {
+            drop(listener);
+            return Ok(port);
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AddrInUse,
+        format!("every port in {first}..{end} is taken"),
+    ))
+}
+
+/// The first port of the kernel's ephemeral range, where it says (Linux).
+fn ephemeral_start() -> Option<u16> {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    range.split_whitespace().next()?.parse().ok()
 }
 
 /// Whether a ZooKeeper on `port` answers the `srvr` four-letter word as a serving server.

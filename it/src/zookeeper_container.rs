@@ -15,6 +15,8 @@ use crate::zookeeper_image::ZooKeeperImage;
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a restarted or unpaused server may take to answer `srvr` as serving.
 const SERVE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Starts tried, each on its own port, before [`ZooKeeperContainer::start`] gives up.
+const START_ATTEMPTS: u32 = 3;
 /// Gap between two `srvr` probes while waiting for the server to serve.
 const PROBE_INTERVAL: Duration = Duration::from_millis(100);
 /// Grace period docker gives ZooKeeper to exit on SIGTERM before killing it.
@@ -56,6 +58,26 @@ impl ZooKeeperContainer {
     /// Starts a given image and waits until it serves clients.
     pub async fn start_image(image: ZooKeeperImage) -> Result<Self, HarnessError> {
         check_engine_and_image(&image).await?;
+        let mut attempt = 1;
+        loop {
+            match Self::start_on_free_port(&image).await {
+                Ok(zookeeper) => return Ok(zookeeper),
+                // A port taken between the check and ZooKeeper's bind fails the start (on the
+                // host network the server exits); another port is then worth one more try.
+                Err(err @ (HarnessError::Start { .. } | HarnessError::NotServing { .. }))
+                    if attempt < START_ATTEMPTS =>
+                {
+                    eprintln!(
+                        "ZooKeeper start attempt {attempt} failed, trying another port: {err}"
+                    );
+                    attempt += 1;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    async fn start_on_free_port(image: &ZooKeeperImage) -> Result<Self, HarnessError> {
         let port = loopback::free_port()
             .await
             .map_err(HarnessError::NoFreePort)?;
@@ -70,7 +92,7 @@ impl ZooKeeperContainer {
             })?;
         let zookeeper = Self {
             container,
-            image,
+            image: image.clone(),
             port,
         };
         // The readiness line comes a moment before the server accepts sessions.
