@@ -39,13 +39,6 @@ impl Protocols {
         }
     }
 
-    /// The dubbo:// client (the application-level discovery's MetadataService calls go through it,
-    /// sharing its connections).
-    #[cfg(feature = "zookeeper")]
-    pub(crate) fn dubbo(&self) -> &DubboProtocol {
-        &self.dubbo
-    }
-
     /// Calls `invocation` on the provider at `url` over the protocol the URL names.
     pub(crate) async fn invoke(
         &self,

@@ -7,6 +7,7 @@
 //! process-wide counter) gets a binary of its own, and says why.
 
 mod app_discovery;
+mod app_discovery_tri;
 mod bench_peakewma;
 mod cli_dubbo_user;
 mod cli_exit;
