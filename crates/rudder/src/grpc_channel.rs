@@ -305,10 +305,24 @@ fn grpc_timeout_millis(value: &str) -> Option<u64> {
 }
 
 /// The failure as the Trailers-Only answer a gRPC client reads: the provider's own status code when
-/// the error carries one, else the code of its kind; rudder's message (providers tried, group and
-/// version asked for).
+/// the error carries one (`UNIMPLEMENTED` for any "no such service or method"), else the code of its
+/// kind; rudder's message (providers tried, group and version asked for).
 fn status_response(error: &RpcError) -> http::Response<Body> {
-    let code = provider_code(error).unwrap_or(match error.kind() {
+    let provider = provider_code(error);
+    let code = match (error.kind(), provider) {
+        // Whatever the provider said: Java 3.3.6 answers a missing method with `UNKNOWN` and a
+        // NullPointerException's message.
+        (RpcErrorKind::MethodNotFound, Some(Code::NotFound)) => Code::NotFound,
+        (RpcErrorKind::MethodNotFound, _) => Code::Unimplemented,
+        (_, Some(code)) => code,
+        (kind, None) => code_of(kind),
+    };
+    tonic::Status::new(code, error.to_string()).into_http()
+}
+
+/// The gRPC code of a failure rudder classified itself (no provider status behind it).
+fn code_of(kind: RpcErrorKind) -> Code {
+    match kind {
         RpcErrorKind::Network | RpcErrorKind::NoProvider | RpcErrorKind::ShutDown => {
             Code::Unavailable
         }
@@ -318,8 +332,7 @@ fn status_response(error: &RpcError) -> http::Response<Body> {
         RpcErrorKind::Serialization => Code::ResourceExhausted,
         RpcErrorKind::Forbidden => Code::PermissionDenied,
         _ => Code::Unknown,
-    });
-    tonic::Status::new(code, error.to_string()).into_http()
+    }
 }
 
 /// The status a provider answered with, if `error` was caused by one.
@@ -477,6 +490,11 @@ mod tests {
         let status = tonic::Status::from_header_map(response.headers()).unwrap();
         assert_eq!(status.code(), Code::NotFound);
         assert!(status.message().contains("failed after 3 attempts"), "{}", status.message());
+
+        let java = RpcError::new(RpcErrorKind::MethodNotFound, "no such service or method")
+            .with_source(tonic::Status::unknown("\"methodDescriptors\" is null"));
+        let status = tonic::Status::from_header_map(status_response(&java).headers()).unwrap();
+        assert_eq!(status.code(), Code::Unimplemented);
 
         let none = status_response(&RpcError::new(RpcErrorKind::NoProvider, "no provider"));
         let status = tonic::Status::from_header_map(none.headers()).unwrap();

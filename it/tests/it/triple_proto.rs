@@ -140,6 +140,7 @@ async fn java_protobuf_services_answer_a_tonic_client_through_the_cluster() {
         )
         .await
         .unwrap_err();
+    assert_eq!(missing.code(), tonic::Code::Unimplemented, "{missing:?}");
     assert!(
         missing
             .message()
