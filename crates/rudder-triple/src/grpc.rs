@@ -466,3 +466,6 @@ fn nonempty(value: Option<&str>) -> Option<&str> {
 pub fn prefixed_body(head: Bytes, rest: Body) -> Body {
     Body::new(Prefixed::new(head, rest))
 }
+
+#[cfg(test)]
+mod tests;
