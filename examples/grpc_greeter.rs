@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rudder::Reference;
@@ -49,6 +50,8 @@ pub struct Outcome {
     /// The same stream through a channel that was not told the method streams (its first message
     /// waits for the second, then they pass through).
     pub streamed_undeclared: Vec<String>,
+    /// The status of a call the service refused, and how many providers saw it.
+    pub rejected: (tonic::Code, String, usize),
     /// Which servers answered the calls made while both were up.
     pub served_before: BTreeSet<String>,
     /// Which servers answered the calls made after one stopped, and how many calls failed.
@@ -64,10 +67,13 @@ pub struct Outcome {
 struct Provider {
     address: String,
     versions: Arc<Mutex<BTreeSet<String>>>,
+    /// Calls received, by every server sharing it.
+    calls: Arc<AtomicUsize>,
 }
 
 impl Provider {
     fn record(&self, metadata: &tonic::metadata::MetadataMap) {
+        self.calls.fetch_add(1, Ordering::SeqCst);
         if let Some(version) = metadata
             .get("tri-service-version")
             .and_then(|v| v.to_str().ok())
@@ -89,8 +95,12 @@ impl Greeter for Provider {
         request: Request<HelloRequest>,
     ) -> Result<Response<HelloReply>, Status> {
         self.record(request.metadata());
+        let name = request.into_inner().name;
+        if name.is_empty() {
+            return Err(Status::invalid_argument("a name, please"));
+        }
         Ok(Response::new(HelloReply {
-            message: format!("Hello {}", request.into_inner().name),
+            message: format!("Hello {name}"),
             served_by: self.address.clone(),
         }))
     }
@@ -115,7 +125,7 @@ impl Greeter for Provider {
 }
 
 /// A Greeter server on a loopback port until `stop` fires.
-async fn serve(versions: Arc<Mutex<BTreeSet<String>>>) -> (String, Server) {
+async fn serve(versions: Arc<Mutex<BTreeSet<String>>>, calls: Arc<AtomicUsize>) -> (String, Server) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
@@ -123,6 +133,7 @@ async fn serve(versions: Arc<Mutex<BTreeSet<String>>>) -> (String, Server) {
     let provider = Provider {
         address: address.clone(),
         versions,
+        calls,
     };
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(
@@ -159,8 +170,9 @@ impl Server {
 /// When a call that must succeed fails (the example is also a test).
 pub async fn run(calls: usize) -> Outcome {
     let versions = Arc::new(Mutex::new(BTreeSet::new()));
-    let (first, stop_first) = serve(Arc::clone(&versions)).await;
-    let (second, _keep_second) = serve(Arc::clone(&versions)).await;
+    let received = Arc::new(AtomicUsize::new(0));
+    let (first, stop_first) = serve(Arc::clone(&versions), Arc::clone(&received)).await;
+    let (second, _keep_second) = serve(Arc::clone(&versions), Arc::clone(&received)).await;
     let greeter = Reference::builder(SERVICE)
         .provider(&format!("tri://{first}/{SERVICE}?version=1.0.0"))
         .provider(&format!("tri://{second}/{SERVICE}?version=1.0.0"))
@@ -206,6 +218,18 @@ pub async fn run(calls: usize) -> Outcome {
         streamed_undeclared.push(reply.message);
     }
 
+    // An error the service answers with is its answer: handed over as it came, never sent again.
+    let before = received.load(Ordering::SeqCst);
+    let rejected = client
+        .say_hello(HelloRequest::default())
+        .await
+        .expect_err("an empty name is refused");
+    let rejected = (
+        rejected.code(),
+        rejected.message().to_owned(),
+        received.load(Ordering::SeqCst) - before,
+    );
+
     let mut served_before = BTreeSet::new();
     for i in 0..calls {
         let reply = client
@@ -243,6 +267,7 @@ pub async fn run(calls: usize) -> Outcome {
         hello,
         streamed,
         streamed_undeclared,
+        rejected,
         versions_seen,
         served_before,
         served_after,

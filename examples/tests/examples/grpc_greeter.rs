@@ -11,6 +11,11 @@ async fn a_tonic_client_calls_through_the_cluster_and_fails_over() {
     );
     assert_eq!(outcome.streamed_undeclared, ["Hello plain #0", "Hello plain #1"]);
     assert_eq!(
+        outcome.rejected,
+        (tonic::Code::InvalidArgument, "a name, please".to_owned(), 1),
+        "answered errors are not retried (failover's default retries=2)"
+    );
+    assert_eq!(
         outcome.versions_seen.iter().collect::<Vec<_>>(),
         ["1.0.0"],
         "tri-service-version from the provider URL"
