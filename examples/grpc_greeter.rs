@@ -125,7 +125,10 @@ impl Greeter for Provider {
 }
 
 /// A Greeter server on a loopback port until `stop` fires.
-async fn serve(versions: Arc<Mutex<BTreeSet<String>>>, calls: Arc<AtomicUsize>) -> (String, Server) {
+async fn serve(
+    versions: Arc<Mutex<BTreeSet<String>>>,
+    calls: Arc<AtomicUsize>,
+) -> (String, Server) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");

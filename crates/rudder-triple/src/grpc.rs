@@ -301,7 +301,13 @@ impl Target {
 
     fn status(&self, code: Code, message: &str) -> RpcError {
         let status = tonic::Status::new(code, message.to_owned());
-        status_error(status, &self.address, &self.service, &self.method, &self.asked)
+        status_error(
+            status,
+            &self.address,
+            &self.service,
+            &self.method,
+            &self.asked,
+        )
     }
 }
 

@@ -128,7 +128,10 @@ impl GrpcChannel {
 impl fmt::Debug for GrpcChannel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GrpcChannel")
-            .field("service", &self.reference.consumer_url().service_interface())
+            .field(
+                "service",
+                &self.reference.consumer_url().service_interface(),
+            )
             .field("streaming", &self.streaming)
             .finish_non_exhaustive()
     }
@@ -459,7 +462,11 @@ mod tests {
         assert_eq!(grpc_timeout_millis("3000m"), Some(3000));
         assert_eq!(grpc_timeout_millis("2S"), Some(2000));
         assert_eq!(grpc_timeout_millis("1H"), Some(3_600_000));
-        assert_eq!(grpc_timeout_millis("10u"), Some(1), "rounded up to the smallest deadline");
+        assert_eq!(
+            grpc_timeout_millis("10u"),
+            Some(1),
+            "rounded up to the smallest deadline"
+        );
         assert_eq!(grpc_timeout_millis("123456789m"), None, "at most 8 digits");
         assert_eq!(grpc_timeout_millis("5x"), None);
         assert_eq!(grpc_timeout_millis("m"), None);
@@ -478,18 +485,28 @@ mod tests {
         assert_eq!(invocation.method_name(), "SayHello");
         assert_eq!(invocation.attachment("dubbo.tag"), Some("gray"));
         assert_eq!(invocation.attachment("timeout"), Some("250"));
-        assert_eq!(invocation.attachments().len(), 2, "{:?}", invocation.attachments());
+        assert_eq!(
+            invocation.attachments().len(),
+            2,
+            "{:?}",
+            invocation.attachments()
+        );
     }
 
     #[test]
     fn a_provider_status_keeps_its_code_and_a_kind_gives_one_otherwise() {
         let provider = RpcError::new(RpcErrorKind::MethodNotFound, "no such service or method")
             .with_source(tonic::Status::not_found("Service not found"));
-        let wrapped = RpcError::new(provider.kind(), "failed after 3 attempts").with_source(provider);
+        let wrapped =
+            RpcError::new(provider.kind(), "failed after 3 attempts").with_source(provider);
         let response = status_response(&wrapped);
         let status = tonic::Status::from_header_map(response.headers()).unwrap();
         assert_eq!(status.code(), Code::NotFound);
-        assert!(status.message().contains("failed after 3 attempts"), "{}", status.message());
+        assert!(
+            status.message().contains("failed after 3 attempts"),
+            "{}",
+            status.message()
+        );
 
         let java = RpcError::new(RpcErrorKind::MethodNotFound, "no such service or method")
             .with_source(tonic::Status::unknown("\"methodDescriptors\" is null"));

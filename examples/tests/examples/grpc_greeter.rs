@@ -9,7 +9,10 @@ async fn a_tonic_client_calls_through_the_cluster_and_fails_over() {
         outcome.streamed,
         ["Hello stream #0", "Hello stream #1", "Hello stream #2"]
     );
-    assert_eq!(outcome.streamed_undeclared, ["Hello plain #0", "Hello plain #1"]);
+    assert_eq!(
+        outcome.streamed_undeclared,
+        ["Hello plain #0", "Hello plain #1"]
+    );
     assert_eq!(
         outcome.rejected,
         (tonic::Code::InvalidArgument, "a name, please".to_owned(), 1),
@@ -20,7 +23,11 @@ async fn a_tonic_client_calls_through_the_cluster_and_fails_over() {
         ["1.0.0"],
         "tri-service-version from the provider URL"
     );
-    assert_eq!(outcome.served_before.len(), 2, "round robin over both: {outcome:?}");
+    assert_eq!(
+        outcome.served_before.len(),
+        2,
+        "round robin over both: {outcome:?}"
+    );
     assert_eq!(outcome.failed_after, 0, "failover: {outcome:?}");
     assert!(
         !outcome.served_after.contains(&outcome.stopped),

@@ -56,11 +56,7 @@ async fn java_protobuf_services_answer_a_tonic_client_through_the_cluster() {
         .build()
         .await
         .unwrap();
-    let listed: BTreeSet<u16> = greeter
-        .providers()
-        .iter()
-        .map(|p| p.url().port())
-        .collect();
+    let listed: BTreeSet<u16> = greeter.providers().iter().map(|p| p.url().port()).collect();
     assert_eq!(listed, BTreeSet::from([first.port(), second.port()]));
     assert!(greeter
         .providers()
@@ -99,10 +95,17 @@ async fn java_protobuf_services_answer_a_tonic_client_through_the_cluster() {
     let mut messages = Vec::new();
     let mut streamed_by = BTreeSet::new();
     while let Some(reply) = stream.message().await.unwrap() {
-        messages.push(reply.message.replace(&format!(", from {}", reply.served_by), ""));
+        messages.push(
+            reply
+                .message
+                .replace(&format!(", from {}", reply.served_by), ""),
+        );
         streamed_by.insert(reply.served_by);
     }
-    assert_eq!(messages, ["Hello stream #0", "Hello stream #1", "Hello stream #2"]);
+    assert_eq!(
+        messages,
+        ["Hello stream #0", "Hello stream #1", "Hello stream #2"]
+    );
     assert_eq!(streamed_by.len(), 1, "{streamed_by:?}");
     // Undeclared, the same stream arrives whole too.
     let mut plain = GreeterClient::new(greeter.grpc_channel());
@@ -116,7 +119,11 @@ async fn java_protobuf_services_answer_a_tonic_client_through_the_cluster() {
         .into_inner();
     let mut count = 0;
     while let Some(reply) = stream.message().await.unwrap() {
-        assert!(reply.message.starts_with(&format!("Hello plain #{count}")), "{}", reply.message);
+        assert!(
+            reply.message.starts_with(&format!("Hello plain #{count}")),
+            "{}",
+            reply.message
+        );
         count += 1;
     }
     assert_eq!(count, 2);

@@ -43,7 +43,12 @@ async fn provider(script: Script) -> (DubboUrl, Seen) {
             tokio::spawn(async move {
                 let mut connection = h2::server::handshake(socket).await.unwrap();
                 while let Some(Ok((request, respond))) = connection.accept().await {
-                    tokio::spawn(answer(request, respond, script.clone(), Arc::clone(&record)));
+                    tokio::spawn(answer(
+                        request,
+                        respond,
+                        script.clone(),
+                        Arc::clone(&record),
+                    ));
                 }
             });
         }
@@ -84,7 +89,9 @@ async fn answer(
             let _ = respond.send_response(head(status).body(()).unwrap(), true);
         }
         Script::Messages(messages, code) => {
-            let mut send = respond.send_response(head(200).body(()).unwrap(), false).unwrap();
+            let mut send = respond
+                .send_response(head(200).body(()).unwrap(), false)
+                .unwrap();
             for message in messages {
                 send.send_data(frame(message), false).unwrap();
             }
@@ -93,11 +100,15 @@ async fn answer(
             let _ = send.send_trailers(trailers);
         }
         Script::NoTrailers => {
-            let mut send = respond.send_response(head(200).body(()).unwrap(), false).unwrap();
+            let mut send = respond
+                .send_response(head(200).body(()).unwrap(), false)
+                .unwrap();
             send.send_data(frame(b"hi"), true).unwrap();
         }
         Script::Reset => {
-            let mut send = respond.send_response(head(200).body(()).unwrap(), false).unwrap();
+            let mut send = respond
+                .send_response(head(200).body(()).unwrap(), false)
+                .unwrap();
             send.send_data(frame(b"hi"), false).unwrap();
             send.send_reset(h2::Reason::INTERNAL_ERROR);
         }
@@ -155,11 +166,23 @@ async fn a_unary_call_sends_the_triple_headers_and_hands_back_the_answer_whole()
     let (parts, body) = &seen[0];
     assert_eq!(parts.uri.path(), "/org.rudder.it.proto.Greeter/SayHello");
     assert_eq!(body, &frame(b"req"));
-    let header = |name: &str| parts.headers.get(name).map(|v| v.to_str().unwrap().to_owned());
+    let header = |name: &str| {
+        parts
+            .headers
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
     assert_eq!(header("tri-service-version").as_deref(), Some("1.0.0"));
     assert_eq!(header("tri-service-group").as_deref(), Some("g1"));
-    assert_eq!(header("tri-consumer-appname").as_deref(), Some("rudder-test"));
-    assert_eq!(header("grpc-timeout").as_deref(), Some("2000m"), "the URL's timeout");
+    assert_eq!(
+        header("tri-consumer-appname").as_deref(),
+        Some("rudder-test")
+    );
+    assert_eq!(
+        header("grpc-timeout").as_deref(),
+        Some("2000m"),
+        "the URL's timeout"
+    );
     assert_eq!(header("x-trace").as_deref(), Some("abc"));
     assert_eq!(header("content-type").as_deref(), Some("application/grpc"));
 }
@@ -172,9 +195,16 @@ async fn an_error_the_service_answered_is_an_answer_but_unavailable_is_an_error(
         .grpc_unary(&url, &call(), &request(frame(b"req")))
         .await
         .unwrap();
-    assert_eq!(reply.error_status(), Some((Code::InvalidArgument, "bad name")));
+    assert_eq!(
+        reply.error_status(),
+        Some((Code::InvalidArgument, "bad name"))
+    );
     let response = reply.into_http();
-    assert_eq!(response.headers()["grpc-status"], "3", "handed on as it came");
+    assert_eq!(
+        response.headers()["grpc-status"],
+        "3",
+        "handed on as it came"
+    );
 
     for (code, kind) in [
         ("14", RpcErrorKind::Network),
@@ -250,7 +280,10 @@ async fn messages_over_payload_fail_and_a_request_over_it_is_not_sent() {
         .await
         .unwrap_err();
     assert_eq!(error.kind(), RpcErrorKind::Serialization, "{error}");
-    assert!(error.message().contains("answer message is 1000 bytes"), "{error}");
+    assert!(
+        error.message().contains("answer message is 1000 bytes"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -292,6 +325,9 @@ async fn a_stream_is_sent_once_with_no_timeout_of_its_own() {
     let (body, _) = body_of(reply).await;
     assert_eq!(body, [frame(b"a"), frame(b"b")].concat());
     let seen = seen.lock().unwrap();
-    assert!(seen[0].0.headers.get("grpc-timeout").is_none(), "streams carry no timeout setting");
+    assert!(
+        seen[0].0.headers.get("grpc-timeout").is_none(),
+        "streams carry no timeout setting"
+    );
     assert_eq!(seen[0].0.headers["tri-service-version"], "1.0.0");
 }
