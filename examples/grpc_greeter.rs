@@ -52,6 +52,9 @@ pub struct Outcome {
     pub streamed_undeclared: Vec<String>,
     /// The status of a call the service refused, and how many providers saw it.
     pub rejected: (tonic::Code, String, usize),
+    /// `SayHello` calls in the providers' statistics after the first unary call and the refused one,
+    /// and how many of them were the service's error answers.
+    pub counted: (i64, i64),
     /// Which servers answered the calls made while both were up.
     pub served_before: BTreeSet<String>,
     /// Which servers answered the calls made after one stopped, and how many calls failed.
@@ -232,6 +235,14 @@ pub async fn run(calls: usize) -> Outcome {
         rejected.message().to_owned(),
         received.load(Ordering::SeqCst) - before,
     );
+    // Counted like any call: every call so far, the refused one as the provider's exception.
+    let counted = greeter
+        .providers()
+        .iter()
+        .filter_map(|p| p.status().find_method("SayHello"))
+        .fold((0, 0), |(total, exceptions), m| {
+            (total + m.total(), exceptions + m.exceptions())
+        });
 
     let mut served_before = BTreeSet::new();
     for i in 0..calls {
@@ -271,6 +282,7 @@ pub async fn run(calls: usize) -> Outcome {
         streamed,
         streamed_undeclared,
         rejected,
+        counted,
         versions_seen,
         served_before,
         served_after,

@@ -19,6 +19,11 @@ async fn a_tonic_client_calls_through_the_cluster_and_fails_over() {
         "answered errors are not retried (failover's default retries=2)"
     );
     assert_eq!(
+        outcome.counted,
+        (2, 1),
+        "statistics: 2 SayHello calls, 1 an exception"
+    );
+    assert_eq!(
         outcome.versions_seen.iter().collect::<Vec<_>>(),
         ["1.0.0"],
         "tri-service-version from the provider URL"
