@@ -3,7 +3,7 @@
 //!
 //! Two in-process tonic servers serve `proto/greeter.proto`'s Greeter as tri:// providers of
 //! version 1.0.0, given to the reference as URLs (a registry would list the same URLs). The client
-//! calls the unary and the server-streaming method; then one server stops, and the unary calls that
+//! calls the unary, the server-streaming and the bidirectional method; then one server stops, and the unary calls that
 //! the balancer still sends its way fail over to the other.
 //!
 //! Run: `cargo run -p rudder-examples --example grpc_greeter`.
@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use rudder::Reference;
 use tokio::sync::oneshot;
 use tokio_stream::wrappers::TcpListenerStream;
-use tokio_stream::Stream;
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 /// The code tonic's prost codegen wrote for `proto/greeter.proto` (see `build.rs`).
@@ -50,6 +50,8 @@ pub struct Outcome {
     /// The same stream through a channel that was not told the method streams (its first message
     /// waits for the second, then they pass through).
     pub streamed_undeclared: Vec<String>,
+    /// The replies of a bidirectional call, each read before the next request was sent.
+    pub chatted: Vec<String>,
     /// The status of a call the service refused, and how many providers saw it.
     pub rejected: (tonic::Code, String, usize),
     /// `SayHello` calls in the providers' statistics after the first unary call and the refused one,
@@ -109,6 +111,7 @@ impl Greeter for Provider {
     }
 
     type SayHelloStreamStream = ReplyStream;
+    type SayHelloChatStream = ReplyStream;
 
     async fn say_hello_stream(
         &self,
@@ -124,6 +127,21 @@ impl Greeter for Provider {
             })
         });
         Ok(Response::new(Box::pin(tokio_stream::iter(replies))))
+    }
+
+    async fn say_hello_chat(
+        &self,
+        request: Request<tonic::Streaming<HelloRequest>>,
+    ) -> Result<Response<ReplyStream>, Status> {
+        self.record(request.metadata());
+        let address = self.address.clone();
+        let replies = request.into_inner().map(move |request| {
+            request.map(|request| HelloReply {
+                message: format!("Hello {}", request.name),
+                served_by: address.clone(),
+            })
+        });
+        Ok(Response::new(Box::pin(replies)))
     }
 }
 
@@ -224,6 +242,29 @@ pub async fn run(calls: usize) -> Outcome {
         streamed_undeclared.push(reply.message);
     }
 
+    // Bidirectional: each reply comes before the next request is written, so nothing waits for the
+    // client's body to end (one provider, the stream passed through).
+    let (requests, outgoing) = tokio::sync::mpsc::channel(1);
+    let mut chat = undeclared
+        .say_hello_chat(tokio_stream::wrappers::ReceiverStream::new(outgoing))
+        .await
+        .expect("bidirectional call")
+        .into_inner();
+    let mut chatted = Vec::new();
+    for name in ["one", "two", "three"] {
+        requests
+            .send(HelloRequest { name: name.into() })
+            .await
+            .expect("the call is open");
+        let reply = chat.message().await.expect("a reply").expect("not ended");
+        chatted.push(reply.message);
+    }
+    drop(requests);
+    assert!(
+        chat.message().await.expect("the end").is_none(),
+        "the call ends with the client's stream"
+    );
+
     // An error the service answers with is its answer: handed over as it came, never sent again.
     let before = received.load(Ordering::SeqCst);
     let rejected = client
@@ -281,6 +322,7 @@ pub async fn run(calls: usize) -> Outcome {
         hello,
         streamed,
         streamed_undeclared,
+        chatted,
         rejected,
         counted,
         versions_seen,

@@ -203,8 +203,9 @@ impl GrpcChannel {
     }
 }
 
-/// Reads `body` up to the end of its first message (at most `payload`), and says whether it ends
-/// there.
+/// Reads what `body` has ready, up to the end of its first message (at most `payload`), and says
+/// whether it ends there. Never waits: a client that writes its first message only after the answer
+/// began (a bidirectional call) would wait for this forever; what is not ready now is a stream.
 async fn read_first_message(body: &mut Body, payload: usize) -> Result<Read, RpcError> {
     let mut data = BytesMut::new();
     loop {
@@ -215,32 +216,25 @@ async fn read_first_message(body: &mut Body, payload: usize) -> Result<Read, Rpc
                     format!("the request message is {len} bytes, over payload={payload}; not sent"),
                 ));
             }
-            if data.len() >= FRAME_HEADER + len {
-                // Ended already, or ending now: one look, no wait.
-                if body.is_end_stream() {
-                    return Ok(Read::Whole(data.freeze()));
-                }
-                return match std::future::poll_fn(|cx| Poll::Ready(poll_once(body, cx))).await {
-                    Some(None) => Ok(Read::Whole(data.freeze())),
-                    Some(Some(Ok(frame))) => {
-                        if let Ok(chunk) = frame.into_data() {
-                            data.extend_from_slice(&chunk);
-                        }
-                        Ok(Read::Started(data.freeze()))
-                    }
-                    Some(Some(Err(status))) => Err(client_body_failed(status)),
-                    None => Ok(Read::Started(data.freeze())),
-                };
+            if data.len() >= FRAME_HEADER + len && body.is_end_stream() {
+                return Ok(Read::Whole(data.freeze()));
             }
         }
-        match std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await {
-            None => return Ok(Read::Whole(data.freeze())),
-            Some(Ok(frame)) => {
+        let complete = first_message_len(&data).is_some_and(|len| data.len() >= FRAME_HEADER + len);
+        match std::future::poll_fn(|cx| Poll::Ready(poll_once(body, cx))).await {
+            Some(None) => return Ok(Read::Whole(data.freeze())),
+            Some(Some(Ok(frame))) => {
                 if let Ok(chunk) = frame.into_data() {
                     data.extend_from_slice(&chunk);
                 }
+                // More after the first message: a stream.
+                if complete {
+                    return Ok(Read::Started(data.freeze()));
+                }
             }
-            Some(Err(status)) => return Err(client_body_failed(status)),
+            Some(Some(Err(status))) => return Err(client_body_failed(status)),
+            // Nothing ready now.
+            None => return Ok(Read::Started(data.freeze())),
         }
     }
 }

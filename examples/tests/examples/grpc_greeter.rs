@@ -13,6 +13,7 @@ async fn a_tonic_client_calls_through_the_cluster_and_fails_over() {
         outcome.streamed_undeclared,
         ["Hello plain #0", "Hello plain #1"]
     );
+    assert_eq!(outcome.chatted, ["Hello one", "Hello two", "Hello three"]);
     assert_eq!(
         outcome.rejected,
         (tonic::Code::InvalidArgument, "a name, please".to_owned(), 1),
