@@ -60,7 +60,8 @@ const PAYLOAD: IntRange = IntRange {
 ///   (`INVALID_ARGUMENT`, `INTERNAL`...) is the gRPC counterpart of a business exception: handed to
 ///   the client as it came, never sent again. The answer is read whole too (at most `payload`), unless
 ///   a second message begins: then it is a stream, passed on as it comes.
-/// * A streaming request (the client has not ended its body after one message), or a method
+/// * A streaming request (the client's body has not ended with its first message when read, which
+///   never waits: a bidirectional client may write only after the answer began), or a method
 ///   declared with [`GrpcChannel::streaming`], picks one provider and is never sent again; as with
 ///   Dubbo's Java consumer, no `timeout` setting bounds a stream (a deadline the client sets does).
 ///
