@@ -42,6 +42,8 @@
 
 mod body;
 mod codec;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod grpc;
 mod protocol;
 mod settings;
