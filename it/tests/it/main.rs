@@ -30,4 +30,5 @@ mod routing_parity;
 mod routing_rules;
 mod tag_rule_apps;
 mod triple_pojo;
+mod triple_proto;
 mod zookeeper_smoke;
