@@ -210,19 +210,27 @@ pub(crate) fn error_kind(code: Code, message: &str) -> RpcErrorKind {
 }
 
 /// A failed call as the [`RpcError`] `invoke` prints: `tri://ADDR pkg.Svc/Method: grpc-status 3
-/// InvalidArgument: name is required`.
+/// InvalidArgument: name is required`, with the causes of a local failure (`tcp connect error:
+/// Connection refused`).
 pub(crate) fn status_error(status: &Status, target: &str, method: &MethodDescriptor) -> RpcError {
     let code = status.code();
-    RpcError::new(
-        error_kind(code, status.message()),
-        format!(
-            "{target} {}/{}: grpc-status {} {code:?}: {}",
-            method.parent_service().full_name(),
-            method.name(),
-            i32::from(code),
-            status.message()
-        ),
-    )
+    let mut message = format!(
+        "{target} {}/{}: grpc-status {} {code:?}: {}",
+        method.parent_service().full_name(),
+        method.name(),
+        i32::from(code),
+        status.message()
+    );
+    let mut cause = std::error::Error::source(status);
+    while let Some(error) = cause {
+        let text = error.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = error.source();
+    }
+    RpcError::new(error_kind(code, status.message()), message)
 }
 
 #[cfg(test)]

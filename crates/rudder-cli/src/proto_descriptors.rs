@@ -5,9 +5,10 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use miette::Diagnostic;
 use prost_reflect::{DescriptorPool, MethodDescriptor, ServiceDescriptor};
+use rudder_common::error::{RpcError, RpcErrorKind};
 
 /// Descriptors to call by, and the services they were asked for (those of the given files or those a
 /// reflection service listed: not every service of every imported file).
@@ -96,9 +97,12 @@ fn place_of(error: &protox::Error) -> Option<String> {
 }
 
 /// The service a call names: its full name (`pkg.Greeter`), else the one service of that simple name
-/// (a Java interface `com.acme.Greeter` for the proto service `acme.v1.Greeter`). Unknown: an error
-/// listing the services there are.
-pub(crate) fn find_service(descriptors: &Descriptors, name: &str) -> Result<ServiceDescriptor> {
+/// (a Java interface `com.acme.Greeter` for the proto service `acme.v1.Greeter`). Unknown: a
+/// `MethodNotFound` error (exit 1, as the POJO path's unknown method) listing the services there are.
+pub(crate) fn find_service(
+    descriptors: &Descriptors,
+    name: &str,
+) -> Result<ServiceDescriptor, RpcError> {
     if let Some(service) = descriptors.pool.get_service_by_name(name) {
         return Ok(service);
     }
@@ -110,17 +114,23 @@ pub(crate) fn find_service(descriptors: &Descriptors, name: &str) -> Result<Serv
     if let (Some(only), None) = (same_name.next(), same_name.next()) {
         return Ok(only);
     }
-    bail!(
-        "no service {name} in {}; services: {}",
-        descriptors.origin,
-        listed_or_none(&descriptors.services)
-    )
+    Err(RpcError::new(
+        RpcErrorKind::MethodNotFound,
+        format!(
+            "no service {name} in {}; services: {}",
+            descriptors.origin,
+            listed_or_none(&descriptors.services)
+        ),
+    ))
 }
 
 /// The method a call names in `service`: exactly, else the one method equal ignoring the case of the
-/// first letter (Java's `sayHello` for the proto's `SayHello`). Unknown: an error listing the
-/// service's methods.
-pub(crate) fn find_method(service: &ServiceDescriptor, name: &str) -> Result<MethodDescriptor> {
+/// first letter (Java's `sayHello` for the proto's `SayHello`). Unknown: a `MethodNotFound` error
+/// listing the service's methods.
+pub(crate) fn find_method(
+    service: &ServiceDescriptor,
+    name: &str,
+) -> Result<MethodDescriptor, RpcError> {
     if let Some(method) = service.methods().find(|m| m.name() == name) {
         return Ok(method);
     }
@@ -131,11 +141,14 @@ pub(crate) fn find_method(service: &ServiceDescriptor, name: &str) -> Result<Met
         return Ok(only);
     }
     let methods: Vec<String> = service.methods().map(|m| m.name().to_owned()).collect();
-    bail!(
-        "{} has no method {name}; methods: {}",
-        service.full_name(),
-        listed_or_none(&methods)
-    )
+    Err(RpcError::new(
+        RpcErrorKind::MethodNotFound,
+        format!(
+            "{} has no method {name}; methods: {}",
+            service.full_name(),
+            listed_or_none(&methods)
+        ),
+    ))
 }
 
 fn first_letter_insensitive(name: &str) -> String {
@@ -258,7 +271,9 @@ mod tests {
             find_service(&descriptors, "com.acme.Greeter").unwrap().full_name(),
             "org.rudder.it.proto.Greeter"
         );
-        let err = find_service(&descriptors, "x.Nope").unwrap_err().to_string();
+        let err = find_service(&descriptors, "x.Nope").unwrap_err();
+        assert_eq!(err.kind(), RpcErrorKind::MethodNotFound);
+        let err = err.message();
         assert!(
             err.starts_with("no service x.Nope in ") && err.ends_with("services: org.rudder.it.proto.Greeter"),
             "{err}"
@@ -270,7 +285,7 @@ mod tests {
             "/org.rudder.it.proto.Greeter/SayHello"
         );
         assert_eq!(
-            find_method(&service, "Nope").unwrap_err().to_string(),
+            find_method(&service, "Nope").unwrap_err().message(),
             "org.rudder.it.proto.Greeter has no method Nope; methods: SayHello, SayHelloStream"
         );
     }
