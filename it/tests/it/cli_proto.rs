@@ -1,0 +1,233 @@
+//! `rudder invoke --proto` and server reflection against a plain gRPC server of another stack: Python
+//! grpcio (`it/python-grpc`, the Greeter of `proto/greeter.proto`), called by URL and found through
+//! ZooKeeper. Values asserted are the ones the Python server answers.
+//!
+//! Needs the Python venv (`scripts/peers/build-python-grpc.sh`, run by `scripts/it-setup.sh`), Docker
+//! for the registry test, and the debug binary (`cargo build -p rudder-cli`).
+
+use std::time::Duration;
+
+use rudder_it::{run_rudder, CliOutput, Peer, PeerConfig, PeerKind};
+
+use crate::common::providers::put_node;
+
+const SERVICE: &str = "org.rudder.it.proto.Greeter";
+const GREETER_PROTO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../proto/greeter.proto");
+const READY_WITHIN: Duration = Duration::from_secs(120);
+
+/// What `--list` prints for the Greeter, from the file or through reflection alike.
+const LISTING: &str = "org.rudder.it.proto.Greeter\n\
+\x20 rpc SayHello(org.rudder.it.proto.HelloRequest) returns (org.rudder.it.proto.HelloReply); unary\n\
+\x20 rpc SayHelloStream(org.rudder.it.proto.HelloStreamRequest) returns (stream org.rudder.it.proto.HelloReply); server streaming\n";
+
+async fn python(instance: &str, reflection: bool) -> Peer {
+    let mut config = PeerConfig::new(PeerKind::PythonGrpc, "", instance);
+    config.version = Some("1.0.0".into());
+    config.reflection = reflection;
+    Peer::start(config, READY_WITHIN)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+async fn rudder(args: &[&str]) -> CliOutput {
+    // Generous: a loaded CI machine, and the Python server's first answer.
+    let mut with_timeout = args.to_vec();
+    if args.first() == Some(&"invoke") && !args.contains(&"--list") {
+        with_timeout.extend(["--timeout", "10000"]);
+    }
+    run_rudder(&with_timeout).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpcio_greeter_answers_by_url_with_proto_files_and_through_reflection() {
+    let peer = python("python-grpc-1", true).await;
+    assert_eq!(
+        peer.url(),
+        format!("tri://127.0.0.1:{}/{SERVICE}", peer.port())
+    );
+    let url = format!("tri://127.0.0.1:{}/{SERVICE}?version=1.0.0", peer.port());
+    let hello = r#"[{"name":"rust"}]"#;
+    let answer = "{\"message\":\"Hello rust\",\"servedBy\":\"python-grpc-1\"}\n";
+
+    // With the .proto file.
+    let out = rudder(&[
+        "invoke", "--proto", GREETER_PROTO, "--url", &url, "--method", "SayHello", "--args", hello,
+    ])
+    .await;
+    assert_eq!((out.code, out.stdout.as_str()), (0, answer), "{}", out.stderr);
+
+    // Without: the descriptors come from the server's reflection (grpcio serves v1alpha only, so the
+    // v1 request is answered UNIMPLEMENTED first).
+    let out = rudder(&["invoke", "--url", &url, "--method", "SayHello", "--args", hello, "-v"]).await;
+    assert_eq!((out.code, out.stdout.as_str()), (0, answer), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("/org.rudder.it.proto.Greeter/SayHello (unary) from the provider's server reflection (grpc.reflection.v1alpha)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(&format!("call ok: provider 127.0.0.1:{}", peer.port())),
+        "{}",
+        out.stderr
+    );
+
+    // --list: from the file alone, and through reflection (by the URL's service, or everything).
+    let out = rudder(&["invoke", "--proto", GREETER_PROTO, "--list"]).await;
+    assert_eq!((out.code, out.stdout.as_str()), (0, LISTING), "{}", out.stderr);
+    let out = rudder(&["invoke", "--url", &url, "--list"]).await;
+    assert_eq!((out.code, out.stdout.as_str()), (0, LISTING), "{}", out.stderr);
+    let bare = format!("tri://127.0.0.1:{}", peer.port());
+    let out = rudder(&["invoke", "--url", &bare, "--list"]).await;
+    assert_eq!((out.code, out.stdout.as_str()), (0, LISTING), "{}", out.stderr);
+
+    // A server stream: one JSON line per answer; Java's method spelling finds the proto's method.
+    let out = rudder(&[
+        "invoke", "--url", &url, "--method", "sayHelloStream", "--args", r#"[{"name":"s","count":3}]"#,
+    ])
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout.lines().collect::<Vec<_>>(),
+        [1, 2, 3]
+            .map(|i| format!("{{\"message\":\"Hello s #{i}\",\"servedBy\":\"python-grpc-1\"}}"))
+    );
+
+    // --calls N: each answer, and the summary.
+    let out = rudder(&[
+        "invoke", "--url", &url, "--method", "SayHello", "--args", hello, "--calls", "3",
+    ])
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, answer.repeat(3));
+    assert!(out.stderr.contains("3 calls: 3 ok"), "{}", out.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_calls_to_a_grpcio_greeter_fail_clearly() {
+    let peer = python("python-grpc-2", true).await;
+    let url = format!("tri://127.0.0.1:{}/{SERVICE}?version=1.0.0", peer.port());
+
+    // An unknown method lists the service's methods (nothing is sent).
+    let out = rudder(&[
+        "invoke", "--proto", GREETER_PROTO, "--url", &url, "--method", "Nope", "--args", r#"[{"name":"x"}]"#,
+    ])
+    .await;
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "method-not-found: org.rudder.it.proto.Greeter has no method Nope; methods: SayHello, SayHelloStream"
+        ),
+        "{}",
+        out.stderr
+    );
+    // A field the request message does not have is named.
+    let out = rudder(&["invoke", "--url", &url, "--method", "SayHello", "--args", r#"[{"nme":"x"}]"#]).await;
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "--args[0] is not a org.rudder.it.proto.HelloRequest: unrecognized field name 'nme'"
+        ) && out.stderr.contains("(HelloRequest has fields: name)"),
+        "{}",
+        out.stderr
+    );
+    // --args that are not an array of one object.
+    let out = rudder(&[
+        "invoke", "--proto", GREETER_PROTO, "--url", &url, "--method", "SayHello", "--args", r#"{"name":"x"}"#,
+    ])
+    .await;
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--args must be a JSON array"), "{}", out.stderr);
+    // The server's grpc-status, printed as the POJO path prints a failed call (exit 1).
+    let out = rudder(&["invoke", "--url", &url, "--method", "SayHello", "--args", r#"[{"name":""}]"#]).await;
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "error: unknown: tri://127.0.0.1:{} org.rudder.it.proto.Greeter/SayHello: grpc-status 3 InvalidArgument: name is required",
+            peer.port()
+        )),
+        "{}",
+        out.stderr
+    );
+    // The version travels as tri-service-version: the server exports 1.0.0 only.
+    let unversioned = format!("tri://127.0.0.1:{}/{SERVICE}", peer.port());
+    let out = rudder(&[
+        "invoke", "--proto", GREETER_PROTO, "--url", &unversioned, "--version", "2.0.0", "--method", "SayHello",
+        "--args", r#"[{"name":"x"}]"#,
+    ])
+    .await;
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("method-not-found:")
+            && out.stderr.contains("grpc-status 5 NotFound: no org.rudder.it.proto.Greeter at version 2.0.0"),
+        "{}",
+        out.stderr
+    );
+    // A .proto that does not parse: the file, line and column.
+    let dir = std::env::temp_dir().join(format!("rudder-it-proto-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.proto");
+    std::fs::write(&bad, "syntax = \"proto3\";\nmessage M {\n  string name = 1\n}\n").unwrap();
+    let out = rudder(&["invoke", "--proto", bad.to_str().unwrap(), "--list"]).await;
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("error: bad.proto:4:1: "), "{}", out.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_reflection_the_proto_file_is_needed_and_said_so() {
+    let peer = python("python-grpc-3", false).await;
+    let url = format!("tri://127.0.0.1:{}/{SERVICE}?version=1.0.0", peer.port());
+    let out = rudder(&["invoke", "--url", &url, "--list"]).await;
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("serves no gRPC reflection (grpc.reflection.v1 or v1alpha)")
+            && out.stderr.contains("give --proto FILE"),
+        "{}",
+        out.stderr
+    );
+    let out = rudder(&[
+        "invoke", "--proto", GREETER_PROTO, "--url", &url, "--method", "SayHello", "--args", r#"[{"name":"p"}]"#,
+    ])
+    .await;
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "{\"message\":\"Hello p\",\"servedBy\":\"python-grpc-3\"}\n"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpcio_greeter_registered_in_zookeeper_is_called_through_the_registry() {
+    let peer = python("python-grpc-4", true).await;
+    let zookeeper = crate::common::zookeeper().await;
+    let zk = crate::common::writer(&zookeeper).await;
+    // As a Dubbo provider registers a tri:// IDL service (grpcio registers nowhere itself).
+    let provider = format!(
+        "tri://127.0.0.1:{}/{SERVICE}?interface={SERVICE}&methods=SayHello,SayHelloStream&version=1.0.0&side=provider&application=python-grpc",
+        peer.port()
+    );
+    let node = format!(
+        "/dubbo/{SERVICE}/providers/{}",
+        rudder_common::url::java_url_encode(&provider)
+    );
+    put_node(&zk, &node, "").await;
+    let registry = format!("zookeeper://{}", zookeeper.connect_string());
+    let hello = r#"[{"name":"zk"}]"#;
+    let answer = "{\"message\":\"Hello zk\",\"servedBy\":\"python-grpc-4\"}\n";
+    for proto in [vec!["--proto", GREETER_PROTO], vec![]] {
+        let mut args = vec![
+            "invoke", "--registry", &registry, "--interface", SERVICE, "--version", "1.0.0",
+            "--method", "SayHello", "--args", hello,
+        ];
+        args.extend(proto.iter().copied());
+        let out = rudder(&args).await;
+        assert_eq!((out.code, out.stdout.as_str()), (0, answer), "{proto:?}: {}", out.stderr);
+    }
+    let out = rudder(&[
+        "invoke", "--registry", &registry, "--interface", SERVICE, "--version", "1.0.0", "--list",
+    ])
+    .await;
+    assert_eq!((out.code, out.stdout.as_str()), (0, LISTING), "{}", out.stderr);
+}
