@@ -143,6 +143,17 @@ where
     grpc.ready()
         .await
         .map_err(|e| Status::unavailable(format!("not ready: {}", e.into())))?;
+    // tonic's own check fails mid-stream as an HTTP/2 reset (status UNKNOWN): refuse an oversized
+    // request here, before anything is sent, as the tri:// client does.
+    if let Some(too_big) = messages
+        .iter()
+        .map(|m| m.encoded_len())
+        .find(|n| *n > payload)
+    {
+        return Err(Status::out_of_range(format!(
+            "the request is {too_big} bytes, over payload={payload}"
+        )));
+    }
     let streamed_in = method.is_client_streaming();
     let streamed_out = method.is_server_streaming();
     if !streamed_in && messages.len() != 1 {
@@ -161,7 +172,11 @@ where
                 on_reply(reply);
             }
         } else {
-            on_reply(grpc.client_streaming(request, path, codec).await?.into_inner());
+            on_reply(
+                grpc.client_streaming(request, path, codec)
+                    .await?
+                    .into_inner(),
+            );
         }
         return Ok(());
     }
@@ -238,8 +253,8 @@ mod tests {
     use super::*;
 
     fn greeter() -> crate::proto_descriptors::Descriptors {
-        let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../proto/greeter.proto");
+        let file =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto/greeter.proto");
         crate::proto_descriptors::load_files(&[file], &[]).unwrap()
     }
 

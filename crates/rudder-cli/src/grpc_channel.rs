@@ -75,7 +75,10 @@ impl TriHeaders {
 }
 
 impl Interceptor for TriHeaders {
-    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
         for (key, value) in &self.0 {
             request.metadata_mut().insert(key.clone(), value.clone());
         }
@@ -176,7 +179,8 @@ mod tests {
 
     #[test]
     fn headers_come_from_the_url_and_empty_ones_are_not_sent() {
-        let url = DubboUrl::parse_any("tri://127.0.0.1:1/S?version=1.0.0&group=&timeout=250").unwrap();
+        let url =
+            DubboUrl::parse_any("tri://127.0.0.1:1/S?version=1.0.0&group=&timeout=250").unwrap();
         let mut headers = TriHeaders::of(&url).unwrap();
         let request = headers.call(tonic::Request::new(())).unwrap();
         let sent = request.metadata();
@@ -185,14 +189,18 @@ mod tests {
         assert_eq!(sent.get("tri-consumer-appname").unwrap(), APPLICATION);
         let target = GrpcTarget::new(url);
         assert_eq!(target.timeout("SayHello", None), Duration::from_millis(250));
-        assert_eq!(target.timeout("SayHello", Some(7)), Duration::from_millis(7));
+        assert_eq!(
+            target.timeout("SayHello", Some(7)),
+            Duration::from_millis(7)
+        );
         assert_eq!(target.payload, 8 << 20);
         assert_eq!(target.shown, "tri://127.0.0.1:1");
     }
 
     #[test]
     fn method_timeouts_beat_the_plain_one() {
-        let url = DubboUrl::parse_any("tri://h:1/S?timeout=250&SayHello.timeout=90&payload=1024").unwrap();
+        let url = DubboUrl::parse_any("tri://h:1/S?timeout=250&SayHello.timeout=90&payload=1024")
+            .unwrap();
         let target = GrpcTarget::new(url);
         assert_eq!(target.timeout("SayHello", None), Duration::from_millis(90));
         assert_eq!(target.timeout("Other", None), Duration::from_millis(250));

@@ -87,7 +87,10 @@ fn place_of(error: &protox::Error) -> Option<String> {
     let label = error.labels()?.next()?;
     let source = error.source_code()?;
     let span = source.read_span(label.inner(), 0, 0).ok()?;
-    let name = span.name().map(str::to_owned).or_else(|| error.file().map(str::to_owned))?;
+    let name = span
+        .name()
+        .map(str::to_owned)
+        .or_else(|| error.file().map(str::to_owned))?;
     Some(format!(
         "{}:{}:{}",
         name,
@@ -227,10 +230,8 @@ mod tests {
 
     impl Scratch {
         fn new(tag: &str, files: &[(&str, &str)]) -> Scratch {
-            let dir = std::env::temp_dir().join(format!(
-                "rudder-proto-{tag}-{}",
-                std::process::id()
-            ));
+            let dir =
+                std::env::temp_dir().join(format!("rudder-proto-{tag}-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             for (name, text) in files {
                 let path = dir.join(name);
@@ -268,18 +269,27 @@ mod tests {
         let descriptors = load_files(&[greeter()], &[]).unwrap();
         let service = find_service(&descriptors, "org.rudder.it.proto.Greeter").unwrap();
         assert_eq!(
-            find_service(&descriptors, "com.acme.Greeter").unwrap().full_name(),
+            find_service(&descriptors, "com.acme.Greeter")
+                .unwrap()
+                .full_name(),
             "org.rudder.it.proto.Greeter"
         );
         let err = find_service(&descriptors, "x.Nope").unwrap_err();
         assert_eq!(err.kind(), RpcErrorKind::MethodNotFound);
         let err = err.message();
         assert!(
-            err.starts_with("no service x.Nope in ") && err.ends_with("services: org.rudder.it.proto.Greeter"),
+            err.starts_with("no service x.Nope in ")
+                && err.ends_with("services: org.rudder.it.proto.Greeter"),
             "{err}"
         );
-        assert_eq!(find_method(&service, "SayHello").unwrap().name(), "SayHello");
-        assert_eq!(find_method(&service, "sayHelloStream").unwrap().name(), "SayHelloStream");
+        assert_eq!(
+            find_method(&service, "SayHello").unwrap().name(),
+            "SayHello"
+        );
+        assert_eq!(
+            find_method(&service, "sayHelloStream").unwrap().name(),
+            "SayHelloStream"
+        );
         assert_eq!(
             grpc_path(&find_method(&service, "sayHello").unwrap()),
             "/org.rudder.it.proto.Greeter/SayHello"
@@ -299,7 +309,9 @@ mod tests {
                 "syntax = \"proto3\";\npackage p;\nmessage M {\n  string name = 1\n  int32 x = 2;\n}\n",
             )],
         );
-        let err = load_files(&[scratch.0.join("bad.proto")], &[]).unwrap_err().to_string();
+        let err = load_files(&[scratch.0.join("bad.proto")], &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("bad.proto:5:3: "), "{err}");
     }
 
@@ -318,10 +330,14 @@ mod tests {
                 ),
             ],
         );
-        let err = load_files(&[scratch.0.join("svc.proto")], &[]).unwrap_err().to_string();
+        let err = load_files(&[scratch.0.join("svc.proto")], &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("svc.proto:4:9: "), "{err}");
         assert!(err.contains("Missing"), "{err}");
-        let err = load_files(&[scratch.0.join("imp.proto")], &[]).unwrap_err().to_string();
+        let err = load_files(&[scratch.0.join("imp.proto")], &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("imp.proto:2:"), "{err}");
         assert!(err.contains("nowhere.proto"), "{err}");
     }
@@ -342,7 +358,9 @@ mod tests {
                 ),
             ],
         );
-        let err = load_files(&[scratch.0.join("api/svc.proto")], &[]).unwrap_err().to_string();
+        let err = load_files(&[scratch.0.join("api/svc.proto")], &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("common.proto"), "{err}");
         let descriptors = load_files(
             &[scratch.0.join("api/svc.proto")],
@@ -351,7 +369,11 @@ mod tests {
         .unwrap();
         // Services of the files given, not of their imports.
         assert_eq!(descriptors.services, ["a.S"]);
-        let missing = load_files(&[scratch.0.join("nope.proto")], &[scratch.0.clone()]).unwrap_err();
+        let missing = load_files(
+            &[scratch.0.join("nope.proto")],
+            std::slice::from_ref(&scratch.0),
+        )
+        .unwrap_err();
         assert!(missing.to_string().contains("nope.proto"), "{missing}");
     }
 }

@@ -113,7 +113,9 @@ async fn by_url(
         args.group.as_deref(),
     ) {
         Ok(url) => url,
-        Err(_) if args.proto.list => DubboUrl::parse_any(text).with_context(|| format!("--url {text}"))?,
+        Err(_) if args.proto.list => {
+            DubboUrl::parse_any(text).with_context(|| format!("--url {text}"))?
+        }
         Err(e) => return Err(e),
     };
     let interface = Some(url.service_interface().to_owned()).filter(|i| !i.is_empty());
@@ -123,7 +125,16 @@ async fn by_url(
         .merge(&url);
     let target = GrpcTarget::new(merged);
     let channel = target.channel()?;
-    run(channel, &target, interface.as_deref(), args, json, attempts, out).await
+    run(
+        channel,
+        &target,
+        interface.as_deref(),
+        args,
+        json,
+        attempts,
+        out,
+    )
+    .await
 }
 
 /// With the registry's reference (after its providers are known): the same for the providers of
@@ -152,9 +163,17 @@ pub(crate) async fn through_registry(
         Err(e) if args.proto.explicit() => return Some(Err(e)),
         Err(_) => return None,
     };
-    run(channel, &target, Some(interface), args, &json, attempts, out)
-        .await
-        .transpose()
+    run(
+        channel,
+        &target,
+        Some(interface),
+        args,
+        &json,
+        attempts,
+        out,
+    )
+    .await
+    .transpose()
 }
 
 /// `--args` that can be request messages: a non-empty array of objects, no `--types`, not generic.
@@ -173,7 +192,11 @@ fn list_files(args: &InvokeArgs, out: &mut dyn Write) -> Result<()> {
         Some(name) => Some(proto_descriptors::find_service(&descriptors, name)?),
         None => None,
     };
-    write!(out, "{}", proto_descriptors::listing(&descriptors, only.as_ref()))?;
+    write!(
+        out,
+        "{}",
+        proto_descriptors::listing(&descriptors, only.as_ref())
+    )?;
     Ok(())
 }
 
@@ -196,7 +219,9 @@ where
     let proto = &args.proto;
     let descriptors = if proto.files.is_empty() {
         let timeout = target.timeout("ServerReflectionInfo", args.timeout);
-        match reflection::descriptors(channel.clone(), interface, timeout, target.payload).await {
+        // Descriptors are no call messages: `payload` does not bound them (reflection has its own).
+        let limit = target.payload.max(reflection::MAX_ANSWER);
+        match reflection::descriptors(channel.clone(), interface, timeout, limit).await {
             Ok(descriptors) => descriptors,
             Err(e) if proto.explicit() => return Err(reflection_failure(e, target)),
             Err(e) => {
@@ -220,7 +245,11 @@ where
             Some(name) => Some(proto_descriptors::find_service(&descriptors, name)?),
             None => None,
         };
-        write!(out, "{}", proto_descriptors::listing(&descriptors, only.as_ref()))?;
+        write!(
+            out,
+            "{}",
+            proto_descriptors::listing(&descriptors, only.as_ref())
+        )?;
         return Ok(Some(()));
     }
     let Some(interface) = interface else {
@@ -304,7 +333,8 @@ where
         let result = grpc_call::call(channel.clone(), request.clone(), &mut print).await;
         written?;
         let elapsed = started.elapsed();
-        let outcome = result.map_err(|status| grpc_call::status_error(&status, &target.shown, &method));
+        let outcome =
+            result.map_err(|status| grpc_call::status_error(&status, &target.shown, &method));
         out.flush()?;
         let tried = attempts.as_ref().map(|log| {
             let mut tried = log.take();
@@ -347,7 +377,11 @@ where
     }
 }
 
-fn write_json(out: &mut dyn Write, reply: &DynamicMessage, options: &SerializeOptions) -> Result<()> {
+fn write_json(
+    out: &mut dyn Write,
+    reply: &DynamicMessage,
+    options: &SerializeOptions,
+) -> Result<()> {
     let mut line = Vec::new();
     reply
         .serialize_with_options(&mut serde_json::Serializer::new(&mut line), options)
@@ -360,7 +394,10 @@ fn write_json(out: &mut dyn Write, reply: &DynamicMessage, options: &SerializeOp
 /// The request messages from `--args`: one object for a unary or server-streaming method, one or more
 /// (the stream) for a client- or bidi-streaming one, each read as proto3 JSON of the input type. A
 /// field the message does not have is an error naming it.
-pub(crate) fn request_messages(method: &MethodDescriptor, json: &Json) -> Result<Vec<DynamicMessage>> {
+pub(crate) fn request_messages(
+    method: &MethodDescriptor,
+    json: &Json,
+) -> Result<Vec<DynamicMessage>> {
     let input = method.input();
     let example = format!("'[{{...}}]' (one {} as JSON)", input.full_name());
     let Some(items) = json.as_array() else {
@@ -389,7 +426,11 @@ pub(crate) fn request_messages(method: &MethodDescriptor, json: &Json) -> Result
         .collect()
 }
 
-fn message_from_json(input: &MessageDescriptor, index: usize, item: &Json) -> Result<DynamicMessage> {
+fn message_from_json(
+    input: &MessageDescriptor,
+    index: usize,
+    item: &Json,
+) -> Result<DynamicMessage> {
     let Some(object) = item.as_object() else {
         bail!(
             "--args[{index}] must be a JSON object (a {}), got {}",
@@ -400,15 +441,21 @@ fn message_from_json(input: &MessageDescriptor, index: usize, item: &Json) -> Re
     DynamicMessage::deserialize(input.clone(), item.clone()).map_err(|e| {
         let mut message = format!("--args[{index}] is not a {}: {e}", input.full_name());
         // A top-level field that is not there: say which there are.
-        let unknown_top_level = object.keys().any(|k| input.get_field_by_json_name(k).is_none()
-            && input.get_field_by_name(k).is_none()
-            && e.to_string().contains(&format!("'{k}'")));
+        let unknown_top_level = object.keys().any(|k| {
+            input.get_field_by_json_name(k).is_none()
+                && input.get_field_by_name(k).is_none()
+                && e.to_string().contains(&format!("'{k}'"))
+        });
         if unknown_top_level {
             let fields: Vec<String> = input.fields().map(|f| f.json_name().to_owned()).collect();
             message.push_str(&format!(
                 " ({} has fields: {})",
                 input.name(),
-                if fields.is_empty() { "none".to_owned() } else { fields.join(", ") }
+                if fields.is_empty() {
+                    "none".to_owned()
+                } else {
+                    fields.join(", ")
+                }
             ));
         }
         anyhow::anyhow!(message)
@@ -466,7 +513,10 @@ mod tests {
 
     fn error(json: &str) -> String {
         let json: Json = serde_json::from_str(json).unwrap();
-        format!("{:#}", request_messages(&method("SayHello"), &json).unwrap_err())
+        format!(
+            "{:#}",
+            request_messages(&method("SayHello"), &json).unwrap_err()
+        )
     }
 
     #[test]
@@ -480,7 +530,10 @@ mod tests {
         );
         let json: Json = serde_json::from_str(r#"[{"name":"a","count":3}]"#).unwrap();
         let messages = request_messages(&method("SayHelloStream"), &json).unwrap();
-        assert_eq!(messages[0].get_field_by_name("count").unwrap().as_u32(), Some(3));
+        assert_eq!(
+            messages[0].get_field_by_name("count").unwrap().as_u32(),
+            Some(3)
+        );
     }
 
     #[test]
@@ -545,7 +598,12 @@ mod tests {
         .unwrap();
         assert_eq!(headers.get("trace-id").unwrap(), "abc");
         assert_eq!(
-            headers.get_bin("blob-bin").unwrap().to_bytes().unwrap().as_ref(),
+            headers
+                .get_bin("blob-bin")
+                .unwrap()
+                .to_bytes()
+                .unwrap()
+                .as_ref(),
             [1, 2]
         );
         assert!(attachment_headers(&[("bad key".into(), "v".into())]).is_err());

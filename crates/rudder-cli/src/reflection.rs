@@ -3,7 +3,7 @@
 //! `.proto` file when the provider serves reflection (grpc-java, grpc-go, grpcio, tonic-reflection,
 //! Dubbo 3's Triple all can).
 //!
-//! Bounded: each answer by the payload limit (tonic's decoding limit), the files asked for by
+//! Bounded: each answer by [`MAX_ANSWER`] or the payload limit (tonic's decoding limit), the files asked for by
 //! [`MAX_FILES`], the services listed by [`MAX_SERVICES`], every request by the call deadline.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,6 +27,9 @@ use crate::proto_descriptors::Descriptors;
 
 /// The most files one reflection walk fetches (a service's file and everything it imports).
 pub(crate) const MAX_FILES: usize = 1024;
+/// The largest reflection answer read (unless the call's `payload` is larger), bytes: descriptors are
+/// not call messages, and a small `payload` must not hide a provider's services.
+pub(crate) const MAX_ANSWER: usize = 4 << 20;
 /// The most services a `list` answer may name.
 pub(crate) const MAX_SERVICES: usize = 1024;
 
@@ -94,8 +97,8 @@ where
 {
     /// One request on a stream of its own, and its one answer; an `ErrorResponse` is its status.
     async fn ask(&self, request: MessageRequest) -> Result<MessageResponse, Status> {
-        let mut grpc = tonic::client::Grpc::new(self.channel.clone())
-            .max_decoding_message_size(self.payload);
+        let mut grpc =
+            tonic::client::Grpc::new(self.channel.clone()).max_decoding_message_size(self.payload);
         grpc.ready()
             .await
             .map_err(|e| Status::unavailable(format!("not ready: {}", e.into())))?;
@@ -131,9 +134,10 @@ where
                 ))
             })??;
         match answer.message_response {
-            Some(MessageResponse::ErrorResponse(error)) => {
-                Err(Status::new(Code::from(error.error_code), error.error_message))
-            }
+            Some(MessageResponse::ErrorResponse(error)) => Err(Status::new(
+                Code::from(error.error_code),
+                error.error_message,
+            )),
             Some(response) => Ok(response),
             None => Err(Status::internal("an empty reflection answer")),
         }
@@ -147,7 +151,9 @@ where
                 .iter()
                 .map(|bytes| {
                     FileDescriptorProto::decode(bytes.as_slice()).map_err(|e| {
-                        Status::internal(format!("a reflected file is not a FileDescriptorProto: {e}"))
+                        Status::internal(format!(
+                            "a reflected file is not a FileDescriptorProto: {e}"
+                        ))
                     })
                 })
                 .collect(),
@@ -156,7 +162,10 @@ where
     }
 
     async fn services(&self) -> Result<Vec<String>, Status> {
-        match self.ask(MessageRequest::ListServices(String::new())).await? {
+        match self
+            .ask(MessageRequest::ListServices(String::new()))
+            .await?
+        {
             MessageResponse::ListServicesResponse(list) if list.service.len() <= MAX_SERVICES => {
                 Ok(list.service.into_iter().map(|s| s.name).collect())
             }
@@ -164,7 +173,9 @@ where
                 "the provider lists {} services, more than {MAX_SERVICES}",
                 list.service.len()
             ))),
-            _ => Err(Status::internal("the reflection answer holds no service list")),
+            _ => Err(Status::internal(
+                "the reflection answer holds no service list",
+            )),
         }
     }
 }
@@ -254,16 +265,16 @@ where
         {
             Ok(files) => files,
             // Some servers do not serve the well-known types they import: protox has them built in.
-            Err(status) if status.code() == Code::NotFound => match GoogleFileResolver::new()
-                .open_file(&missing)
-            {
-                Ok(file) => vec![file.file_descriptor_proto().clone()],
-                Err(_) => {
-                    return Err(ReflectionError::Unknown(format!(
+            Err(status) if status.code() == Code::NotFound => {
+                match GoogleFileResolver::new().open_file(&missing) {
+                    Ok(file) => vec![file.file_descriptor_proto().clone()],
+                    Err(_) => {
+                        return Err(ReflectionError::Unknown(format!(
                         "the provider's reflection has no file {missing}, which its services import"
                     )))
+                    }
                 }
-            },
+            }
             Err(status) => return Err(ReflectionError::Failed(status)),
         };
         walk.add(files)?;
@@ -271,7 +282,11 @@ where
     }
     let mut pool = DescriptorPool::new();
     pool.add_file_descriptor_protos(walk.files.into_values())
-        .map_err(|e| ReflectionError::Unknown(format!("the reflected descriptors do not fit together: {e}")))?;
+        .map_err(|e| {
+            ReflectionError::Unknown(format!(
+                "the reflected descriptors do not fit together: {e}"
+            ))
+        })?;
     Ok(Descriptors {
         pool,
         services: wanted
@@ -333,7 +348,8 @@ mod tests {
     #[test]
     fn the_walk_asks_each_missing_import_once() {
         let mut walk = FileWalk::default();
-        walk.add(vec![file("a.proto", &["b.proto", "c.proto"])]).unwrap();
+        walk.add(vec![file("a.proto", &["b.proto", "c.proto"])])
+            .unwrap();
         assert_eq!(walk.next_missing().as_deref(), Some("b.proto"));
         walk.add(vec![file("b.proto", &["c.proto"])]).unwrap();
         walk.asked("b.proto".into());
@@ -358,8 +374,8 @@ mod tests {
     fn reflected_files_build_a_pool_in_any_order() {
         // What a provider answers for the Greeter: its file; the pool is built from the files in
         // name order, whatever the import order.
-        let greeter = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../proto/greeter.proto");
+        let greeter =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto/greeter.proto");
         let compiled = protox::compile([&greeter], [greeter.parent().unwrap()]).unwrap();
         let mut walk = FileWalk::default();
         walk.add(compiled.file).unwrap();
@@ -370,7 +386,10 @@ mod tests {
             .clone()])
             .unwrap();
         let mut pool = DescriptorPool::new();
-        pool.add_file_descriptor_protos(walk.files.into_values()).unwrap();
-        assert!(pool.get_service_by_name("org.rudder.it.proto.Greeter").is_some());
+        pool.add_file_descriptor_protos(walk.files.into_values())
+            .unwrap();
+        assert!(pool
+            .get_service_by_name("org.rudder.it.proto.Greeter")
+            .is_some());
     }
 }

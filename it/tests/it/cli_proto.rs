@@ -51,15 +51,36 @@ async fn a_grpcio_greeter_answers_by_url_with_proto_files_and_through_reflection
 
     // With the .proto file.
     let out = rudder(&[
-        "invoke", "--proto", GREETER_PROTO, "--url", &url, "--method", "SayHello", "--args", hello,
+        "invoke",
+        "--proto",
+        GREETER_PROTO,
+        "--url",
+        &url,
+        "--method",
+        "SayHello",
+        "--args",
+        hello,
     ])
     .await;
-    assert_eq!((out.code, out.stdout.as_str()), (0, answer), "{}", out.stderr);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, answer),
+        "{}",
+        out.stderr
+    );
 
     // Without: the descriptors come from the server's reflection (grpcio serves v1alpha only, so the
     // v1 request is answered UNIMPLEMENTED first).
-    let out = rudder(&["invoke", "--url", &url, "--method", "SayHello", "--args", hello, "-v"]).await;
-    assert_eq!((out.code, out.stdout.as_str()), (0, answer), "{}", out.stderr);
+    let out = rudder(&[
+        "invoke", "--url", &url, "--method", "SayHello", "--args", hello, "-v",
+    ])
+    .await;
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, answer),
+        "{}",
+        out.stderr
+    );
     assert!(
         out.stderr
             .contains("/org.rudder.it.proto.Greeter/SayHello (unary) from the provider's server reflection (grpc.reflection.v1alpha)"),
@@ -67,23 +88,45 @@ async fn a_grpcio_greeter_answers_by_url_with_proto_files_and_through_reflection
         out.stderr
     );
     assert!(
-        out.stderr.contains(&format!("call ok: provider 127.0.0.1:{}", peer.port())),
+        out.stderr
+            .contains(&format!("call ok: provider 127.0.0.1:{}", peer.port())),
         "{}",
         out.stderr
     );
 
     // --list: from the file alone, and through reflection (by the URL's service, or everything).
     let out = rudder(&["invoke", "--proto", GREETER_PROTO, "--list"]).await;
-    assert_eq!((out.code, out.stdout.as_str()), (0, LISTING), "{}", out.stderr);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, LISTING),
+        "{}",
+        out.stderr
+    );
     let out = rudder(&["invoke", "--url", &url, "--list"]).await;
-    assert_eq!((out.code, out.stdout.as_str()), (0, LISTING), "{}", out.stderr);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, LISTING),
+        "{}",
+        out.stderr
+    );
     let bare = format!("tri://127.0.0.1:{}", peer.port());
     let out = rudder(&["invoke", "--url", &bare, "--list"]).await;
-    assert_eq!((out.code, out.stdout.as_str()), (0, LISTING), "{}", out.stderr);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, LISTING),
+        "{}",
+        out.stderr
+    );
 
     // A server stream: one JSON line per answer; Java's method spelling finds the proto's method.
     let out = rudder(&[
-        "invoke", "--url", &url, "--method", "sayHelloStream", "--args", r#"[{"name":"s","count":3}]"#,
+        "invoke",
+        "--url",
+        &url,
+        "--method",
+        "sayHelloStream",
+        "--args",
+        r#"[{"name":"s","count":3}]"#,
     ])
     .await;
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -110,7 +153,15 @@ async fn wrong_calls_to_a_grpcio_greeter_fail_clearly() {
 
     // An unknown method lists the service's methods (nothing is sent).
     let out = rudder(&[
-        "invoke", "--proto", GREETER_PROTO, "--url", &url, "--method", "Nope", "--args", r#"[{"name":"x"}]"#,
+        "invoke",
+        "--proto",
+        GREETER_PROTO,
+        "--url",
+        &url,
+        "--method",
+        "Nope",
+        "--args",
+        r#"[{"name":"x"}]"#,
     ])
     .await;
     assert_eq!(out.code, 1, "{}", out.stderr);
@@ -122,7 +173,16 @@ async fn wrong_calls_to_a_grpcio_greeter_fail_clearly() {
         out.stderr
     );
     // A field the request message does not have is named.
-    let out = rudder(&["invoke", "--url", &url, "--method", "SayHello", "--args", r#"[{"nme":"x"}]"#]).await;
+    let out = rudder(&[
+        "invoke",
+        "--url",
+        &url,
+        "--method",
+        "SayHello",
+        "--args",
+        r#"[{"nme":"x"}]"#,
+    ])
+    .await;
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr.contains(
@@ -133,13 +193,34 @@ async fn wrong_calls_to_a_grpcio_greeter_fail_clearly() {
     );
     // --args that are not an array of one object.
     let out = rudder(&[
-        "invoke", "--proto", GREETER_PROTO, "--url", &url, "--method", "SayHello", "--args", r#"{"name":"x"}"#,
+        "invoke",
+        "--proto",
+        GREETER_PROTO,
+        "--url",
+        &url,
+        "--method",
+        "SayHello",
+        "--args",
+        r#"{"name":"x"}"#,
     ])
     .await;
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("--args must be a JSON array"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--args must be a JSON array"),
+        "{}",
+        out.stderr
+    );
     // The server's grpc-status, printed as the POJO path prints a failed call (exit 1).
-    let out = rudder(&["invoke", "--url", &url, "--method", "SayHello", "--args", r#"[{"name":""}]"#]).await;
+    let out = rudder(&[
+        "invoke",
+        "--url",
+        &url,
+        "--method",
+        "SayHello",
+        "--args",
+        r#"[{"name":""}]"#,
+    ])
+    .await;
     assert_eq!((out.code, out.stdout.as_str()), (1, ""), "{}", out.stderr);
     assert!(
         out.stderr.contains(&format!(
@@ -152,26 +233,73 @@ async fn wrong_calls_to_a_grpcio_greeter_fail_clearly() {
     // The version travels as tri-service-version: the server exports 1.0.0 only.
     let unversioned = format!("tri://127.0.0.1:{}/{SERVICE}", peer.port());
     let out = rudder(&[
-        "invoke", "--proto", GREETER_PROTO, "--url", &unversioned, "--version", "2.0.0", "--method", "SayHello",
-        "--args", r#"[{"name":"x"}]"#,
+        "invoke",
+        "--proto",
+        GREETER_PROTO,
+        "--url",
+        &unversioned,
+        "--version",
+        "2.0.0",
+        "--method",
+        "SayHello",
+        "--args",
+        r#"[{"name":"x"}]"#,
     ])
     .await;
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         out.stderr.contains("method-not-found:")
-            && out.stderr.contains("grpc-status 5 NotFound: no org.rudder.it.proto.Greeter at version 2.0.0"),
+            && out.stderr.contains(
+                "grpc-status 5 NotFound: no org.rudder.it.proto.Greeter at version 2.0.0"
+            ),
         "{}",
         out.stderr
     );
+    // `payload` bounds each message both ways, failing that call only: a 305-byte request passes a
+    // 320-byte limit and its 327-byte answer does not; a 405-byte request is not sent.
+    for (name_length, side) in [
+        (300, "decoded message length too large: found 327 bytes"),
+        (400, "the request is 405 bytes, over payload=320"),
+    ] {
+        let args = format!(r#"[{{"name":"{}","count":1}}]"#, "n".repeat(name_length));
+        let out = rudder(&[
+            "invoke",
+            "--url",
+            &url,
+            "--method",
+            "SayHelloStream",
+            "--param",
+            "payload=320",
+            "--args",
+            &args,
+        ])
+        .await;
+        assert_eq!((out.code, out.stdout.as_str()), (1, ""), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("error: serialization: ")
+                && out.stderr.contains("grpc-status 11 OutOfRange")
+                && out.stderr.contains(side),
+            "{side}: {}",
+            out.stderr
+        );
+    }
     // A .proto that does not parse: the file, line and column.
     let dir = std::env::temp_dir().join(format!("rudder-it-proto-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.proto");
-    std::fs::write(&bad, "syntax = \"proto3\";\nmessage M {\n  string name = 1\n}\n").unwrap();
+    std::fs::write(
+        &bad,
+        "syntax = \"proto3\";\nmessage M {\n  string name = 1\n}\n",
+    )
+    .unwrap();
     let out = rudder(&["invoke", "--proto", bad.to_str().unwrap(), "--list"]).await;
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("error: bad.proto:4:1: "), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error: bad.proto:4:1: "),
+        "{}",
+        out.stderr
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -181,18 +309,30 @@ async fn without_reflection_the_proto_file_is_needed_and_said_so() {
     let out = rudder(&["invoke", "--url", &url, "--list"]).await;
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
-        out.stderr.contains("serves no gRPC reflection (grpc.reflection.v1 or v1alpha)")
+        out.stderr
+            .contains("serves no gRPC reflection (grpc.reflection.v1 or v1alpha)")
             && out.stderr.contains("give --proto FILE"),
         "{}",
         out.stderr
     );
     let out = rudder(&[
-        "invoke", "--proto", GREETER_PROTO, "--url", &url, "--method", "SayHello", "--args", r#"[{"name":"p"}]"#,
+        "invoke",
+        "--proto",
+        GREETER_PROTO,
+        "--url",
+        &url,
+        "--method",
+        "SayHello",
+        "--args",
+        r#"[{"name":"p"}]"#,
     ])
     .await;
     assert_eq!(
         (out.code, out.stdout.as_str()),
-        (0, "{\"message\":\"Hello p\",\"servedBy\":\"python-grpc-3\"}\n"),
+        (
+            0,
+            "{\"message\":\"Hello p\",\"servedBy\":\"python-grpc-3\"}\n"
+        ),
         "{}",
         out.stderr
     );
@@ -218,16 +358,42 @@ async fn a_grpcio_greeter_registered_in_zookeeper_is_called_through_the_registry
     let answer = "{\"message\":\"Hello zk\",\"servedBy\":\"python-grpc-4\"}\n";
     for proto in [vec!["--proto", GREETER_PROTO], vec![]] {
         let mut args = vec![
-            "invoke", "--registry", &registry, "--interface", SERVICE, "--version", "1.0.0",
-            "--method", "SayHello", "--args", hello,
+            "invoke",
+            "--registry",
+            &registry,
+            "--interface",
+            SERVICE,
+            "--version",
+            "1.0.0",
+            "--method",
+            "SayHello",
+            "--args",
+            hello,
         ];
         args.extend(proto.iter().copied());
         let out = rudder(&args).await;
-        assert_eq!((out.code, out.stdout.as_str()), (0, answer), "{proto:?}: {}", out.stderr);
+        assert_eq!(
+            (out.code, out.stdout.as_str()),
+            (0, answer),
+            "{proto:?}: {}",
+            out.stderr
+        );
     }
     let out = rudder(&[
-        "invoke", "--registry", &registry, "--interface", SERVICE, "--version", "1.0.0", "--list",
+        "invoke",
+        "--registry",
+        &registry,
+        "--interface",
+        SERVICE,
+        "--version",
+        "1.0.0",
+        "--list",
     ])
     .await;
-    assert_eq!((out.code, out.stdout.as_str()), (0, LISTING), "{}", out.stderr);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, LISTING),
+        "{}",
+        out.stderr
+    );
 }
