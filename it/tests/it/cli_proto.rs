@@ -397,3 +397,65 @@ async fn a_grpcio_greeter_registered_in_zookeeper_is_called_through_the_registry
         out.stderr
     );
 }
+
+/// Without `--proto`, a tri:// call with JSON-object arguments first asks the provider's reflection:
+/// a Java Dubbo 3.3 provider exporting a Java interface over tri:// does not describe it there, and
+/// the call goes on as the POJO call it is, by URL and through the registry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_interface_over_tri_with_object_arguments_is_still_a_pojo_call() {
+    let zookeeper = crate::common::zookeeper().await;
+    let mut config = PeerConfig::new(PeerKind::Java, &zookeeper.connect_string(), "java-tri");
+    config.version = Some("1.0.0".into());
+    config.group = Some("g1".into());
+    config.protocol = Some("tri".into());
+    let java = Peer::start(config, READY_WITHIN)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let pojo = "org.rudder.it.GreetingService";
+    let user = r#"[{"name":"alice","age":30,"tags":["x"]}]"#;
+    let echoed = r#"{"age":31,"name":"alice","tags":["x","seen-by:java-tri"]}"#;
+    let url = format!(
+        "tri://127.0.0.1:{}/{pojo}?version=1.0.0&group=g1",
+        java.port()
+    );
+    let out = rudder(&[
+        "invoke",
+        "--url",
+        &url,
+        "--method",
+        "echoUser",
+        "--types",
+        "org.rudder.it.User",
+        "--args",
+        user,
+    ])
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let by_types: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(echoed).unwrap();
+    assert_eq!(by_types, expected, "{}", out.stdout);
+    // No --types: the reflection probe finds no protobuf service, and the registry's metadata gives
+    // the overload.
+    let registry = format!("zookeeper://{}", zookeeper.connect_string());
+    let out = rudder(&[
+        "invoke",
+        "--registry",
+        &registry,
+        "--interface",
+        pojo,
+        "--version",
+        "1.0.0",
+        "--group",
+        "g1",
+        "--method",
+        "echoUser",
+        "--args",
+        user,
+        "-v",
+    ])
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let through_registry: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(through_registry, expected, "{}", out.stderr);
+    assert!(out.stderr.contains("not a protobuf call"), "{}", out.stderr);
+}
