@@ -270,13 +270,28 @@ mod tests {
         let bytes = message.encode_to_vec();
         let decoded = DynamicMessage::decode(reply, bytes.as_slice()).unwrap();
         assert_eq!(decoded, message);
-        // Bytes that are no HelloReply (a truncated length-delimited field) fail to decode.
-        let hostile = [0x0a, 0x7f, b'x'];
+        // Every truncation and every byte flip of an answer decodes to a message or an error, never a
+        // panic, and a cut inside a field is an error.
         let reply = descriptors
             .pool
             .get_message_by_name("org.rudder.it.proto.HelloReply")
             .unwrap();
-        assert!(DynamicMessage::decode(reply, hostile.as_slice()).is_err());
+        let mut full = DynamicMessage::new(reply.clone());
+        full.set_field_by_name("message", prost_reflect::Value::String("Hello rust".into()));
+        full.set_field_by_name("served_by", prost_reflect::Value::String("p".into()));
+        let bytes = full.encode_to_vec();
+        for cut in 0..bytes.len() {
+            let decoded = DynamicMessage::decode(reply.clone(), &bytes[..cut]);
+            // Field boundaries: after the first field (2 + 10 bytes) a cut is a shorter message.
+            assert_eq!(decoded.is_ok(), cut == 0 || cut == 12, "cut at {cut}");
+        }
+        for at in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= 1 << bit;
+                let _ = DynamicMessage::decode(reply.clone(), flipped.as_slice());
+            }
+        }
     }
 
     #[test]

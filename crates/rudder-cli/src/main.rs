@@ -18,6 +18,7 @@ mod output;
 mod params;
 mod proto_descriptors;
 mod proto_invoke;
+mod proto_messages;
 mod provider_rows;
 mod providers;
 mod reflection;

@@ -20,16 +20,13 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use bytes::Bytes;
 use clap::Args;
-use prost_reflect::{
-    DynamicMessage, MessageDescriptor, MethodDescriptor, ReflectMessage, SerializeOptions,
-};
+use prost_reflect::{DynamicMessage, SerializeOptions};
 use rudder::Reference;
 use rudder_common::error::RpcError;
 use rudder_common::url::DubboUrl;
 use serde_json::Value as Json;
 use tonic::body::Body;
 use tonic::client::GrpcService;
-use tonic::metadata::{AsciiMetadataKey, BinaryMetadataKey, MetadataMap, MetadataValue};
 
 use crate::grpc_call::{self, ProtoRequest};
 use crate::grpc_channel::{self, GrpcTarget};
@@ -37,6 +34,7 @@ use crate::invoke::{self, InvokeArgs, Tally};
 use crate::invoke_target;
 use crate::logging::{self, AttemptLog, AttemptRecord};
 use crate::proto_descriptors;
+use crate::proto_messages::{attachment_headers, request_messages, write_json};
 use crate::reflection::{self, ReflectionError};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -374,238 +372,5 @@ where
         Some(error) if total == 1 && !args.verbose => Err(error.into()),
         Some(error) => Err(invoke::Reported(error.kind()).into()),
         None => Ok(()),
-    }
-}
-
-fn write_json(
-    out: &mut dyn Write,
-    reply: &DynamicMessage,
-    options: &SerializeOptions,
-) -> Result<()> {
-    let mut line = Vec::new();
-    reply
-        .serialize_with_options(&mut serde_json::Serializer::new(&mut line), options)
-        .with_context(|| format!("printing a {} as JSON", reply.descriptor().full_name()))?;
-    line.push(b'\n');
-    out.write_all(&line)?;
-    Ok(())
-}
-
-/// The request messages from `--args`: one object for a unary or server-streaming method, one or more
-/// (the stream) for a client- or bidi-streaming one, each read as proto3 JSON of the input type. A
-/// field the message does not have is an error naming it.
-pub(crate) fn request_messages(
-    method: &MethodDescriptor,
-    json: &Json,
-) -> Result<Vec<DynamicMessage>> {
-    let input = method.input();
-    let example = format!("'[{{...}}]' (one {} as JSON)", input.full_name());
-    let Some(items) = json.as_array() else {
-        bail!("--args must be a JSON array holding the request message: {example}");
-    };
-    let streamed = method.is_client_streaming();
-    match items.len() {
-        1 => {}
-        0 if streamed => bail!(
-            "--args must hold at least one {} (the messages {} streams), got none",
-            input.full_name(),
-            method.name()
-        ),
-        n if !streamed => bail!(
-            "--args must be an array of one object, the {} of {} ({}), got {n} values: {example}",
-            input.full_name(),
-            method.name(),
-            proto_descriptors::streaming_kind(method)
-        ),
-        _ => {}
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| message_from_json(&input, i, item))
-        .collect()
-}
-
-fn message_from_json(
-    input: &MessageDescriptor,
-    index: usize,
-    item: &Json,
-) -> Result<DynamicMessage> {
-    let Some(object) = item.as_object() else {
-        bail!(
-            "--args[{index}] must be a JSON object (a {}), got {}",
-            input.full_name(),
-            json_kind(item)
-        );
-    };
-    DynamicMessage::deserialize(input.clone(), item.clone()).map_err(|e| {
-        let mut message = format!("--args[{index}] is not a {}: {e}", input.full_name());
-        // A top-level field that is not there: say which there are.
-        let unknown_top_level = object.keys().any(|k| {
-            input.get_field_by_json_name(k).is_none()
-                && input.get_field_by_name(k).is_none()
-                && e.to_string().contains(&format!("'{k}'"))
-        });
-        if unknown_top_level {
-            let fields: Vec<String> = input.fields().map(|f| f.json_name().to_owned()).collect();
-            message.push_str(&format!(
-                " ({} has fields: {})",
-                input.name(),
-                if fields.is_empty() {
-                    "none".to_owned()
-                } else {
-                    fields.join(", ")
-                }
-            ));
-        }
-        anyhow::anyhow!(message)
-    })
-}
-
-fn json_kind(value: &Json) -> &'static str {
-    match value {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    }
-}
-
-/// `--attachment KEY=VALUE` as request headers: keys lower-cased, a `-bin` key's value sent as its
-/// bytes (base64 on the wire).
-fn attachment_headers(attachments: &[(String, String)]) -> Result<MetadataMap> {
-    let mut headers = MetadataMap::new();
-    for (key, value) in attachments {
-        let key = key.to_ascii_lowercase();
-        if key.ends_with("-bin") {
-            let name = BinaryMetadataKey::from_bytes(key.as_bytes())
-                .with_context(|| format!("--attachment {key}: not a header name"))?;
-            headers.insert_bin(name, MetadataValue::from_bytes(value.as_bytes()));
-        } else {
-            let name = AsciiMetadataKey::from_bytes(key.as_bytes())
-                .with_context(|| format!("--attachment {key}: not a header name"))?;
-            let value = value
-                .parse()
-                .with_context(|| format!("--attachment {key}: the value is not a header value"))?;
-            headers.insert(name, value);
-        }
-    }
-    Ok(headers)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn greeter() -> proto_descriptors::Descriptors {
-        let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto/greeter.proto");
-        proto_descriptors::load_files(&[file], &[]).unwrap()
-    }
-
-    fn method(name: &str) -> MethodDescriptor {
-        let descriptors = greeter();
-        let service =
-            proto_descriptors::find_service(&descriptors, "org.rudder.it.proto.Greeter").unwrap();
-        proto_descriptors::find_method(&service, name).unwrap()
-    }
-
-    fn error(json: &str) -> String {
-        let json: Json = serde_json::from_str(json).unwrap();
-        format!(
-            "{:#}",
-            request_messages(&method("SayHello"), &json).unwrap_err()
-        )
-    }
-
-    #[test]
-    fn args_hold_one_message_as_proto3_json() {
-        let json: Json = serde_json::from_str(r#"[{"name":"rust"}]"#).unwrap();
-        let messages = request_messages(&method("SayHello"), &json).unwrap();
-        assert_eq!(messages.len(), 1);
-        assert_eq!(
-            messages[0].get_field_by_name("name").unwrap().as_str(),
-            Some("rust")
-        );
-        let json: Json = serde_json::from_str(r#"[{"name":"a","count":3}]"#).unwrap();
-        let messages = request_messages(&method("SayHelloStream"), &json).unwrap();
-        assert_eq!(
-            messages[0].get_field_by_name("count").unwrap().as_u32(),
-            Some(3)
-        );
-    }
-
-    #[test]
-    fn wrong_args_are_clear_errors() {
-        assert_eq!(
-            error(r#"{"name":"x"}"#),
-            "--args must be a JSON array holding the request message: '[{...}]' (one org.rudder.it.proto.HelloRequest as JSON)"
-        );
-        assert!(
-            error("[]").starts_with("--args must be an array of one object, the org.rudder.it.proto.HelloRequest of SayHello (unary), got 0 values"),
-            "{}",
-            error("[]")
-        );
-        assert!(error(r#"[{}, {}]"#).contains("got 2 values"));
-        assert_eq!(
-            error(r#"["x"]"#),
-            "--args[0] must be a JSON object (a org.rudder.it.proto.HelloRequest), got a string"
-        );
-        let unknown = error(r#"[{"nme":"x"}]"#);
-        assert!(
-            unknown.starts_with("--args[0] is not a org.rudder.it.proto.HelloRequest: ")
-                && unknown.contains("'nme'")
-                && unknown.ends_with("(HelloRequest has fields: name)"),
-            "{unknown}"
-        );
-        let wrong_type = error(r#"[{"name":7}]"#);
-        assert!(wrong_type.contains("HelloRequest"), "{wrong_type}");
-        assert!(!wrong_type.contains("has fields"), "{wrong_type}");
-    }
-
-    #[test]
-    fn answers_print_as_proto3_json_lines() {
-        let descriptors = greeter();
-        let reply = descriptors
-            .pool
-            .get_message_by_name("org.rudder.it.proto.HelloReply")
-            .unwrap();
-        let mut message = DynamicMessage::new(reply);
-        message.set_field_by_name("served_by", prost_reflect::Value::String("p".into()));
-        let mut out = Vec::new();
-        write_json(&mut out, &message, &SerializeOptions::new()).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "{\"servedBy\":\"p\"}\n");
-        let mut out = Vec::new();
-        write_json(
-            &mut out,
-            &message,
-            &SerializeOptions::new().skip_default_fields(false),
-        )
-        .unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "{\"message\":\"\",\"servedBy\":\"p\"}\n"
-        );
-    }
-
-    #[test]
-    fn attachments_become_lower_case_headers() {
-        let headers = attachment_headers(&[
-            ("Trace-Id".into(), "abc".into()),
-            ("blob-bin".into(), "\u{1}\u{2}".into()),
-        ])
-        .unwrap();
-        assert_eq!(headers.get("trace-id").unwrap(), "abc");
-        assert_eq!(
-            headers
-                .get_bin("blob-bin")
-                .unwrap()
-                .to_bytes()
-                .unwrap()
-                .as_ref(),
-            [1, 2]
-        );
-        assert!(attachment_headers(&[("bad key".into(), "v".into())]).is_err());
     }
 }
