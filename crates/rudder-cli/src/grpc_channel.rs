@@ -151,9 +151,18 @@ fn millis(v: i64) -> Duration {
 ///
 /// Until the facade has it, this picks the reference's first tri:// provider (after routing, as its
 /// directory shows it now) and calls it through a [`UrlChannel`], so calls are not balanced, retried
-/// or counted in the reference's metrics. At merge it becomes `Ok((reference.grpc_channel(), target))`
-/// (the reference then picks, routes, balances and retries per call, and sends the headers itself);
-/// the callers are generic over the transport and need no change.
+/// or counted in the reference's metrics. At merge the body becomes (tried against the grpc branch:
+/// the registry tests of `it/tests/it/cli_proto.rs` pass with it)
+///
+/// ```text
+/// let Some(url) = providers.iter().find(|p| p.protocol() == "tri") else { bail!(...) };
+/// Ok((reference.grpc_channel(), GrpcTarget::new(merged(url))))   // -> Result<(rudder::GrpcChannel, GrpcTarget)>
+/// ```
+///
+/// (the reference then picks, routes, balances and retries per call and sends the headers itself;
+/// the target only gives the deadline and the payload limit). The callers are generic over the
+/// transport and need no change; `proto_invoke`'s refusal of `--metrics-addr` can then be lifted for
+/// `--registry`.
 pub(crate) fn registry_channel(
     reference: &Reference,
     providers: &[DubboUrl],
