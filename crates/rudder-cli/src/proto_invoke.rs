@@ -215,6 +215,9 @@ where
     <T::ResponseBody as http_body::Body>::Error: Into<BoxError>,
 {
     let proto = &args.proto;
+    if proto.explicit() && (args.types.is_some() || args.generic) {
+        bail!("--types and --generic are for Java interface calls; a protobuf method's types are its messages");
+    }
     let descriptors = if proto.files.is_empty() {
         let timeout = target.timeout("ServerReflectionInfo", args.timeout);
         // Descriptors are no call messages: `payload` does not bound them (reflection has its own).

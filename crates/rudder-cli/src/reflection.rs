@@ -235,13 +235,15 @@ where
 {
     let (reflection, listed) = connect(channel, timeout, payload).await?;
     let wanted: Vec<String> = match service {
-        Some(service) if listed.iter().any(|s| s == service) => vec![service.to_owned()],
-        Some(service) => {
-            return Err(ReflectionError::Unknown(format!(
-                "the provider's reflection lists no service {service}; it lists: {}",
-                listed.join(", ")
-            )))
-        }
+        Some(service) => match listed_as(&listed, service) {
+            Some(name) => vec![name.to_owned()],
+            None => {
+                return Err(ReflectionError::Unknown(format!(
+                    "the provider's reflection lists no service {service}; it lists: {}",
+                    listed.join(", ")
+                )))
+            }
+        },
         None => listed.clone(),
     };
     let mut walk = FileWalk::default();
@@ -295,6 +297,20 @@ where
             .collect(),
         origin: format!("the provider's server reflection ({})", reflection.version),
     })
+}
+
+/// How `listed` names `service`: exactly, else the one listed service of the same simple name (a Java
+/// interface `com.acme.Greeter` for the proto service `acme.v1.Greeter`, as `--proto` files match it).
+fn listed_as<'a>(listed: &'a [String], service: &str) -> Option<&'a str> {
+    if let Some(exact) = listed.iter().find(|s| *s == service) {
+        return Some(exact);
+    }
+    let simple = |name: &str| name.rsplit('.').next().unwrap_or(name).to_owned();
+    let mut same = listed.iter().filter(|s| simple(s) == simple(service));
+    match (same.next(), same.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
+    }
 }
 
 /// The files fetched so far and the imports still to fetch.
@@ -358,6 +374,25 @@ mod tests {
         walk.add(vec![file("b.proto", &[])]).unwrap();
         walk.asked("c.proto".into());
         assert_eq!(walk.next_missing(), None);
+    }
+
+    #[test]
+    fn a_service_is_found_in_the_list_by_its_name_or_its_one_simple_name() {
+        let listed = [
+            "acme.v1.Greeter".to_owned(),
+            "grpc.reflection.v1alpha.ServerReflection".to_owned(),
+        ];
+        assert_eq!(
+            listed_as(&listed, "acme.v1.Greeter"),
+            Some("acme.v1.Greeter")
+        );
+        assert_eq!(
+            listed_as(&listed, "com.acme.Greeter"),
+            Some("acme.v1.Greeter")
+        );
+        assert_eq!(listed_as(&listed, "com.acme.Other"), None);
+        let twice = ["a.Greeter".to_owned(), "b.Greeter".to_owned()];
+        assert_eq!(listed_as(&twice, "c.Greeter"), None);
     }
 
     #[test]

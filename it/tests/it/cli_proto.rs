@@ -94,6 +94,29 @@ async fn a_grpcio_greeter_answers_by_url_with_proto_files_and_through_reflection
         out.stderr
     );
 
+    // A Java-style interface name finds the one reflected service of that simple name (as a Dubbo
+    // IDL service's Java package may differ from its proto package); the path is the proto's.
+    let java_named = format!(
+        "tri://127.0.0.1:{}/com.example.Greeter?version=1.0.0",
+        peer.port()
+    );
+    let out = rudder(&[
+        "invoke",
+        "--url",
+        &java_named,
+        "--method",
+        "SayHello",
+        "--args",
+        hello,
+    ])
+    .await;
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, answer),
+        "{}",
+        out.stderr
+    );
+
     // --list: from the file alone, and through reflection (by the URL's service, or everything).
     let out = rudder(&["invoke", "--proto", GREETER_PROTO, "--list"]).await;
     assert_eq!(

@@ -45,7 +45,7 @@ async fn list_prints_the_services_of_the_files() {
 
 #[tokio::test]
 async fn usage_errors_are_said_before_anything_is_sent() {
-    let cases: [(&[&str], i32, &str); 5] = [
+    let cases: [(&[&str], i32, &str); 6] = [
         (
             &["invoke", "--list"],
             2,
@@ -72,6 +72,14 @@ async fn usage_errors_are_said_before_anything_is_sent() {
             ],
             2,
             "x.proto",
+        ),
+        (
+            &[
+                "invoke", "--proto", GREETER_PROTO, "--url", "tri://127.0.0.1:1/org.rudder.it.proto.Greeter",
+                "--method", "SayHello", "--types", "java.lang.String", "--args", r#"[{"name":"x"}]"#,
+            ],
+            2,
+            "--types and --generic are for Java interface calls",
         ),
         (
             &["invoke", "--import-path", "/tmp", "--url", "tri://127.0.0.1:1/S", "--method", "M"],
