@@ -11,6 +11,9 @@ Environment:
                      exports one version); another one is NOT_FOUND
   RUDDER_REFLECTION  "off" serves no reflection
 
+Also org.rudder.it.streams.Gatherer (it/python-grpc/streams.proto, importing greeter.proto): Gather
+joins the names of a request stream into one answer, Echo answers each request as it comes.
+
 Answers: SayHello {"name": N} -> {"message": "Hello N", "servedBy": INSTANCE}; an empty name is
 INVALID_ARGUMENT. SayHelloStream {"name": N, "count": C} -> C answers "Hello N #i" (C at most 1000).
 Prints "READY tri://127.0.0.1:PORT/org.rudder.it.proto.Greeter" on stdout once it listens.
@@ -25,10 +28,13 @@ import grpc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "proto"))
+sys.path.insert(0, HERE)
 
 protos, services = grpc.protos_and_services("greeter.proto")
+_, stream_services = grpc.protos_and_services("streams.proto")
 
 SERVICE = "org.rudder.it.proto.Greeter"
+GATHERER = "org.rudder.it.streams.Gatherer"
 MAX_STREAM = 1000
 
 
@@ -61,6 +67,21 @@ class Greeter(services.GreeterServicer):
             yield protos.HelloReply(message=f"Hello {request.name} #{i}", served_by=self.instance)
 
 
+class Gatherer(stream_services.GathererServicer):
+    """The client- and bidi-streaming methods of streams.proto."""
+
+    def __init__(self, instance):
+        self.instance = instance
+
+    def Gather(self, request_iterator, context):
+        names = [request.name for request in request_iterator]
+        return protos.HelloReply(message=",".join(names), served_by=self.instance)
+
+    def Echo(self, request_iterator, context):
+        for request in request_iterator:
+            yield protos.HelloReply(message=f"Hello {request.name}", served_by=self.instance)
+
+
 def main():
     port = int(os.environ["RUDDER_GRPC_PORT"])
     instance = os.environ.get("RUDDER_INSTANCE", "python-grpc")
@@ -68,11 +89,12 @@ def main():
     services.add_GreeterServicer_to_server(
         Greeter(instance, os.environ.get("RUDDER_VERSION", "")), server
     )
+    stream_services.add_GathererServicer_to_server(Gatherer(instance), server)
     if os.environ.get("RUDDER_REFLECTION", "on") != "off":
         from grpc_reflection.v1alpha import reflection
 
         reflection.enable_server_reflection(
-            [SERVICE, reflection.SERVICE_NAME], server
+            [SERVICE, GATHERER, reflection.SERVICE_NAME], server
         )
     if server.add_insecure_port(f"127.0.0.1:{port}") != port:
         sys.exit(f"cannot listen on 127.0.0.1:{port}")

@@ -20,6 +20,12 @@ const LISTING: &str = "org.rudder.it.proto.Greeter\n\
 \x20 rpc SayHello(org.rudder.it.proto.HelloRequest) returns (org.rudder.it.proto.HelloReply); unary\n\
 \x20 rpc SayHelloStream(org.rudder.it.proto.HelloStreamRequest) returns (stream org.rudder.it.proto.HelloReply); server streaming\n";
 
+/// What `--list` prints for `it/python-grpc/streams.proto`'s Gatherer (after the Greeter's lines).
+const GATHERER_LISTING: &str = "org.rudder.it.streams.Gatherer\n\
+\x20 rpc Gather(stream org.rudder.it.proto.HelloRequest) returns (org.rudder.it.proto.HelloReply); client streaming\n\
+\x20 rpc Echo(stream org.rudder.it.proto.HelloRequest) returns (stream org.rudder.it.proto.HelloReply); bidi streaming\n";
+const STREAMS_PROTO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/python-grpc/streams.proto");
+
 async fn python(instance: &str, reflection: bool) -> Peer {
     let mut config = PeerConfig::new(PeerKind::PythonGrpc, "", instance);
     config.version = Some("1.0.0".into());
@@ -136,7 +142,7 @@ async fn a_grpcio_greeter_answers_by_url_with_proto_files_and_through_reflection
     let out = rudder(&["invoke", "--url", &bare, "--list"]).await;
     assert_eq!(
         (out.code, out.stdout.as_str()),
-        (0, LISTING),
+        (0, format!("{LISTING}{GATHERER_LISTING}").as_str()),
         "{}",
         out.stderr
     );
@@ -481,4 +487,79 @@ async fn a_java_interface_over_tri_with_object_arguments_is_still_a_pojo_call() 
     let through_registry: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(through_registry, expected, "{}", out.stderr);
     assert!(out.stderr.contains("not a protobuf call"), "{}", out.stderr);
+}
+
+/// Client and bidi streaming: `--args` holds the request stream, one object per message. The
+/// Gatherer's file imports greeter.proto: with --proto it needs both import paths, through reflection
+/// the server's answer names greeter.proto as a dependency, fetched by file name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_streams_go_as_one_message_per_object_through_files_and_reflection() {
+    let peer = python("python-grpc-5", true).await;
+    let url = format!(
+        "tri://127.0.0.1:{}/org.rudder.it.streams.Gatherer?version=1.0.0",
+        peer.port()
+    );
+    let names = r#"[{"name":"a"},{"name":"b"},{"name":"c"}]"#;
+    let gathered = "{\"message\":\"a,b,c\",\"servedBy\":\"python-grpc-5\"}\n";
+    let python_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/python-grpc");
+    let proto_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../proto");
+    let with_files = [
+        "--proto",
+        STREAMS_PROTO,
+        "--import-path",
+        python_dir,
+        "--import-path",
+        proto_dir,
+    ];
+    for files in [&with_files[..], &[]] {
+        let mut args = vec![
+            "invoke", "--url", &url, "--method", "Gather", "--args", names,
+        ];
+        args.extend_from_slice(files);
+        let out = rudder(&args).await;
+        assert_eq!(
+            (out.code, out.stdout.as_str()),
+            (0, gathered),
+            "{files:?}: {}",
+            out.stderr
+        );
+        let mut args = vec!["invoke", "--url", &url, "--method", "Echo", "--args", names];
+        args.extend_from_slice(files);
+        let out = rudder(&args).await;
+        assert_eq!(out.code, 0, "{files:?}: {}", out.stderr);
+        assert_eq!(
+            out.stdout.lines().collect::<Vec<_>>(),
+            ["a", "b", "c"]
+                .map(|n| format!("{{\"message\":\"Hello {n}\",\"servedBy\":\"python-grpc-5\"}}")),
+            "{files:?}"
+        );
+    }
+    let out = rudder(&["invoke", "--url", &url, "--list"]).await;
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, GATHERER_LISTING),
+        "{}",
+        out.stderr
+    );
+    // Without the import path of greeter.proto: the import is named, with its place.
+    let out = rudder(&["invoke", "--proto", STREAMS_PROTO, "--list"]).await;
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("error: streams.proto:8:1: import 'greeter.proto' not found"),
+        "{}",
+        out.stderr
+    );
+    // A unary method still takes exactly one object.
+    let greeter = format!("tri://127.0.0.1:{}/{SERVICE}?version=1.0.0", peer.port());
+    let out = rudder(&[
+        "invoke", "--url", &greeter, "--method", "SayHello", "--args", names,
+    ])
+    .await;
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--args must be an array of one object, the org.rudder.it.proto.HelloRequest of SayHello (unary), got 3 values"),
+        "{}",
+        out.stderr
+    );
 }
