@@ -1,5 +1,5 @@
 //! Integration tests against real servers: ZooKeeper in testcontainers, the Java Dubbo provider,
-//! sofa-rpc-node (see it/README.md).
+//! sofa-rpc-node, Python grpcio (see it/README.md).
 //!
 //! Layout rule: each integration test file is a module of this one binary (`tests/<crate>/main.rs`),
 //! so the crate links one test binary, not one per file. A new test file goes next to this one and
@@ -12,6 +12,7 @@ mod bench_peakewma;
 mod cli_dubbo_user;
 mod cli_exit;
 mod cli_multi_registry;
+mod cli_proto;
 mod cli_registry;
 mod common;
 mod config_center;
