@@ -147,28 +147,16 @@ fn millis(v: i64) -> Duration {
     Duration::from_millis(u64::try_from(v).unwrap_or(1))
 }
 
-/// THE SEAM FOR `Reference::grpc_channel()`: the transport of protobuf calls through `--registry`.
-///
-/// Until the facade has it, this picks the reference's first tri:// provider (after routing, as its
-/// directory shows it now) and calls it through a [`UrlChannel`], so calls are not balanced, retried
-/// or counted in the reference's metrics. At merge the body becomes (tried against the grpc branch:
-/// the registry tests of `it/tests/it/cli_proto.rs` pass with it)
-///
-/// ```text
-/// let Some(url) = providers.iter().find(|p| p.protocol() == "tri") else { bail!(...) };
-/// Ok((reference.grpc_channel(), GrpcTarget::new(merged(url))))   // -> Result<(rudder::GrpcChannel, GrpcTarget)>
-/// ```
-///
-/// (the reference then picks, routes, balances and retries per call and sends the headers itself;
-/// the target only gives the deadline and the payload limit). The callers are generic over the
-/// transport and need no change; `proto_invoke`'s refusal of `--metrics-addr` can then be lifted for
-/// `--registry`.
+/// The transport of protobuf calls through `--registry`: the reference's own
+/// [`grpc_channel`](Reference::grpc_channel), so each call is routed, balanced, retried (unary) and
+/// counted like any other, and the channel sends the provider URL's version and group itself. The
+/// target only gives the deadline and the payload limit, from the first tri:// provider merged with
+/// the consumer settings.
 pub(crate) fn registry_channel(
     reference: &Reference,
     providers: &[DubboUrl],
     merged: impl Fn(&DubboUrl) -> DubboUrl,
-) -> Result<(UrlChannel, GrpcTarget)> {
-    let _ = reference;
+) -> Result<(rudder::GrpcChannel, GrpcTarget)> {
     let Some(url) = providers.iter().find(|p| p.protocol() == "tri") else {
         let protocols: std::collections::BTreeSet<&str> =
             providers.iter().map(DubboUrl::protocol).collect();
@@ -178,8 +166,7 @@ pub(crate) fn registry_channel(
             protocols.into_iter().collect::<Vec<_>>().join(", ")
         );
     };
-    let target = GrpcTarget::new(merged(url));
-    Ok((target.channel()?, target))
+    Ok((reference.grpc_channel(), GrpcTarget::new(merged(url))))
 }
 
 #[cfg(test)]

@@ -238,8 +238,11 @@ where
     } else {
         proto_descriptors::load_files(&proto.files, &proto.import_paths)?
     };
-    if args.metrics_addr.is_some() {
-        bail!("--metrics-addr counts calls through the cluster; protobuf calls do not go through it yet");
+    if args.metrics_addr.is_some() && args.url.is_some() {
+        bail!(
+            "--metrics-addr counts calls through the cluster; a protobuf call by --url goes to the \
+             provider directly (use --registry)"
+        );
     }
     if proto.list {
         let only = match interface {

@@ -18,7 +18,8 @@ const READY_WITHIN: Duration = Duration::from_secs(120);
 /// What `--list` prints for the Greeter, from the file or through reflection alike.
 const LISTING: &str = "org.rudder.it.proto.Greeter\n\
 \x20 rpc SayHello(org.rudder.it.proto.HelloRequest) returns (org.rudder.it.proto.HelloReply); unary\n\
-\x20 rpc SayHelloStream(org.rudder.it.proto.HelloStreamRequest) returns (stream org.rudder.it.proto.HelloReply); server streaming\n";
+\x20 rpc SayHelloStream(org.rudder.it.proto.HelloStreamRequest) returns (stream org.rudder.it.proto.HelloReply); server streaming\n\
+\x20 rpc SayHelloChat(stream org.rudder.it.proto.HelloRequest) returns (stream org.rudder.it.proto.HelloReply); bidi streaming\n";
 
 /// What `--list` prints for `it/python-grpc/streams.proto`'s Gatherer (after the Greeter's lines).
 const GATHERER_LISTING: &str = "org.rudder.it.streams.Gatherer\n\
