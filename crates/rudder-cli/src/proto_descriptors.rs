@@ -260,7 +260,8 @@ mod tests {
             listing(&descriptors, None),
             "org.rudder.it.proto.Greeter\n\
              \x20 rpc SayHello(org.rudder.it.proto.HelloRequest) returns (org.rudder.it.proto.HelloReply); unary\n\
-             \x20 rpc SayHelloStream(org.rudder.it.proto.HelloStreamRequest) returns (stream org.rudder.it.proto.HelloReply); server streaming\n"
+             \x20 rpc SayHelloStream(org.rudder.it.proto.HelloStreamRequest) returns (stream org.rudder.it.proto.HelloReply); server streaming\n\
+             \x20 rpc SayHelloChat(stream org.rudder.it.proto.HelloRequest) returns (stream org.rudder.it.proto.HelloReply); bidi streaming\n"
         );
     }
 
@@ -296,7 +297,7 @@ mod tests {
         );
         assert_eq!(
             find_method(&service, "Nope").unwrap_err().message(),
-            "org.rudder.it.proto.Greeter has no method Nope; methods: SayHello, SayHelloStream"
+            "org.rudder.it.proto.Greeter has no method Nope; methods: SayHello, SayHelloStream, SayHelloChat"
         );
     }
 

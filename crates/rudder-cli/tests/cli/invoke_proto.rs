@@ -24,7 +24,8 @@ async fn list_prints_the_services_of_the_files() {
         out,
         "org.rudder.it.proto.Greeter\n\
          \x20 rpc SayHello(org.rudder.it.proto.HelloRequest) returns (org.rudder.it.proto.HelloReply); unary\n\
-         \x20 rpc SayHelloStream(org.rudder.it.proto.HelloStreamRequest) returns (stream org.rudder.it.proto.HelloReply); server streaming\n"
+         \x20 rpc SayHelloStream(org.rudder.it.proto.HelloStreamRequest) returns (stream org.rudder.it.proto.HelloReply); server streaming\n\
+         \x20 rpc SayHelloChat(stream org.rudder.it.proto.HelloRequest) returns (stream org.rudder.it.proto.HelloReply); bidi streaming\n"
     );
     let (code, out, err) = rudder(&[
         "invoke",
