@@ -24,7 +24,8 @@ use crate::migration::{self, DiscoveryView, MigrationStep};
 use crate::options::RegistryOptions;
 use crate::paths::ServicePaths;
 use crate::session::{local_host, Sessions};
-use crate::subscriber::{Registration, RuleFeed, Subscriber, Watches};
+use crate::registration::Registration;
+use crate::subscriber::{RuleFeed, Subscriber, Watches};
 use crate::subscription::{Subscription, SubscriptionStatus};
 
 /// A connection to a ZooKeeper registry, shared by every subscription made through it.
