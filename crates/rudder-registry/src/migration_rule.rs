@@ -339,7 +339,12 @@ fn java_float(text: &str) -> Result<f32, ()> {
         "NaN" => Ok(f32::NAN),
         "Infinity" | "+Infinity" => Ok(f32::INFINITY),
         "-Infinity" => Ok(f32::NEG_INFINITY),
-        _ if t.chars().any(|c| c.is_ascii_alphabetic() && c != 'e' && c != 'E') => Err(()),
+        _ if t
+            .chars()
+            .any(|c| c.is_ascii_alphabetic() && c != 'e' && c != 'E') =>
+        {
+            Err(())
+        }
         _ => t.parse::<f32>().map_err(drop),
     }
 }
@@ -422,11 +427,17 @@ mod tests {
             (20, 10, false)
         );
         assert_eq!(other.step, MigrationStep::ForceInterface);
-        assert_eq!(other.step_from, Level::Application("TestApplication".into()));
+        assert_eq!(
+            other.step_from,
+            Level::Application("TestApplication".into())
+        );
 
         // Neither: the top level.
         let top = rule.resolve("Unknown", &["SomeApp".to_owned()], &no_consumer());
-        assert_eq!((top.step, top.step_from), (MigrationStep::ApplicationFirst, Level::Rule));
+        assert_eq!(
+            (top.step, top.step_from),
+            (MigrationStep::ApplicationFirst, Level::Rule)
+        );
     }
 
     #[test]
@@ -449,7 +460,10 @@ mod tests {
             (resolved.step, resolved.step_from, resolved.threshold),
             (MigrationStep::ApplicationFirst, Level::Default, 0.0)
         );
-        assert_eq!((resolved.proportion, resolved.delay, resolved.force), (100, 0, false));
+        assert_eq!(
+            (resolved.proportion, resolved.delay, resolved.force),
+            (100, 0, false)
+        );
         // A rule's top level beats the consumer setting; a negative threshold is the default.
         let rule = MigrationRule::parse("step: FORCE_APPLICATION\nthreshold: -1").unwrap();
         let resolved = rule.resolve("S", &[], &consumer);
@@ -483,8 +497,14 @@ mod tests {
             ("threshold: many", "threshold"),
             ("proportion: 60.5", "proportion"),
             ("delay: soon", "delay"),
-            ("interfaces:\n  - just-a-string", "interfaces[0] is not a map"),
-            ("interfaces:\n  - serviceKey: S\n    step: NOPE", "interfaces[0]"),
+            (
+                "interfaces:\n  - just-a-string",
+                "interfaces[0] is not a map",
+            ),
+            (
+                "interfaces:\n  - serviceKey: S\n    step: NOPE",
+                "interfaces[0]",
+            ),
             ("- a\n- b", "not a YAML map"),
             ("key: [unclosed", "not YAML"),
             ("step: [FORCE_INTERFACE]", "not a single value"),
@@ -504,7 +524,10 @@ mod tests {
         assert!(rule.interfaces.is_empty());
         let listener_rule = "key: demo-consumer\nstep: APPLICATION_FIRST\nthreshold: 1.0\n\
                              proportion: 60\ndelay: 60\nforce: false\ninterfaces:\n";
-        assert!(MigrationRule::parse(listener_rule).unwrap().interfaces.is_empty());
+        assert!(MigrationRule::parse(listener_rule)
+            .unwrap()
+            .interfaces
+            .is_empty());
     }
 
     #[test]

@@ -37,6 +37,7 @@ use crate::app_level::AppLevel;
 use crate::catalog::{Catalog, ProviderDelta};
 use crate::config_center::{RuleInbox, RuleOutcome, RuleSource, RuleWatch};
 use crate::error::RegistryError;
+use crate::migrating::Migration;
 use crate::migration::{DiscoveryView, MigrationStep};
 use crate::paths::ServicePaths;
 use crate::registration::Registration;
@@ -55,9 +56,9 @@ enum Category {
 /// Armed watches and pending re-lists of the current session.
 #[derive(Default)]
 pub(crate) struct Watches {
-    providers: Option<WatchFuture>,
+    pub(crate) providers: Option<WatchFuture>,
     configurators: Option<WatchFuture>,
-    providers_dirty: bool,
+    pub(crate) providers_dirty: bool,
     configurators_dirty: bool,
 }
 
@@ -83,6 +84,7 @@ enum Wake {
     Retry,
     Rules,
     Instances,
+    Migration,
 }
 
 /// The config-center configurator rules a subscription follows.
@@ -120,6 +122,8 @@ pub(crate) struct Subscriber {
     pub(crate) view: DiscoveryView,
     /// The application-level view, unless the step is `FORCE_INTERFACE`.
     pub(crate) app_level: Option<AppLevel>,
+    /// The migration rule and the switches it makes.
+    pub(crate) migration: Migration,
 }
 
 impl Subscriber {
@@ -154,6 +158,7 @@ impl Subscriber {
                 continue;
             };
             updates += 1;
+            self.migration.mirror.dynamic(source, text.as_deref());
             if let Some(app_level) = &mut self.app_level {
                 app_level.catalog.set_dynamic_rule(source, text.as_deref());
             }
@@ -186,7 +191,7 @@ impl Subscriber {
         category: Category,
         watches: &mut Watches,
     ) -> Result<(), RegistryError> {
-        if category == Category::Providers && !self.step.uses_interface() {
+        if category == Category::Providers && !self.migration.follow_interface {
             // FORCE_APPLICATION: the interface-level providers are not followed at all.
             watches.providers_dirty = false;
             return Ok(());
@@ -222,6 +227,7 @@ impl Subscriber {
                 watches.providers_dirty = false;
             }
             Category::Configurators => {
+                self.migration.mirror.configurators(&children);
                 if let Some(app_level) = &mut self.app_level {
                     app_level.catalog.set_configurators(children.clone());
                 }
@@ -349,6 +355,7 @@ impl Subscriber {
                 () = sleep_until_opt(register_at) => Wake::Retry,
                 () = rules_arrived(inbox.as_deref()) => Wake::Rules,
                 () = instances_changed(self.app_level.as_mut()) => Wake::Instances,
+                () = self.migration.wake() => Wake::Migration,
             };
             let mut session_over = false;
             match wake {
@@ -360,8 +367,10 @@ impl Subscriber {
                     if let Some(feed) = self.rules.take() {
                         feed.watch.close().await;
                     }
+                    self.migration.close().await;
                     return;
                 }
+                Wake::Migration => self.on_migration(&client, &mut watches).await,
                 Wake::Instances => {
                     self.take_instances();
                     self.feed();
@@ -431,7 +440,6 @@ impl Subscriber {
             }
         }
     }
-
 }
 
 async fn instances_changed(app_level: Option<&mut AppLevel>) {

@@ -183,13 +183,13 @@ fn instance_node(app: &str, port: u16, revision: &str) -> String {
 }
 
 /// The instance node of `app` at `127.0.0.1:port` with `revision`, where Curator writes it.
-async fn put_instance(zk: &Client, app: &str, port: u16, revision: &str) {
+pub(crate) async fn put_instance(zk: &Client, app: &str, port: u16, revision: &str) {
     let path = format!("/services/{app}/127.0.0.1:{port}");
     put(zk, &path, &instance_node(app, port, revision)).await;
 }
 
 /// `app`'s MetadataInfo of `revision` exporting `services`, where remote storage keeps it.
-async fn put_remote_metadata(zk: &Client, app: &str, revision: &str, services: &[&str]) {
+pub(crate) async fn put_remote_metadata(zk: &Client, app: &str, revision: &str, services: &[&str]) {
     let path = format!("/dubbo/metadata/{app}/{revision}");
     put(zk, &path, &remote_metadata(app, revision, services)).await;
 }
