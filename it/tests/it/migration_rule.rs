@@ -11,7 +11,7 @@ use rudder::{Reference, SubscriptionStatus};
 use rudder_cluster::directory::Directory;
 use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
-use rudder_it::ZooKeeperContainer;
+use rudder_it::{run_rudder, ZooKeeperContainer};
 use rudder_registry::{ConsumerSpec, RegistryOptions, Subscription, ZookeeperRegistry};
 use zookeeper_client::Client;
 
@@ -293,4 +293,140 @@ async fn refusals_force_delay_application_entries_and_broken_rules_act_as_in_dub
 
     subscription.close().await;
     registry.close().await;
+}
+
+#[tokio::test]
+async fn the_cli_honours_migration_step_and_says_which_view_and_why() {
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
+    let (_servers, interface_port, instance_port) = two_views(&zk).await;
+    let registry = format!("zookeeper://{}", zookeeper.connect_string());
+    let base = ["--registry", registry.as_str(), "--interface", SERVICE];
+    let rudder = |extra: &[&str]| {
+        let args: Vec<String> = extra.iter().chain(&base).map(|a| a.to_string()).collect();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_rudder(&args).await
+        }
+    };
+
+    // The default step: the instance wins; the listing says so and lists it.
+    let out = rudder(&["providers"]).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "# migration: APPLICATION_FIRST (default): application view, 1 application-level / 1 \
+             interface-level providers >= threshold 0\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!("127.0.0.1:{instance_port}")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !out.stdout.contains(&format!("127.0.0.1:{interface_port}")),
+        "{}",
+        out.stdout
+    );
+
+    // --param migration.step: the consumer setting decides.
+    let out = rudder(&["providers", "--param", "migration.step=FORCE_INTERFACE"]).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("# migration: FORCE_INTERFACE (consumer setting): interface view\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!("127.0.0.1:{interface_port}")),
+        "{}",
+        out.stdout
+    );
+
+    // JSON: each provider's view.
+    let out = rudder(&["providers", "--format", "json"]).await;
+    let rows: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("json");
+    assert_eq!(rows[0]["view"], "application", "{rows}");
+    assert_eq!(rows[0]["address"], format!("127.0.0.1:{instance_port}"));
+    let out = rudder(&[
+        "providers",
+        "--format",
+        "json",
+        "--param",
+        "migration.step=FORCE_INTERFACE",
+    ])
+    .await;
+    let rows: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("json");
+    assert_eq!(rows[0]["view"], "interface", "{rows}");
+
+    // --explain names the migration decision.
+    let out = rudder(&["providers", "--method", "whoAmI", "--explain"]).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("# migration: APPLICATION_FIRST (default): application view"),
+        "{}",
+        out.stdout
+    );
+
+    // simulate and invoke honour the step too (the note on stderr; invoke's with -v).
+    let out = rudder(&[
+        "simulate",
+        "--param",
+        "migration.step=FORCE_INTERFACE",
+        "--calls",
+        "10",
+        "--summary",
+    ])
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(&format!("127.0.0.1:{interface_port}")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr
+            .contains("# migration: FORCE_INTERFACE (consumer setting)"),
+        "{}",
+        out.stderr
+    );
+    let out = rudder(&[
+        "invoke",
+        "--method",
+        "whoAmI",
+        "--args",
+        "[]",
+        "-v",
+        "--param",
+        "migration.step=FORCE_APPLICATION",
+    ])
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), instance_port.to_string());
+    assert!(
+        out.stderr
+            .contains("# migration: FORCE_APPLICATION (consumer setting): application view"),
+        "{}",
+        out.stderr
+    );
+
+    // A live rule names itself.
+    put_node(
+        &zk,
+        "/dubbo/config/DUBBO_SERVICEDISCOVERY_MIGRATION/rudder-cli.migration",
+        "step: FORCE_INTERFACE\n",
+    )
+    .await;
+    let out = rudder(&["providers"]).await;
+    assert!(
+        out.stdout
+            .contains("# migration: FORCE_INTERFACE (rule): interface view\n"),
+        "{}",
+        out.stdout
+    );
 }
