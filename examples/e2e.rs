@@ -17,12 +17,18 @@ pub struct Options {
     pub levels: Vec<usize>,
     /// Rounds per client and level; the medians are reported.
     pub rounds: usize,
+    /// Slices per round: the two clients take turns this many times within a round (in alternating
+    /// order), `calls / slices` calls each turn, so that a noisy second hits both alike.
+    pub slices: usize,
     /// Call this provider (e.g. the Java one) instead of starting an in-process rudder provider.
     pub url: Option<String>,
+    /// Measure a second bare client in place of rudder: the tool's own noise floor, what "cost"
+    /// reads when both sides do the same work.
+    pub noise_floor: bool,
 }
 
 impl Options {
-    /// Parses `--calls N --levels a,b --rounds R`.
+    /// Parses `--calls N --levels a,b --rounds R --slices S --url U --noise-floor`.
     ///
     /// # Errors
     /// A message naming the bad flag.
@@ -31,15 +37,22 @@ impl Options {
             calls: 20_000,
             levels: vec![1, 16, 128],
             rounds: 7,
+            slices: 10,
             url: None,
+            noise_floor: false,
         };
         let mut args = args;
         while let Some(flag) = args.next() {
+            if flag == "--noise-floor" {
+                o.noise_floor = true;
+                continue;
+            }
             let value = args.next().ok_or(format!("{flag} needs a value"))?;
             let bad = |_| format!("bad value {value:?} for {flag}");
             match flag.as_str() {
                 "--calls" => o.calls = value.parse().map_err(bad)?,
                 "--rounds" => o.rounds = value.parse().map_err(bad)?,
+                "--slices" => o.slices = value.parse().map_err(bad)?,
                 "--url" => o.url = Some(value),
                 "--levels" => {
                     o.levels = value
@@ -93,6 +106,8 @@ pub async fn run(options: &Options) -> Vec<String> {
         (None, None) => unreachable!("a server is started when no URL is given"),
     };
     let bare = Arc::new(DubboProtocol::new());
+    // With `--noise-floor`, a second bare client on its own connection stands in for rudder.
+    let other_bare = options.noise_floor.then(|| Arc::new(DubboProtocol::new()));
     let parsed = Arc::new(DubboUrl::parse(&url).expect("valid URL"));
     let interface = parsed.service_interface().to_owned();
     let reference = Arc::new(
@@ -105,29 +120,59 @@ pub async fn run(options: &Options) -> Vec<String> {
 
     let mut report = vec![format!(
         "{:>11} | {:>10} {:>9} {:>9} | {:>10} {:>9} {:>9} | {:>8}",
-        "concurrency", "bare QPS", "p50", "p99", "rudder QPS", "p50", "p99", "cost"
+        "concurrency",
+        "bare QPS",
+        "p50",
+        "p99",
+        if options.noise_floor {
+            "bare2 QPS"
+        } else {
+            "rudder QPS"
+        },
+        "p50",
+        "p99",
+        "cost"
     )];
     for &level in &options.levels {
         // Alternate the clients round by round so machine noise hits both alike; report the median
         // round of each, and the median of the per-round costs.
         let (mut bares, mut rudders, mut costs) = (Vec::new(), Vec::new(), Vec::new());
+        let slices = options.slices.max(1);
+        let per_slice = (options.calls / slices as u64).max(1);
         for _ in 0..options.rounds.max(1) {
-            let b = measure(level, options.calls, {
-                let (bare, url) = (Arc::clone(&bare), Arc::clone(&parsed));
-                move |call| {
-                    let (bare, url) = (Arc::clone(&bare), Arc::clone(&url));
-                    async move { bare.invoke(&url, &call).await.is_ok() }
+            let (mut b, mut r) = (Sample::default(), Sample::default());
+            for slice in 0..slices {
+                let bare_call = {
+                    let (bare, url) = (Arc::clone(&bare), Arc::clone(&parsed));
+                    move |call| {
+                        let (bare, url) = (Arc::clone(&bare), Arc::clone(&url));
+                        async move { bare.invoke(&url, &call).await.is_ok() }
+                    }
+                };
+                let rudder_call = {
+                    let (reference, url) = (Arc::clone(&reference), Arc::clone(&parsed));
+                    let other_bare = other_bare.clone();
+                    move |call| {
+                        let (reference, url) = (Arc::clone(&reference), Arc::clone(&url));
+                        let other_bare = other_bare.clone();
+                        async move {
+                            match other_bare {
+                                Some(bare) => bare.invoke(&url, &call).await.is_ok(),
+                                None => reference.invoke_raw(call).await.is_ok(),
+                            }
+                        }
+                    }
+                };
+                // Alternate who goes first, so neither always follows the other's warm-up.
+                if slice % 2 == 0 {
+                    b.add(sample(level, per_slice, bare_call).await);
+                    r.add(sample(level, per_slice, rudder_call).await);
+                } else {
+                    r.add(sample(level, per_slice, rudder_call).await);
+                    b.add(sample(level, per_slice, bare_call).await);
                 }
-            })
-            .await;
-            let r = measure(level, options.calls, {
-                let reference = Arc::clone(&reference);
-                move |call| {
-                    let reference = Arc::clone(&reference);
-                    async move { reference.invoke_raw(call).await.is_ok() }
-                }
-            })
-            .await;
+            }
+            let (b, r) = (b.summary(), r.summary());
             costs.push(100.0 * (b.qps - r.qps) / b.qps);
             bares.push(b);
             rudders.push(r);
@@ -164,8 +209,39 @@ fn micros(d: Duration) -> String {
     format!("{}us", d.as_micros())
 }
 
+/// The latencies, wall time and failures of one or more runs of calls.
+#[derive(Debug, Default)]
+struct Sample {
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+    errors: u64,
+}
+
+impl Sample {
+    /// Adds another run, as if both had run back to back.
+    fn add(&mut self, other: Sample) {
+        self.latencies.extend(other.latencies);
+        self.elapsed += other.elapsed;
+        self.errors += other.errors;
+    }
+
+    fn summary(mut self) -> Measurement {
+        self.latencies.sort_unstable();
+        let latencies = &self.latencies;
+        let pct = |p: f64| {
+            latencies[((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1]
+        };
+        Measurement {
+            qps: latencies.len() as f64 / self.elapsed.as_secs_f64(),
+            p50: pct(0.50),
+            p99: pct(0.99),
+            errors: self.errors,
+        }
+    }
+}
+
 /// Runs `calls` calls of `sayHello` with `concurrency` tasks, each call through `call`.
-pub async fn measure<F, Fut>(concurrency: usize, calls: u64, call: F) -> Measurement
+async fn sample<F, Fut>(concurrency: usize, calls: u64, call: F) -> Sample
 where
     F: Fn(Invocation) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = bool> + Send,
@@ -198,15 +274,9 @@ where
     for task in tasks {
         latencies.extend(task.await.expect("load task"));
     }
-    let elapsed = started.elapsed();
-    latencies.sort_unstable();
-    let pct = |p: f64| {
-        latencies[((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1]
-    };
-    Measurement {
-        qps: latencies.len() as f64 / elapsed.as_secs_f64(),
-        p50: pct(0.50),
-        p99: pct(0.99),
+    Sample {
+        latencies,
+        elapsed: started.elapsed(),
         errors: errors.load(Relaxed),
     }
 }

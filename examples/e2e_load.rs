@@ -3,12 +3,14 @@
 //! dubbo:// provider over loopback. Prints QPS and p50/p99 per concurrency, and the cluster layer's cost.
 //!
 //! ```text
-//! cargo run --release -p rudder-examples --example e2e_load -- [--calls 20000] [--levels 1,16,128] [--rounds 7]
+//! cargo run --release -p rudder-examples --example e2e_load -- [--calls 20000] [--levels 1,16,128] [--rounds 7] [--slices 10] [--noise-floor]
 //!     [--url dubbo://127.0.0.1:PORT/org.rudder.it.GreetingService]   # an external provider, e.g. the Java one
 //! ```
-//! Each measurement is bounded by `--calls` calls and 30 s. The two clients alternate for `--rounds`
-//! rounds so that machine noise hits both alike; the median round of each is reported, and the cost is
-//! the median of the per-round differences.
+//! Each measurement is bounded by `--calls` calls and 30 s. In each of `--rounds` rounds the two clients
+//! take `--slices` turns of `calls / slices` calls, in alternating order, so that machine noise hits both
+//! alike; the median round of each is reported, and the cost is the median of the per-round differences.
+//! `--noise-floor` puts a second bare client where rudder was: the "cost" it prints is the tool's own
+//! noise on this machine, to read the real figures against.
 
 use rudder_examples::e2e::{run, Options};
 

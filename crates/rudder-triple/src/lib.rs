@@ -37,6 +37,8 @@
 //! ```
 
 mod codec;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod protocol;
 mod settings;
 mod status;

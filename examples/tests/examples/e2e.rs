@@ -7,7 +7,9 @@ async fn e2e_comparison_completes_without_errors() {
         calls: 200,
         levels: vec![1, 8],
         rounds: 1,
+        slices: 2,
         url: None,
+        noise_floor: false,
     };
     let report = rudder_examples::e2e::run(&options).await;
     assert_eq!(report.len(), 3, "{report:?}");

@@ -281,7 +281,9 @@ impl<C: Caller + 'static> Core<C> {
                     }
                 }
             }
-            ClusterMode::Available => self.available(invocation).await,
+            // The modes below are boxed: inline, the largest of their futures would set the size of
+            // every call's future, failover ones too, and be copied at each await level above.
+            ClusterMode::Available => Box::pin(self.available(invocation)).await,
             ClusterMode::Failback {
                 retries,
                 tasks,
@@ -292,23 +294,20 @@ impl<C: Caller + 'static> Core<C> {
                     tasks: *tasks,
                     period_millis: *period_millis,
                 };
-                self.failback(invocation, settings).await
+                Box::pin(self.failback(invocation, settings)).await
             }
             ClusterMode::Forking {
                 forks,
                 timeout_millis,
-            } => self.forking(invocation, *forks, *timeout_millis).await,
+            } => Box::pin(self.forking(invocation, *forks, *timeout_millis)).await,
             ClusterMode::Broadcast { fail_percent } => {
-                self.broadcast(invocation, *fail_percent).await
+                Box::pin(self.broadcast(invocation, *fail_percent)).await
             }
             ClusterMode::Mergeable {
                 merger,
                 groups,
                 retries,
-            } => {
-                self.mergeable(invocation, merger.as_deref(), groups, *retries)
-                    .await
-            }
+            } => Box::pin(self.mergeable(invocation, merger.as_deref(), groups, *retries)).await,
         }
     }
 

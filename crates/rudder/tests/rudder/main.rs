@@ -6,6 +6,7 @@
 //! process-wide counter) gets a binary of its own, and says why.
 
 mod api;
+mod call_future;
 mod cluster_modes;
 mod consumer;
 mod lifecycle;
