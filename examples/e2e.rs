@@ -5,8 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rudder::internals::rpc::server::DubboServer;
-use rudder::internals::rpc::DubboProtocol;
+use rudder::internals::rpc::{DubboProtocol, RpcResponse};
 use rudder::{DubboUrl, Invocation, Reference, Value};
+use rudder_common::error::RpcError;
+use rudder_triple::TripleProtocol;
 
 /// Settings of a run.
 #[derive(Debug, Clone)]
@@ -105,9 +107,9 @@ pub async fn run(options: &Options) -> Vec<String> {
         ),
         (None, None) => unreachable!("a server is started when no URL is given"),
     };
-    let bare = Arc::new(DubboProtocol::new());
+    let bare = Arc::new(Bare::for_url(&url));
     // With `--noise-floor`, a second bare client on its own connection stands in for rudder.
-    let other_bare = options.noise_floor.then(|| Arc::new(DubboProtocol::new()));
+    let other_bare = options.noise_floor.then(|| Arc::new(Bare::for_url(&url)));
     let parsed = Arc::new(DubboUrl::parse(&url).expect("valid URL"));
     let interface = parsed.service_interface().to_owned();
     let reference = Arc::new(
@@ -207,6 +209,31 @@ fn median_by_qps(rounds: &mut [Measurement]) -> Measurement {
 
 fn micros(d: Duration) -> String {
     format!("{}us", d.as_micros())
+}
+
+/// The client rudder is compared with: the protocol client alone, one connection, no cluster.
+#[derive(Debug)]
+enum Bare {
+    /// dubbo:// (rudder-rpc).
+    Dubbo(DubboProtocol),
+    /// tri:// (rudder-triple: tonic's HTTP/2 channel and the wrapper messages).
+    Triple(TripleProtocol),
+}
+
+impl Bare {
+    fn for_url(url: &str) -> Bare {
+        match url.starts_with("tri://") {
+            true => Bare::Triple(TripleProtocol::new(None)),
+            false => Bare::Dubbo(DubboProtocol::new()),
+        }
+    }
+
+    async fn invoke(&self, url: &DubboUrl, call: &Invocation) -> Result<RpcResponse, RpcError> {
+        match self {
+            Bare::Dubbo(client) => client.invoke(url, call).await,
+            Bare::Triple(client) => client.invoke(url, call).await,
+        }
+    }
 }
 
 /// The latencies, wall time and failures of one or more runs of calls.

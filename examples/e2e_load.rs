@@ -5,6 +5,8 @@
 //! ```text
 //! cargo run --release -p rudder-examples --example e2e_load -- [--calls 20000] [--levels 1,16,128] [--rounds 7] [--slices 10] [--noise-floor]
 //!     [--url dubbo://127.0.0.1:PORT/org.rudder.it.GreetingService]   # an external provider, e.g. the Java one
+//!     [--url tri://127.0.0.1:PORT/org.rudder.it.GreetingService]     # over Triple: the bare client is then
+//!                                                                   # rudder-triple's tonic client alone
 //! ```
 //! Each measurement is bounded by `--calls` calls and 30 s. In each of `--rounds` rounds the two clients
 //! take `--slices` turns of `calls / slices` calls, in alternating order, so that machine noise hits both

@@ -2,4 +2,5 @@
 
 pub mod capacity_weights;
 pub mod e2e;
+pub mod grpc_greeter;
 pub mod tower_layers;

@@ -1,4 +1,5 @@
-//! Real Dubbo providers written by others, run as child processes: Java Dubbo 3.3 and sofa-rpc-node.
+//! Real Dubbo providers written by others, run as child processes: Java Dubbo 3.3 and sofa-rpc-node,
+//! and a plain gRPC server of another stack (Python grpcio, called by URL: it registers nowhere).
 //!
 //! Each peer is started through its script in `scripts/peers/` (which builds or installs it when needed),
 //! registers itself in the ZooKeeper it is given, and prints `READY <url>` once it is. [`Peer::start`]
@@ -27,6 +28,10 @@ pub enum PeerKind {
     Java,
     /// sofa-rpc-node (JavaScript), `it/node-provider`.
     Node,
+    /// A plain gRPC server, Python grpcio, `it/python-grpc`: the Greeter of `proto/greeter.proto` with
+    /// server reflection (grpc.reflection.v1alpha). It ignores `zookeeper`, `weight`, `group` and the
+    /// Java-only settings; `version` is the `tri-service-version` every call must carry.
+    PythonGrpc,
 }
 
 /// How to start a peer.
@@ -66,6 +71,8 @@ pub struct PeerConfig {
     /// Dubbo's `metadata-type` (`local`, the default, or `remote`: each revision's MetadataInfo
     /// published under `/dubbo/metadata/<app>/<revision>`), if any (Java only).
     pub metadata_storage_type: Option<String>,
+    /// Whether the Python gRPC server serves reflection (`true` unless turned off; Python gRPC only).
+    pub reflection: bool,
 }
 
 impl PeerConfig {
@@ -86,6 +93,7 @@ impl PeerConfig {
             register_mode: None,
             protocol: None,
             metadata_storage_type: None,
+            reflection: true,
         }
     }
 }
@@ -113,6 +121,7 @@ impl Peer {
         let script = match config.kind {
             PeerKind::Java => "start-java-provider.sh",
             PeerKind::Node => "start-node-provider.sh",
+            PeerKind::PythonGrpc => "start-python-grpc.sh",
         };
         let mut command = Command::new("bash");
         command
@@ -137,6 +146,10 @@ impl Peer {
             (
                 "RUDDER_METADATA_STORAGE_TYPE",
                 config.metadata_storage_type.clone(),
+            ),
+            (
+                "RUDDER_REFLECTION",
+                (!config.reflection).then(|| "off".to_owned()),
             ),
         ] {
             if let Some(value) = value {
@@ -170,7 +183,7 @@ impl Peer {
         }
     }
 
-    /// The dubbo:// port it listens on (127.0.0.1).
+    /// The port it listens on (127.0.0.1): dubbo://, tri:// or gRPC.
     pub fn port(&self) -> u16 {
         self.port
     }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds it/java-provider (Apache Dubbo 3.3 GreetingService provider + consumer).
+# Builds it/java-provider (Apache Dubbo 3.3 GreetingService provider + consumer, and the protobuf
+# Greeter of proto/greeter.proto, whose Java messages protoc from Maven Central generates).
 # Leaves it/java-provider/target/rudder-it-java-provider.jar and target/classpath.txt.
 # Idempotent: does nothing when the jar is newer than the pom and every source.
 # The first build downloads ~60 MB into ~/.m2; later builds work offline (mvn -o).
@@ -10,7 +11,7 @@ jar="$project/target/rudder-it-java-provider.jar"
 classpath="$project/target/classpath.txt"
 
 if [[ -f "$jar" && -f "$classpath" ]] \
-    && [[ -z "$(find "$project/pom.xml" "$project/src" -newer "$jar" -print -quit)" ]]; then
+    && [[ -z "$(find "$project/pom.xml" "$project/src" "$project/../../proto" -newer "$jar" -print -quit)" ]]; then
     echo "java provider is up to date: $jar" >&2
     exit 0
 fi

@@ -44,8 +44,8 @@ pub(crate) struct InvokeArgs {
     #[arg(long)]
     pub(crate) group: Option<String>,
     /// The method to call.
-    #[arg(long)]
-    pub(crate) method: String,
+    #[arg(long, required_unless_present = "list")]
+    pub(crate) method: Option<String>,
     /// Java parameter types, comma-separated (java.lang.String,int,...). Without it: the overload the
     /// arguments fit in the registry's metadata, else inferred from the JSON.
     #[arg(long, value_name = "T1,T2,...")]
@@ -75,13 +75,30 @@ pub(crate) struct InvokeArgs {
     /// Serve Prometheus metrics of the calls at http://ADDR/metrics while they run (e.g. 127.0.0.1:9464;
     /// port 0 picks one; the address is printed on stderr).
     #[arg(long, value_name = "ADDR")]
-    metrics_addr: Option<SocketAddr>,
+    pub(crate) metrics_addr: Option<SocketAddr>,
     /// With --metrics-addr: keep serving after the calls end, until Ctrl-C.
     #[arg(long, requires = "metrics_addr")]
     linger: bool,
+    #[command(flatten)]
+    pub(crate) proto: crate::proto_invoke::ProtoArgs,
 }
 
 impl InvokeArgs {
+    /// How many calls to make.
+    pub(crate) fn calls(&self) -> usize {
+        self.calls
+    }
+
+    /// The `--attachment` pairs.
+    pub(crate) fn attachments(&self) -> &[(String, String)] {
+        &self.attachments
+    }
+
+    /// The method to call (`--method`; only `--list` goes without).
+    pub(crate) fn method(&self) -> Result<&str> {
+        self.method.as_deref().context("--method is required")
+    }
+
     /// Where the calls go.
     pub(crate) fn target(&self) -> invoke_target::CallTarget<'_> {
         invoke_target::CallTarget {
@@ -101,7 +118,8 @@ pub(crate) fn run(
     attempts: Option<AttemptLog>,
     out: &mut dyn Write,
 ) -> Result<()> {
-    if args.url.is_none() && !args.registry.is_given() {
+    let has_target = args.url.is_some() || args.registry.is_given();
+    if !has_target && !args.proto.list {
         bail!("--registry or --url is required");
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -118,10 +136,16 @@ async fn run_async(
     let text = read_arguments(&args.args)?;
     let json: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("--args is not JSON: {}", excerpt(&text)))?;
+    check_attachments(&args.attachments)?;
+    // Protobuf calls by --url (and --list of .proto files) need no consumer.
+    if let Some(outcome) =
+        crate::proto_invoke::without_registry(&args, &json, attempts.clone(), out).await
+    {
+        return outcome;
+    }
     let Some(items) = json.as_array() else {
         bail!("--args must be a JSON array")
     };
-    check_attachments(&args.attachments)?;
     let interface = args.target().interface()?;
     let consumer =
         metrics_endpoint::consumer("rudder-cli", args.metrics_addr, args.registry.options());
@@ -164,11 +188,27 @@ async fn invoke_with(
     if args.registry.is_given() && providers.is_empty() {
         return Err(invoke_target::no_provider(interface, args, &knowledge).into());
     }
-    service_info::check_method(interface, &args.method, &providers)?;
+    if args.registry.is_given() {
+        if let Some(outcome) = crate::proto_invoke::through_registry(
+            &reference,
+            &providers,
+            interface,
+            items,
+            args,
+            attempts.clone(),
+            out,
+        )
+        .await
+        {
+            return outcome;
+        }
+    }
+    let method = args.method()?;
+    service_info::check_method(interface, method, &providers)?;
     let types = invoke_target::parameter_types(args, items, &knowledge.overloads)?;
     let values = java_types::arguments(&types, items, args.generic)?;
 
-    let mut call = rudder::Invocation::new(args.method.clone(), types, values);
+    let mut call = rudder::Invocation::new(method.to_owned(), types, values);
     for (key, value) in &args.attachments {
         call.set_attachment(key, value);
     }
@@ -293,7 +333,7 @@ pub(crate) fn label(kind: RpcErrorKind) -> String {
 }
 
 /// The stderr line of one call: for a failure always, for a success only with `-v` (`tried`).
-fn describe(
+pub(crate) fn describe(
     number: usize,
     calls: usize,
     outcome: &Result<(), RpcError>,
@@ -350,14 +390,14 @@ fn verbose_detail(tried: &[AttemptRecord], error: Option<&RpcError>, elapsed: Du
 
 /// Calls that succeeded, and failures by kind.
 #[derive(Debug, Default)]
-struct Tally {
-    ok: usize,
-    failed: BTreeMap<String, usize>,
+pub(crate) struct Tally {
+    pub(crate) ok: usize,
+    pub(crate) failed: BTreeMap<String, usize>,
 }
 
 impl Tally {
     /// `20 calls: 11 ok, 9 failed (exception 9)`.
-    fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let failed: usize = self.failed.values().sum();
         let total = self.ok + failed;
         let mut line = format!("{total} calls: {} ok", self.ok);

@@ -230,7 +230,7 @@ pub(crate) fn parameter_types(
     });
     // Generic calls name the same Java types ($invoke looks the method up by them).
     if let Some(types) =
-        service_info::choose_types(&args.method, overloads, given.as_deref(), items)
+        service_info::choose_types(args.method()?, overloads, given.as_deref(), items)
             .map_err(|e| RpcError::new(RpcErrorKind::MethodNotFound, format!("{e:#}")))?
     {
         return Ok(types);

@@ -9,7 +9,11 @@
 //! exception. Failures carry the error kinds dubbo:// uses (`grpc-status` mapped as `status` documents).
 //!
 //! A failed connect makes later calls to that address fail fast for a jittered, doubling wait (100 ms
-//! up to 10 s), as over dubbo://. Not yet: protobuf (IDL) services, streaming.
+//! up to 10 s), as over dubbo://.
+//!
+//! Protobuf (IDL) services go through the same connections as gRPC requests built by a
+//! tonic-generated client ([`grpc`]): [`TripleProtocol::grpc_unary`] for a request of one message
+//! (buffered, so it can be sent again), [`TripleProtocol::grpc_stream`] for a streaming one.
 //!
 //! # URL parameters
 //!
@@ -36,12 +40,15 @@
 //! # }
 //! ```
 
+mod body;
 mod codec;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod grpc;
 mod protocol;
 mod settings;
 mod status;
 mod wrapper;
 
+pub use grpc::{GrpcReply, GrpcRequest};
 pub use protocol::TripleProtocol;

@@ -142,18 +142,7 @@ impl TripleProtocol {
                 ),
             )
         };
-        let channel = match tokio::time::timeout_at(deadline, self.channel(url)).await {
-            Ok(channel) => channel?,
-            Err(_) => {
-                return Err(RpcError::new(
-                    RpcErrorKind::Network,
-                    format!(
-                        "no connection to tri://{address} within the call's {} ms timeout (still connecting)",
-                        timeout.as_millis()
-                    ),
-                ))
-            }
-        };
+        let channel = self.connected(url, timeout, deadline).await?;
         let call = self.call(channel, url, invocation, timeout);
         match tokio::time::timeout_at(deadline, call).await {
             Ok(Ok(response)) => Ok(response),
@@ -253,6 +242,37 @@ impl TripleProtocol {
             ))),
             Err(status) => Err(fail(status)),
         }
+    }
+
+    /// The connection to `url`'s address, made before `deadline` (the call's, `timeout` from now).
+    pub(crate) async fn connected(
+        &self,
+        url: &DubboUrl,
+        timeout: std::time::Duration,
+        deadline: tokio::time::Instant,
+    ) -> Result<Channel, RpcError> {
+        if self.is_shut_down() {
+            return Err(RpcError::new(
+                RpcErrorKind::ShutDown,
+                "triple protocol is shut down",
+            ));
+        }
+        match tokio::time::timeout_at(deadline, self.channel(url)).await {
+            Ok(channel) => channel,
+            Err(_) => Err(RpcError::new(
+                RpcErrorKind::Network,
+                format!(
+                    "no connection to tri://{} within the call's {} ms timeout (still connecting)",
+                    url.address(),
+                    timeout.as_millis()
+                ),
+            )),
+        }
+    }
+
+    /// The consumer application sent as `tri-consumer-appname`.
+    pub(crate) fn application(&self) -> Option<&str> {
+        self.inner.application.as_deref()
     }
 
     /// `tri-service-version`, `tri-service-group` (from the provider URL, only when set), the consumer
@@ -413,7 +433,7 @@ fn nonempty(value: Option<&str>) -> Option<&str> {
 }
 
 /// "group g, version 1.0.0" (or "no group, no version"), for errors.
-fn target_description(url: &DubboUrl) -> String {
+pub(crate) fn target_description(url: &DubboUrl) -> String {
     let group =
         nonempty(url.parameter("group")).map_or("no group".to_owned(), |g| format!("group {g}"));
     let version = nonempty(url.parameter("version"))
@@ -422,7 +442,7 @@ fn target_description(url: &DubboUrl) -> String {
 }
 
 /// An error and its causes, one line (tonic's transport error alone says only "transport error").
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

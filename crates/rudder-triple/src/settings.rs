@@ -55,6 +55,13 @@ pub(crate) fn call_timeout(url: &DubboUrl, invocation: &Invocation) -> Duration 
     millis(attached.unwrap_or_else(|| TIMEOUT.method_value(url, invocation.method_name())))
 }
 
+/// The deadline the caller set on this one call (the invocation's `timeout` attachment), if any.
+pub(crate) fn attached_timeout(invocation: &Invocation) -> Option<Duration> {
+    TIMEOUT
+        .read(invocation.attachment("timeout"), "timeout (attachment)")
+        .map(millis)
+}
+
 /// The connect deadline.
 pub(crate) fn connect_timeout(url: &DubboUrl) -> Duration {
     millis(CONNECT_TIMEOUT.value(url))

@@ -41,6 +41,21 @@ pub(crate) fn error_kind(code: Code, message: &str) -> RpcErrorKind {
     }
 }
 
+/// Whether a non-OK status on a protobuf (gRPC) call is the service's own answer, which ran there and
+/// is not sent to another provider: everything but what says the call did not run (no connection,
+/// `UNAVAILABLE`, `CANCELLED`), ran out of time or room (`DEADLINE_EXCEEDED`, `RESOURCE_EXHAUSTED`),
+/// or found no such service or method at the group and version sent (`UNIMPLEMENTED`, `NOT_FOUND`,
+/// Java's "methodDescriptors is null"). `ABORTED` is the service's (a conflict it detected).
+pub(crate) fn is_answer(code: Code, message: &str) -> bool {
+    !matches!(
+        error_kind(code, message),
+        RpcErrorKind::Network
+            | RpcErrorKind::Timeout
+            | RpcErrorKind::LimitExceeded
+            | RpcErrorKind::MethodNotFound
+    ) || code == Code::Aborted
+}
+
 /// The [`RpcError`] of a failed call to `method` on `service` (at `address`, asked for with `target`, the
 /// group and version sent), keeping the status as its source.
 pub(crate) fn status_error(

@@ -401,6 +401,8 @@ impl ReferenceBuilder {
         let invoker = ZoneAwareInvoker::new(members, registry_pick_rng(seed))
             .ok_or(BuildError::NoSource)?
             .with_failover(registry_failover(&self.consumer_url)?);
+        #[cfg(feature = "triple")]
+        let grpc = crate::grpc_channel::grpc_invoker(&invoker, &timer, registry_pick_rng(seed));
         Ok(Reference {
             inner: Arc::new(ReferenceInner {
                 consumer,
@@ -408,6 +410,8 @@ impl ReferenceBuilder {
                 consumer_url: self.consumer_url,
                 routers,
                 invoker,
+                #[cfg(feature = "triple")]
+                grpc,
                 #[cfg(feature = "zookeeper")]
                 _attachments: attachments,
             }),

@@ -467,7 +467,7 @@ impl ConsumerBuilder {
                     self.registry_idle_timeout,
                     self.registry_options,
                     std::sync::Arc::new(crate::metadata_client::MetadataClient::new(
-                        protocol.dubbo().clone(),
+                        protocol.clone(),
                     )),
                 ),
                 protocol,

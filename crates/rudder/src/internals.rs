@@ -26,7 +26,7 @@ pub const NO_OP_PROTOCOL: &str = "rudder-noop";
 #[cfg(feature = "zookeeper")]
 pub use crate::registry::{load_router_rules, RegistryTarget};
 
-/// A MetadataService client (dubbo://, hessian2, its own connections) for a
+/// A MetadataService client (over the protocol each instance names for it, its own connections) for a
 /// [`ZookeeperRegistry`](rudder_registry::ZookeeperRegistry) a tool opens itself: what a
 /// [`Consumer`](crate::Consumer)'s references use to find instances whose metadata is `local`.
 ///
@@ -40,7 +40,7 @@ pub use crate::registry::{load_router_rules, RegistryTarget};
 #[cfg(feature = "zookeeper")]
 pub fn metadata_fetcher() -> std::sync::Arc<dyn rudder_registry::MetadataFetcher> {
     std::sync::Arc::new(crate::metadata_client::MetadataClient::new(
-        rudder_rpc::DubboProtocol::new(),
+        crate::protocols::Protocols::new(None),
     ))
 }
 pub use rudder_cluster as cluster;

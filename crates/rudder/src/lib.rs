@@ -18,7 +18,8 @@
 //!   provider with Dubbo's algorithms and arithmetic;
 //! * **rpc** makes the call over the protocol the provider URL names: dubbo:// (`rudder-rpc`) or, with
 //!   the cargo feature `triple` (on by default), tri:// (`rudder-triple`, Java interface services);
-//!   every call is counted in the provider's statistics.
+//!   every call is counted in the provider's statistics. Protobuf (IDL) services are called over
+//!   tri:// by tonic-generated clients through [`Reference::grpc_channel`].
 //!
 //! With the cargo feature `metrics` (off by default), a consumer keeps Prometheus metrics of its calls,
 //! picks, connections and registry subscriptions, and serves them at `GET /metrics` (see `metrics`).
@@ -31,7 +32,8 @@
 //! # Cargo features
 //!
 //! * `zookeeper` (default): ZooKeeper discovery ([`ReferenceBuilder::registry`]);
-//! * `triple` (default): calls to tri:// (Triple) providers of Java interface services;
+//! * `triple` (default): calls to tri:// (Triple) providers of Java interface services, and of
+//!   protobuf services through [`Reference::grpc_channel`];
 //! * `metrics`: Prometheus metrics (`Consumer::metrics`);
 //! * `internals`: the layers beneath the facade, for rudder's own CLI, tests, benches and fuzz
 //!   targets. Not a stable API: nothing under it follows semver.
@@ -51,6 +53,8 @@ mod builder;
 mod caller;
 mod consumer;
 mod error;
+#[cfg(feature = "triple")]
+mod grpc_channel;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals;
@@ -72,6 +76,8 @@ pub use consumer::{Consumer, ConsumerBuilder};
 #[cfg(feature = "zookeeper")]
 pub use error::RegistryError;
 pub use error::{BuildError, CallError};
+#[cfg(feature = "triple")]
+pub use grpc_channel::GrpcChannel;
 pub use reference::Reference;
 pub use rudder_cluster::cluster::ClusterMode;
 pub use rudder_cluster::directory::ProviderSet;

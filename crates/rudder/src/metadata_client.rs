@@ -1,7 +1,10 @@
-//! The registry's [`MetadataFetcher`] over rudder's own dubbo:// client: application-level discovery
-//! asks an instance for the services of its revision by calling its MetadataService,
+//! The registry's [`MetadataFetcher`] over rudder's own clients: application-level discovery asks an
+//! instance for the services of its revision by calling its MetadataService,
 //! `MetadataInfo getMetadataInfo(String revision)`, over hessian2, as a Java consumer does
-//! (`MetadataUtils.getRemoteMetadata` with `storage-type=local`).
+//! (`MetadataUtils.getRemoteMetadata` with `storage-type=local`). The protocol is the one the instance
+//! names for its MetadataService (`dubbo.metadata-service.url-params`): dubbo://, or tri:// for a
+//! provider that exports only Triple, where Dubbo 3.3 answers the same interface call in Triple's
+//! wrapper messages (for `version` 1.0.0 and 2.0.0 alike, checked against Java 3.3.6).
 //!
 //! The answer is Java's `org.apache.dubbo.metadata.MetadataInfo` as a hessian2 object: `app`,
 //! `revision` and `services`, a map from the service key to a `MetadataInfo$ServiceInfo` object
@@ -11,21 +14,21 @@
 
 use std::collections::BTreeMap;
 
+use crate::protocols::Protocols;
 use rudder_common::invocation::Invocation;
 use rudder_common::value::Value;
 use rudder_registry::{
     MetadataFetcher, MetadataFuture, MetadataInfo, MetadataRequest, ServiceInfo,
 };
-use rudder_rpc::DubboProtocol;
 
 /// Calls MetadataServices through the consumer's connections (shut down with them).
 #[derive(Debug, Clone)]
 pub(crate) struct MetadataClient {
-    protocol: DubboProtocol,
+    protocol: Protocols,
 }
 
 impl MetadataClient {
-    pub(crate) fn new(protocol: DubboProtocol) -> MetadataClient {
+    pub(crate) fn new(protocol: Protocols) -> MetadataClient {
         MetadataClient { protocol }
     }
 }

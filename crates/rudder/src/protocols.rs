@@ -39,13 +39,6 @@ impl Protocols {
         }
     }
 
-    /// The dubbo:// client (the application-level discovery's MetadataService calls go through it,
-    /// sharing its connections).
-    #[cfg(feature = "zookeeper")]
-    pub(crate) fn dubbo(&self) -> &DubboProtocol {
-        &self.dubbo
-    }
-
     /// Calls `invocation` on the provider at `url` over the protocol the URL names.
     pub(crate) async fn invoke(
         &self,
@@ -70,6 +63,31 @@ impl Protocols {
             // what it makes of it.
             _ => self.dubbo.invoke(url, invocation).await,
         }
+    }
+
+    /// Sends a buffered gRPC request (a protobuf service's call) to the tri:// provider at `url`.
+    #[cfg(feature = "triple")]
+    pub(crate) async fn grpc_unary(
+        &self,
+        url: &DubboUrl,
+        invocation: &Invocation,
+        request: &rudder_triple::GrpcRequest,
+    ) -> Result<rudder_triple::GrpcReply, RpcError> {
+        tri_only(url)?;
+        self.triple.grpc_unary(url, invocation, request).await
+    }
+
+    /// Sends a streaming gRPC request to the tri:// provider at `url`.
+    #[cfg(feature = "triple")]
+    pub(crate) async fn grpc_stream(
+        &self,
+        url: &DubboUrl,
+        invocation: &Invocation,
+        head: http::request::Parts,
+        body: tonic::body::Body,
+    ) -> Result<rudder_triple::GrpcReply, RpcError> {
+        tri_only(url)?;
+        self.triple.grpc_stream(url, invocation, head, body).await
     }
 
     /// Closes the connections of every address `keep` rejects (providers that left every directory).
@@ -104,4 +122,20 @@ impl Protocols {
         self.triple.shutdown();
         self.dubbo.shutdown().await;
     }
+}
+
+/// gRPC calls go to tri:// providers only; any other is refused before anything is sent.
+#[cfg(feature = "triple")]
+fn tri_only(url: &DubboUrl) -> Result<(), RpcError> {
+    if url.protocol() == TRI {
+        return Ok(());
+    }
+    Err(RpcError::new(
+        rudder_common::error::RpcErrorKind::Forbidden,
+        format!(
+            "{} is a {}:// provider; protobuf (gRPC) calls go to tri:// providers only (set protocol=tri on the reference)",
+            url.address(),
+            url.protocol()
+        ),
+    ))
 }

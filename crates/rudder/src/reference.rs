@@ -79,6 +79,9 @@ pub(crate) struct ReferenceInner {
     pub(crate) modes: MethodModes,
     /// One cluster invoker per registry; a single one for provider URLs, a directory or one registry.
     pub(crate) invoker: ZoneAwareInvoker<DubboCaller>,
+    /// The same registries' invokers for protobuf (gRPC) calls ([`Reference::grpc_channel`]).
+    #[cfg(feature = "triple")]
+    pub(crate) grpc: ZoneAwareInvoker<crate::grpc_channel::GrpcCaller>,
     /// The routers of each registry's cluster, in the same order (one chain per directory, so each
     /// caches routes for its own snapshots); rules are set on all of them.
     pub(crate) routers: Vec<Arc<RouterChain>>,

@@ -7,4 +7,5 @@
 
 mod capacity_weights;
 mod e2e;
+mod grpc_greeter;
 mod tower_layers;

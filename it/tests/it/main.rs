@@ -1,5 +1,5 @@
 //! Integration tests against real servers: ZooKeeper in testcontainers, the Java Dubbo provider,
-//! sofa-rpc-node (see it/README.md).
+//! sofa-rpc-node, Python grpcio (see it/README.md).
 //!
 //! Layout rule: each integration test file is a module of this one binary (`tests/<crate>/main.rs`),
 //! so the crate links one test binary, not one per file. A new test file goes next to this one and
@@ -7,10 +7,12 @@
 //! process-wide counter) gets a binary of its own, and says why.
 
 mod app_discovery;
+mod app_discovery_tri;
 mod bench_peakewma;
 mod cli_dubbo_user;
 mod cli_exit;
 mod cli_multi_registry;
+mod cli_proto;
 mod cli_registry;
 mod common;
 mod config_center;
@@ -30,4 +32,5 @@ mod routing_parity;
 mod routing_rules;
 mod tag_rule_apps;
 mod triple_pojo;
+mod triple_proto;
 mod zookeeper_smoke;

@@ -9,5 +9,6 @@ mod demo;
 mod flag_bounds;
 mod invoke;
 mod invoke_calls;
+mod invoke_proto;
 mod metrics_addr;
 mod simulate;

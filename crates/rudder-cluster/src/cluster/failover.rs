@@ -26,10 +26,15 @@ impl<C: Caller + 'static> Core<C> {
         for attempt in 1..=attempts {
             let picked = match self.pick(invocation, &excluded) {
                 Ok(a) => a,
-                // Every provider tried already: pick among all again (Dubbo's reselect fallback).
+                // Every provider tried already: pick among all again (Dubbo's reselect fallback),
+                // unless the last one said it has no such method: asking again, the same provider
+                // or one already tried, gets the same answer (Dubbo asks, up to `retries` times).
                 Err(e)
                     if e.kind() == RpcErrorKind::NoProvider && excluded.len() > outside.len() =>
                 {
+                    if last_said_no_such_method(&last_error) {
+                        break;
+                    }
                     self.pick(invocation, outside)?
                 }
                 Err(e) => return Err(e),
@@ -47,6 +52,7 @@ impl<C: Caller + 'static> Core<C> {
             }
         }
         let last = last_error.expect("at least one attempt failed");
+        let attempts = failures.len();
         let addresses: Vec<&str> = failures.iter().map(|a| a.provider.as_str()).collect();
         let message = format!(
             "failed to invoke method {} after {attempts} attempt{} on providers [{}]; last error: {}",
@@ -59,4 +65,10 @@ impl<C: Caller + 'static> Core<C> {
             .with_attempts(failures)
             .with_source(last))
     }
+}
+
+fn last_said_no_such_method(last_error: &Option<RpcError>) -> bool {
+    last_error
+        .as_ref()
+        .is_some_and(|e| e.kind() == RpcErrorKind::MethodNotFound)
 }

@@ -144,6 +144,53 @@ fn failover_tries_each_provider_once_before_repeating() {
 }
 
 #[test]
+fn a_provider_without_the_method_is_not_asked_again_but_another_one_is() {
+    // One provider: it says it has no such method once, and the call ends there.
+    let one = invoker(
+        &THREE[1..2],
+        &[("10.0.0.2:1", RpcErrorKind::MethodNotFound)],
+        ClusterMode::Failover { retries: 2 },
+    );
+    let err = block_on(one.invoke(&call())).unwrap_err();
+    assert_eq!(err.kind(), RpcErrorKind::MethodNotFound);
+    assert!(
+        err.message()
+            .contains("after 1 attempt on providers [10.0.0.2:1]"),
+        "{err}"
+    );
+    assert_eq!(one.caller().calls(), ["10.0.0.2:1"]);
+
+    // A rolling upgrade: the providers not yet upgraded lack the method, the others answer.
+    let mixed = invoker(
+        &THREE,
+        &[
+            ("10.0.0.1:1", RpcErrorKind::MethodNotFound),
+            ("10.0.0.2:1", RpcErrorKind::MethodNotFound),
+        ],
+        ClusterMode::Failover { retries: 2 },
+    );
+    for _ in 0..6 {
+        assert_eq!(block_on(mixed.invoke(&call())).unwrap(), "10.0.0.3:1");
+    }
+
+    // None has it: each is asked once, then the error, however many retries are left.
+    let none = invoker(
+        &THREE,
+        &[
+            ("10.0.0.1:1", RpcErrorKind::MethodNotFound),
+            ("10.0.0.2:1", RpcErrorKind::MethodNotFound),
+            ("10.0.0.3:1", RpcErrorKind::MethodNotFound),
+        ],
+        ClusterMode::Failover { retries: 5 },
+    );
+    let err = block_on(none.invoke(&call())).unwrap_err();
+    assert!(err.message().contains("after 3 attempts"), "{err}");
+    let mut asked = none.caller().calls();
+    asked.sort();
+    assert_eq!(asked, ["10.0.0.1:1", "10.0.0.2:1", "10.0.0.3:1"]);
+}
+
+#[test]
 fn failover_moves_past_a_failing_provider() {
     let inv = invoker(
         &THREE,

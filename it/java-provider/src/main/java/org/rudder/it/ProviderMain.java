@@ -12,6 +12,8 @@ import org.apache.dubbo.config.ProtocolConfig;
 import org.apache.dubbo.config.RegistryConfig;
 import org.apache.dubbo.config.ServiceConfig;
 import org.apache.dubbo.config.bootstrap.DubboBootstrap;
+import org.rudder.it.proto.Greeter;
+import org.rudder.it.proto.GreeterImpl;
 
 /**
  * Starts one GreetingService provider on 127.0.0.1 and registers it in ZooKeeper.
@@ -33,7 +35,9 @@ import org.apache.dubbo.config.bootstrap.DubboBootstrap;
  *   <li>{@code rudder.tag} [RUDDER_TAG], optional: the static {@code dubbo.tag} the service registers</li>
  *   <li>{@code rudder.delay.ms} [RUDDER_DELAY_MS], optional: sayHello and whoAmI answer this much later</li>
  *   <li>{@code rudder.protocol} [RUDDER_PROTOCOL], dubbo (default) or tri: the protocol the services are
- *       exported over, on {@code rudder.dubbo.port}</li>
+ *       exported over, on {@code rudder.dubbo.port}; over tri, the protobuf service
+ *       {@code org.rudder.it.proto.Greeter} (proto/greeter.proto) is exported too, with the same version
+ *       and group</li>
  *   <li>{@code rudder.metadata.storage.type} [RUDDER_METADATA_STORAGE_TYPE], local (default) or remote:
  *       Dubbo's {@code dubbo.application.metadata-type}; {@code remote} publishes each revision's
  *       MetadataInfo under {@code /dubbo/metadata/<app>/<revision>} (the registry doubling as metadata
@@ -144,6 +148,19 @@ public final class ProviderMain {
                 .protocol(protocol)
                 .service(service)
                 .service(JavaTypesServices.create(version, group));
+        if ("tri".equals(protocolName)) {
+            // The protobuf (IDL) service of proto/greeter.proto, beside the Java interface ones.
+            ServiceConfig<Greeter> greeter = new ServiceConfig<>();
+            greeter.setInterface(Greeter.class);
+            greeter.setRef(new GreeterImpl(instance));
+            if (version != null) {
+                greeter.setVersion(version);
+            }
+            if (group != null) {
+                greeter.setGroup(group);
+            }
+            bootstrap.service(greeter);
+        }
         bootstrap.start();
 
         String url = service.getExportedUrls().isEmpty()
