@@ -68,6 +68,9 @@ pub struct PeerConfig {
     pub register_mode: Option<String>,
     /// The protocol to export over, if not dubbo:// (Java only: `"tri"` for Triple), on `port`.
     pub protocol: Option<String>,
+    /// Dubbo's `metadata-type` (`local`, the default, or `remote`: each revision's MetadataInfo
+    /// published under `/dubbo/metadata/<app>/<revision>`), if any (Java only).
+    pub metadata_storage_type: Option<String>,
     /// Whether the Python gRPC server serves reflection (`true` unless turned off; Python gRPC only).
     pub reflection: bool,
 }
@@ -89,6 +92,7 @@ impl PeerConfig {
             warmup_ms: None,
             register_mode: None,
             protocol: None,
+            metadata_storage_type: None,
             reflection: true,
         }
     }
@@ -125,6 +129,7 @@ impl Peer {
             .env("RUDDER_ZK_ADDRESS", &config.zookeeper)
             .env("RUDDER_DUBBO_PORT", port.to_string())
             .env("RUDDER_INSTANCE", &config.instance)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true);
@@ -138,6 +143,10 @@ impl Peer {
             ("RUDDER_WARMUP", config.warmup_ms.map(|w| w.to_string())),
             ("RUDDER_REGISTER_MODE", config.register_mode.clone()),
             ("RUDDER_PROTOCOL", config.protocol.clone()),
+            (
+                "RUDDER_METADATA_STORAGE_TYPE",
+                config.metadata_storage_type.clone(),
+            ),
             (
                 "RUDDER_REFLECTION",
                 (!config.reflection).then(|| "off".to_owned()),
@@ -187,6 +196,56 @@ impl Peer {
     /// Kills it at once (SIGKILL: its ZooKeeper node stays until the session expires).
     pub async fn kill(&mut self) {
         let _ = self.child.kill().await;
+    }
+
+    /// Stops it as an operator's `kill` does (SIGTERM: Dubbo's shutdown hook removes its nodes) and
+    /// waits for it to exit.
+    ///
+    /// # Errors
+    /// [`HarnessError::Peer`] when the signal cannot be sent.
+    pub async fn terminate(&mut self) -> Result<(), HarnessError> {
+        let failed = |reason: String| HarnessError::Peer {
+            peer: format!("pid {:?}", self.child.id()),
+            reason,
+        };
+        let Some(pid) = self.child.id() else {
+            return Ok(()); // already exited
+        };
+        let status = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .await
+            .map_err(|e| failed(format!("kill: {e}")))?;
+        if !status.success() {
+            return Err(failed(format!("kill -TERM exited with {status}")));
+        }
+        let _ = self.child.wait().await;
+        Ok(())
+    }
+
+    /// Sends one command line to the peer's stdin (the Java provider's `export-later`).
+    ///
+    /// # Errors
+    /// [`HarnessError::Peer`] when the peer's stdin is closed.
+    pub async fn send_line(&mut self, line: &str) -> Result<(), HarnessError> {
+        use tokio::io::AsyncWriteExt;
+        let failed = |reason: String| HarnessError::Peer {
+            peer: "java".to_owned(),
+            reason,
+        };
+        let stdin = self
+            .child
+            .stdin
+            .as_mut()
+            .ok_or_else(|| failed("no stdin".into()))?;
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .map_err(|e| failed(format!("write stdin: {e}")))?;
+        stdin
+            .flush()
+            .await
+            .map_err(|e| failed(format!("flush stdin: {e}")))
     }
 
     /// Runs another `main` class of `it/java-provider` (e.g. `org.rudder.it.RoutingProbe`) to its end,

@@ -169,6 +169,14 @@ async fn invoke_with(
     let reference = args.target().reference(consumer, interface).await?;
 
     let providers = invoke_target::provider_urls(&reference);
+    if args.verbose {
+        // Which view (interface- or application-level) the reference's providers came from, and why.
+        for status in reference.registry_status().into_iter().flatten() {
+            if let Some(note) = crate::providers::migration_note(&status) {
+                crate::logging::say(note);
+            }
+        }
+    }
     let knowledge = if args.registry.is_given() {
         invoke_target::registry_knowledge(args, interface).await?
     } else {

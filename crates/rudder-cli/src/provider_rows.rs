@@ -41,6 +41,9 @@ pub(crate) struct Row {
     pub(crate) outlier: Option<OutlierSettings>,
     /// The URL as the consumer uses it (never with a password).
     pub(crate) url: String,
+    /// Where the provider came from: `interface` (`/dubbo/<interface>/providers`) or `application`
+    /// (an instance and its revision's MetadataInfo).
+    pub(crate) view: &'static str,
 }
 
 impl Row {
@@ -104,6 +107,7 @@ impl Row {
                 "max_ejection_percent": o.max_ejection_percent,
             })),
             "url": self.url,
+            "view": self.view,
         });
         if let (Some(registry), Some(map)) = (registry, object.as_object_mut()) {
             map.insert("registry".to_owned(), json!(registry));
@@ -160,6 +164,7 @@ pub(crate) fn rows(
             loadbalance: loadbalance(url, method),
             outlier: view.outlier().copied(),
             url: url.to_string(),
+            view: view_of(url),
         });
     }
     for disabled in notes.disabled {
@@ -186,9 +191,19 @@ pub(crate) fn rows(
             loadbalance: url.map_or_else(|| "random".to_owned(), |u| loadbalance(u, method)),
             outlier: view.outlier().copied(),
             url: url.map(ToString::to_string).unwrap_or_default(),
+            view: url.map_or("interface", view_of),
         });
     }
     rows
+}
+
+/// The view a provider URL came from: one built from an instance carries its revision.
+fn view_of(url: &DubboUrl) -> &'static str {
+    if url.parameter("dubbo.metadata.revision").is_some() {
+        "application"
+    } else {
+        "interface"
+    }
 }
 
 fn non_empty(value: Option<&str>) -> Option<String> {

@@ -26,7 +26,8 @@ use rudder_common::invocation::Invocation;
 use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 use rudder_registry::{
-    ConsumerSpec, RegistryOptions, Subscription, SubscriptionStatus, ZookeeperRegistry,
+    ConsumerSpec, DiscoveryView, RegistryOptions, Subscription, SubscriptionStatus,
+    ZookeeperRegistry,
 };
 
 use crate::output::Format;
@@ -146,6 +147,9 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
                         header.push_str(&format!(", method {method}"));
                     }
                     writeln!(out, "{header}")?;
+                    if let Some(note) = migration_note(&session.status()) {
+                        writeln!(out, "{note}")?;
+                    }
                     provider_rows::print_table(&rows, out)?;
                     if let Some(note) = provider_rows::outlier_note(&rows) {
                         writeln!(out, "{note}")?;
@@ -157,8 +161,8 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
                 ),
             }
             if args.explain {
-                let disabled = session.status().disabled;
-                explain(&args, &query, &session.directory, &disabled, out).await?;
+                let status = session.status();
+                explain(&args, &query, &session.directory, &status, out).await?;
             }
             if args.watch {
                 out.flush()?;
@@ -297,12 +301,16 @@ pub(crate) fn list_providers_in(query: &RegistryQuery) -> Result<Vec<DubboUrl>> 
         crate::registry_args::refuse_if_nobody_listens(&query.registry).await?;
         let registry = ZookeeperRegistry::connect(&query.registry, query.options)
             .await
-            .context("connecting to the registry")?;
+            .context("connecting to the registry")?
+            .with_metadata_fetcher(rudder::internals::metadata_fetcher());
         let directory = Arc::new(Directory::sorted(Default::default()));
         let subscription = registry
             .subscribe(query.spec(), Arc::clone(&directory))
             .await
             .context("subscribing")?;
+        if let Some(note) = migration_note(&subscription.status().borrow()) {
+            crate::logging::say(note);
+        }
         let urls: Vec<DubboUrl> = directory
             .snapshot()
             .providers()
@@ -313,6 +321,19 @@ pub(crate) fn list_providers_in(query: &RegistryQuery) -> Result<Vec<DubboUrl>> 
         registry.close().await;
         Ok(urls)
     })
+}
+
+/// `# migration: STEP (WHO): VIEW view, ...` when application-level discovery is part of the answer:
+/// a view other than the interface one, application-level providers, or a step someone set. The
+/// plain case (the default step, no instance) prints nothing, so listings stay as they were.
+pub(crate) fn migration_note(status: &SubscriptionStatus) -> Option<String> {
+    let plain = status.view == DiscoveryView::Interface
+        && status.application_providers == 0
+        && status
+            .migration_decision
+            .starts_with("APPLICATION_FIRST (default)");
+    (!plain && !status.migration_decision.is_empty())
+        .then(|| format!("# migration: {}", status.migration_decision))
 }
 
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -338,9 +359,10 @@ async fn explain(
     args: &ProvidersArgs,
     query: &RegistryQuery,
     directory: &Directory,
-    disabled: &[rudder_registry::DisabledProvider],
+    status: &SubscriptionStatus,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let disabled = &status.disabled;
     crate::invoke::check_attachments(&args.attachments)?;
     let consumer_url = args.consumer.service_consumer_url(
         &query.interface,
@@ -364,6 +386,8 @@ async fn explain(
         call.set_attachment(key, value);
     }
     writeln!(out, "# explain {}", call.method_name())?;
+    // Which view the routers were handed, and why (the migration decision).
+    writeln!(out, "# migration: {}", status.migration_decision)?;
     write!(out, "{}", chain.explain(&snapshot, &call))?;
     // Providers a configurator took out never reach the routers: listed here with their rule.
     for provider in disabled {

@@ -76,9 +76,11 @@ impl RegistryArgs {
     /// Opens a session to `session_url` with these options, after [`refuse_if_nobody_listens`].
     pub(crate) async fn connect(&self, session_url: &str) -> Result<ZookeeperRegistry> {
         refuse_if_nobody_listens(session_url).await?;
-        ZookeeperRegistry::connect(session_url, self.options())
+        let registry = ZookeeperRegistry::connect(session_url, self.options())
             .await
-            .context("connecting to the registry")
+            .context("connecting to the registry")?;
+        // Application-level discovery asks instances for their MetadataInfo, as a consumer does.
+        Ok(registry.with_metadata_fetcher(rudder::internals::metadata_fetcher()))
     }
 }
 

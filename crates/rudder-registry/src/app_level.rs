@@ -81,7 +81,7 @@ impl Subscriber {
         choose(self.step, application, interface, self.threshold)
     }
 
-    /// Publishes the views' counts and the view in use.
+    /// Publishes the views' counts, the view in use and why.
     pub(crate) fn report_views(&self) {
         let interface = self.catalog.usable_count();
         let view = self.view;
@@ -96,18 +96,63 @@ impl Subscriber {
                 a.revisions,
             )
         });
+        let decision = self.migration.decision(Some(self.comparison()));
+        let (updates, errors, last_error) = self.migration.counters();
         self.status.send_modify(|s| {
             s.view = view;
             s.migration_step = step;
+            s.migration_decision = decision;
+            s.migration_rule_updates = updates;
+            s.migration_rule_errors = errors;
+            s.last_migration_rule_error = last_error;
             s.interface_providers = interface;
-            if let Some((count, apps, malformed, fetches, failures, revisions)) = app {
-                s.application_providers = count;
-                s.applications = apps;
-                s.instance_malformed = malformed;
-                s.metadata_fetches = fetches;
-                s.metadata_failures = failures;
-                s.revisions = revisions;
+            match app {
+                Some((count, apps, malformed, fetches, failures, revisions)) => {
+                    s.application_providers = count;
+                    s.applications = apps;
+                    s.instance_malformed = malformed;
+                    s.metadata_fetches = fetches;
+                    s.metadata_failures = failures;
+                    s.revisions = revisions;
+                }
+                None => {
+                    s.application_providers = 0;
+                    s.applications.clear();
+                }
             }
         });
+    }
+
+    /// The view in use and, under `APPLICATION_FIRST`, the comparison that chose it.
+    fn comparison(&self) -> String {
+        let view = self.view;
+        if self.step != MigrationStep::ApplicationFirst {
+            return format!("{view} view");
+        }
+        let (application, unresolved) = self
+            .app_level
+            .as_ref()
+            .map_or((0, 0), |a| (a.catalog.usable_count(), a.unresolved));
+        let interface = self.catalog.usable_count();
+        let threshold = self.threshold;
+        if application == 0 {
+            return format!("{view} view, no application-level provider");
+        }
+        if interface == 0 {
+            return format!("{view} view, no interface-level provider");
+        }
+        if unresolved > 0 && view == DiscoveryView::Interface {
+            return format!(
+                "{view} view, {unresolved} instance(s) without metadata (the application view would miss them)"
+            );
+        }
+        let sign = if view == DiscoveryView::Application {
+            ">="
+        } else {
+            "<"
+        };
+        format!(
+            "{view} view, {application} application-level / {interface} interface-level providers {sign} threshold {threshold}"
+        )
     }
 }

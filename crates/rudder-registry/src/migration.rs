@@ -8,7 +8,9 @@
 //! | `FORCE_APPLICATION` | the instances only | the instances |
 //!
 //! The choice is made again after every change of either view, as Dubbo recomputes it on every
-//! address notification; a switch hands the directory the whole list of the view now in use.
+//! address notification; a switch hands the directory the whole list of the view now in use. The
+//! live migration rule (see [`crate::migration_rule`] and [`crate::migrating`]) changes the step
+//! and threshold while the subscription runs.
 
 use std::fmt;
 
@@ -115,13 +117,6 @@ pub(crate) fn choose(
     }
 }
 
-/// A threshold as Dubbo reads it (`Float.parseFloat`); an unreadable or negative one is the default 0.0.
-pub(crate) fn threshold(text: Option<&str>) -> f32 {
-    text.and_then(|t| t.trim().parse::<f32>().ok())
-        .filter(|t| t.is_finite() && *t >= 0.0)
-        .unwrap_or(0.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,8 +161,5 @@ mod tests {
             choose(MigrationStep::ApplicationFirst, 1, 9, 0.0),
             DiscoveryView::Application
         );
-        assert_eq!(threshold(Some("0.8")), 0.8);
-        assert_eq!(threshold(Some("-1")), 0.0);
-        assert_eq!(threshold(Some("x")), 0.0);
     }
 }

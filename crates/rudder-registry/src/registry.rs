@@ -10,21 +10,22 @@ use tokio::sync::{oneshot, watch};
 use zookeeper_client::CreateMode;
 
 use crate::address::RegistryAddress;
-use crate::app_level::AppLevel;
 use crate::catalog::{Catalog, ProviderDelta};
 use crate::config_center::{group_path, RuleInbox, RuleWatch, RuleWatcher};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
 use crate::instance::app_watch::AppWatches;
-use crate::instance::feed::InstanceFeed;
 use crate::instance::mapping::PROVIDED_BY_KEY;
 use crate::instance::metadata::MetadataFetcher;
-use crate::migration::{self, DiscoveryView, MigrationStep};
+use crate::migrating::{AppLevelStarter, Migration};
+use crate::migration::DiscoveryView;
+use crate::migration_rule::ConsumerMigration;
 use crate::options::RegistryOptions;
 use crate::paths::ServicePaths;
+use crate::registration::Registration;
 use crate::session::{local_host, Sessions};
-use crate::subscriber::{Registration, RuleFeed, Subscriber, Watches};
+use crate::subscriber::{RuleFeed, Subscriber, Watches};
 use crate::subscription::{Subscription, SubscriptionStatus};
 
 /// A connection to a ZooKeeper registry, shared by every subscription made through it.
@@ -352,27 +353,22 @@ impl ZookeeperRegistry {
                 .find(|(k, _)| *k == key)
                 .map(|(_, v)| v.to_owned())
         };
-        let step = match setting(migration::STEP_KEY) {
-            None => MigrationStep::default(),
-            Some(text) => MigrationStep::parse(&text).ok_or_else(|| RegistryError::BadConsumer {
-                reason: format!(
-                    "migration.step={text:?} is not FORCE_INTERFACE, APPLICATION_FIRST or FORCE_APPLICATION"
-                ),
-            })?,
+        let consumer = ConsumerMigration::read(setting)
+            .map_err(|reason| RegistryError::BadConsumer { reason })?;
+        let starter = AppLevelStarter {
+            sessions: Arc::clone(&self.sessions),
+            watches: Arc::clone(&self.app_watches),
+            fetcher: self.metadata.clone(),
+            spec: spec.clone(),
+            side: side.clone(),
+            provided_by: setting(PROVIDED_BY_KEY),
         };
-        let threshold = migration::threshold(setting(migration::THRESHOLD_KEY).as_deref());
+        // The rule decides the first step (Dubbo's first `doMigrate`, with no view to compare yet).
+        let migration =
+            Migration::start(Arc::clone(&self.config_center), &client, consumer, starter).await;
+        let (step, threshold) = (migration.resolved.step, migration.resolved.threshold);
         let app_level = if step.uses_application() {
-            let feed = InstanceFeed::start(
-                Arc::clone(&self.sessions),
-                Arc::clone(&self.app_watches),
-                self.metadata.clone(),
-                spec.interface.trim(),
-                setting(PROVIDED_BY_KEY).as_deref(),
-            )
-            .await;
-            feed.wait_listed(self.sessions.options().connect_timeout())
-                .await;
-            Some(AppLevel::new(feed, Catalog::new(&spec, side.clone())))
+            Some(migration.starter.start().await)
         } else {
             None
         };
@@ -394,6 +390,7 @@ impl ZookeeperRegistry {
             threshold,
             view: DiscoveryView::default(),
             app_level,
+            migration,
         };
         subscriber.attach();
         subscriber.take_rules();

@@ -37,15 +37,14 @@ use crate::app_level::AppLevel;
 use crate::catalog::{Catalog, ProviderDelta};
 use crate::config_center::{RuleInbox, RuleOutcome, RuleSource, RuleWatch};
 use crate::error::RegistryError;
+use crate::migrating::Migration;
 use crate::migration::{DiscoveryView, MigrationStep};
 use crate::paths::ServicePaths;
+use crate::registration::Registration;
 use crate::session::Sessions;
 use crate::subscription::SubscriptionStatus;
 
 type WatchFuture = Pin<Box<dyn Future<Output = WatchedEvent> + Send>>;
-
-/// The longest a subscription that ends waits for ZooKeeper to delete its consumer node.
-const UNREGISTER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Which category a listing concerns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,9 +56,9 @@ enum Category {
 /// Armed watches and pending re-lists of the current session.
 #[derive(Default)]
 pub(crate) struct Watches {
-    providers: Option<WatchFuture>,
+    pub(crate) providers: Option<WatchFuture>,
     configurators: Option<WatchFuture>,
-    providers_dirty: bool,
+    pub(crate) providers_dirty: bool,
     configurators_dirty: bool,
 }
 
@@ -85,6 +84,7 @@ enum Wake {
     Retry,
     Rules,
     Instances,
+    Migration,
 }
 
 /// The config-center configurator rules a subscription follows.
@@ -96,26 +96,6 @@ pub(crate) struct RuleFeed {
     pub(crate) application: RuleKey,
     /// `<interface>:<version>:<group>.configurators`.
     pub(crate) service: RuleKey,
-}
-
-/// The consumer node, and when to try writing it again.
-pub(crate) struct Registration {
-    /// The encoded consumer URL.
-    pub(crate) node: String,
-    /// Consecutive failed attempts.
-    pub(crate) failures: u32,
-    /// When the next attempt is due; `None` once registered in the current session.
-    pub(crate) due: Option<Instant>,
-}
-
-impl Registration {
-    pub(crate) fn new(node: String) -> Registration {
-        Registration {
-            node,
-            failures: 0,
-            due: Some(Instant::now()),
-        }
-    }
 }
 
 pub(crate) struct Subscriber {
@@ -142,6 +122,8 @@ pub(crate) struct Subscriber {
     pub(crate) view: DiscoveryView,
     /// The application-level view, unless the step is `FORCE_INTERFACE`.
     pub(crate) app_level: Option<AppLevel>,
+    /// The migration rule and the switches it makes.
+    pub(crate) migration: Migration,
 }
 
 impl Subscriber {
@@ -157,51 +139,6 @@ impl Subscriber {
             s.connected = true;
             s.registered = false;
         });
-    }
-
-    /// Writes the consumer node if an attempt is due; on failure, schedules the next one.
-    pub(crate) async fn register_if_due(&mut self, client: &Client) {
-        let Some(registration) = &mut self.registration else {
-            return;
-        };
-        if registration.due.is_none_or(|due| due > Instant::now()) {
-            return;
-        }
-        let outcome = register(
-            &self.sessions,
-            &self.paths.consumers,
-            &registration.node,
-            client,
-        )
-        .await;
-        match outcome {
-            Ok(()) => {
-                registration.due = None;
-                registration.failures = 0;
-                self.status.send_modify(|s| {
-                    s.registered = true;
-                    s.registration_error = None;
-                });
-            }
-            Err(error) => {
-                let delay = self.sessions.options().retry_delay(registration.failures);
-                registration.failures = registration.failures.saturating_add(1);
-                registration.due = Some(Instant::now() + delay);
-                let message = error.to_string();
-                // A warning when a failure starts or changes; the same failure again only at debug.
-                let repeated = registration.failures > 1
-                    && self.status.borrow().registration_error.as_deref() == Some(&message);
-                if repeated {
-                    tracing::debug!(%error, retry_in = ?delay, "consumer registration failed again");
-                } else {
-                    tracing::warn!(%error, retry_in = ?delay, "consumer registration failed; discovery goes on");
-                }
-                self.status.send_modify(|s| {
-                    s.registered = false;
-                    s.registration_error = Some(message);
-                });
-            }
-        }
     }
 
     /// Applies the config-center rule texts that arrived; whether the rules in effect changed.
@@ -221,6 +158,7 @@ impl Subscriber {
                 continue;
             };
             updates += 1;
+            self.migration.mirror.dynamic(source, text.as_deref());
             if let Some(app_level) = &mut self.app_level {
                 app_level.catalog.set_dynamic_rule(source, text.as_deref());
             }
@@ -253,7 +191,7 @@ impl Subscriber {
         category: Category,
         watches: &mut Watches,
     ) -> Result<(), RegistryError> {
-        if category == Category::Providers && !self.step.uses_interface() {
+        if category == Category::Providers && !self.migration.follow_interface {
             // FORCE_APPLICATION: the interface-level providers are not followed at all.
             watches.providers_dirty = false;
             return Ok(());
@@ -289,6 +227,7 @@ impl Subscriber {
                 watches.providers_dirty = false;
             }
             Category::Configurators => {
+                self.migration.mirror.configurators(&children);
                 if let Some(app_level) = &mut self.app_level {
                     app_level.catalog.set_configurators(children.clone());
                 }
@@ -416,6 +355,7 @@ impl Subscriber {
                 () = sleep_until_opt(register_at) => Wake::Retry,
                 () = rules_arrived(inbox.as_deref()) => Wake::Rules,
                 () = instances_changed(self.app_level.as_mut()) => Wake::Instances,
+                () = self.migration.wake() => Wake::Migration,
             };
             let mut session_over = false;
             match wake {
@@ -427,8 +367,10 @@ impl Subscriber {
                     if let Some(feed) = self.rules.take() {
                         feed.watch.close().await;
                     }
+                    self.migration.close().await;
                     return;
                 }
+                Wake::Migration => self.on_migration(&client, &mut watches).await,
                 Wake::Instances => {
                     self.take_instances();
                     self.feed();
@@ -498,58 +440,6 @@ impl Subscriber {
             }
         }
     }
-
-    /// Removes the consumer node, if the session can be reached now. Bounded: a subscription that
-    /// ends during an outage must not hold up a close (the node goes with the session anyway).
-    async fn unregister(&self, client: &Client) {
-        let Some(registration) = &self.registration else {
-            return;
-        };
-        if client.state() != SessionState::SyncConnected {
-            return;
-        }
-        let path = format!("{}/{}", self.paths.consumers, registration.node);
-        let bound = self
-            .sessions
-            .options()
-            .connect_timeout()
-            .min(UNREGISTER_WAIT);
-        match tokio::time::timeout(bound, client.delete(&path, None)).await {
-            Ok(Ok(()) | Err(zookeeper_client::Error::NoNode)) => {}
-            Ok(Err(error)) => tracing::debug!(%error, "consumer node not removed"),
-            Err(_) => tracing::debug!("consumer node not removed: no answer in time"),
-        }
-    }
-}
-
-/// Creates the ephemeral consumer node (and its persistent parent), replacing a leftover of ours.
-async fn register(
-    sessions: &Sessions,
-    parent: &str,
-    node: &str,
-    client: &Client,
-) -> Result<(), RegistryError> {
-    let persistent = sessions.create_options(CreateMode::Persistent);
-    let ephemeral = sessions.create_options(CreateMode::Ephemeral);
-    client
-        .mkdir(parent, &persistent)
-        .await
-        .map_err(|e| RegistryError::zookeeper("create", parent, e))?;
-    let path = format!("{parent}/{node}");
-    let created = match client.create(&path, b"", &ephemeral).await {
-        // Left over from an expired session of ours: replace it, as Dubbo does.
-        Err(zookeeper_client::Error::NodeExists) => {
-            match client.delete(&path, None).await {
-                Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
-                Err(e) => return Err(RegistryError::zookeeper("delete", &path, e)),
-            }
-            client.create(&path, b"", &ephemeral).await
-        }
-        other => other,
-    };
-    created
-        .map(|_| ())
-        .map_err(|e| RegistryError::zookeeper("create", &path, e))
 }
 
 async fn instances_changed(app_level: Option<&mut AppLevel>) {

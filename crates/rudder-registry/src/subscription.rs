@@ -54,8 +54,20 @@ pub struct SubscriptionStatus {
     pub reweighted: Vec<ReweightedProvider>,
     /// Which view feeds the directory now (see `migration.step`).
     pub view: DiscoveryView,
-    /// The consumer's `migration.step` (`FORCE_INTERFACE`, `APPLICATION_FIRST`, `FORCE_APPLICATION`).
+    /// The step in effect (`FORCE_INTERFACE`, `APPLICATION_FIRST`, `FORCE_APPLICATION`): the
+    /// migration rule's, else the consumer's `migration.step`, else `APPLICATION_FIRST`.
     pub migration_step: String,
+    /// Why that step and view: who set the step (a rule entry, the rule, the consumer setting, the
+    /// default), the comparison under `APPLICATION_FIRST`, a delayed or refused switch, e.g.
+    /// `APPLICATION_FIRST (default): application view, 2 application-level / 1 interface-level
+    /// providers >= threshold 0`.
+    pub migration_decision: String,
+    /// Migration rule texts taken (`<app>.migration` under `DUBBO_SERVICEDISCOVERY_MIGRATION`).
+    pub migration_rule_updates: u64,
+    /// Migration rule texts that could not be parsed (each kept the last good rule).
+    pub migration_rule_errors: u64,
+    /// The last such failure.
+    pub last_migration_rule_error: Option<String>,
     /// Usable providers of the interface-level view (`/dubbo/<interface>/providers`).
     pub interface_providers: usize,
     /// Usable providers of the application-level view (instances).

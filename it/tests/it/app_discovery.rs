@@ -3,8 +3,11 @@
 //! `/services/<app>`, the interface-application mapping and (served by itself) its MetadataInfo;
 //! rudder finds it through the mapping, asks its MetadataService for the revision's services and
 //! calls it. With `register-mode=all` both views exist, and `APPLICATION_FIRST` (the default, as
-//! Dubbo 3.3) uses the application view. The last test follows hand-written nodes (remote metadata)
-//! through instances coming, going and changing revision, and the mapping growing.
+//! Dubbo 3.3) uses the application view. Against the Java provider too: an instance that stops
+//! leaves the view, a revision change (the provider exports one more service) is fetched once and
+//! its new service called, and `metadata-type=remote` is read from the metadata report. Other tests
+//! follow hand-written nodes (remote metadata) through instances coming, going and changing
+//! revision, and the mapping growing.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +20,7 @@ use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};
 use rudder_registry::{ConsumerSpec, RegistryOptions, Subscription, ZookeeperRegistry};
 use zookeeper_client::{Acls, Client, CreateMode};
 
+use crate::common::changes::reference_reaches;
 use crate::common::providers::put_node as put;
 
 const SERVICE: &str = "org.rudder.it.GreetingService";
@@ -183,13 +187,13 @@ fn instance_node(app: &str, port: u16, revision: &str) -> String {
 }
 
 /// The instance node of `app` at `127.0.0.1:port` with `revision`, where Curator writes it.
-async fn put_instance(zk: &Client, app: &str, port: u16, revision: &str) {
+pub(crate) async fn put_instance(zk: &Client, app: &str, port: u16, revision: &str) {
     let path = format!("/services/{app}/127.0.0.1:{port}");
     put(zk, &path, &instance_node(app, port, revision)).await;
 }
 
 /// `app`'s MetadataInfo of `revision` exporting `services`, where remote storage keeps it.
-async fn put_remote_metadata(zk: &Client, app: &str, revision: &str, services: &[&str]) {
+pub(crate) async fn put_remote_metadata(zk: &Client, app: &str, revision: &str, services: &[&str]) {
     let path = format!("/dubbo/metadata/{app}/{revision}");
     put(zk, &path, &remote_metadata(app, revision, services)).await;
 }
@@ -488,4 +492,169 @@ async fn a_thousand_instances_load_once_and_one_change_reaches_every_subscriptio
         subscription.close().await;
     }
     registry.close().await;
+}
+
+async fn java_with(
+    zookeeper: &ZooKeeperContainer,
+    instance: &str,
+    edit: impl FnOnce(&mut PeerConfig),
+) -> Peer {
+    let mut config = PeerConfig::new(PeerKind::Java, &zookeeper.connect_string(), instance);
+    config.register_mode = Some("instance".to_owned());
+    edit(&mut config);
+    Peer::start(config, READY_WITHIN).await.unwrap()
+}
+
+/// The instances 30 `whoAmI` calls reach (a miss of one of two has probability 2^-29).
+async fn instances_reached(reference: &Reference) -> std::collections::BTreeSet<String> {
+    let mut reached = std::collections::BTreeSet::new();
+    for _ in 0..30 {
+        let answer = reference.invoke("whoAmI", &[], vec![]).await.unwrap();
+        reached.insert(answer.as_str().unwrap().to_owned());
+    }
+    reached
+}
+
+#[tokio::test]
+async fn a_java_instance_that_stops_leaves_the_application_view() {
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let mut leaving = java(&zookeeper, "java-leaving", "instance").await;
+    let _staying = java(&zookeeper, "java-staying", "instance").await;
+    let reference = reference(&zookeeper, Some("FORCE_APPLICATION")).await;
+    reference_reaches(&reference, "both instances", READY_WITHIN, || {
+        reference.providers().len() == 2
+    })
+    .await;
+    assert_eq!(
+        instances_reached(&reference).await,
+        ["java-leaving".to_owned(), "java-staying".to_owned()].into()
+    );
+
+    // SIGTERM: Dubbo's shutdown hook deletes its instance node; rudder drops it.
+    leaving.terminate().await.unwrap();
+    reference_reaches(&reference, "the instance gone", READY_WITHIN, || {
+        reference.providers().len() == 1
+    })
+    .await;
+    assert_eq!(
+        instances_reached(&reference).await,
+        ["java-staying".to_owned()].into()
+    );
+    assert_eq!(status(&reference).application_providers, 1);
+}
+
+#[tokio::test]
+async fn a_java_revision_change_is_fetched_once_and_its_new_service_is_called() {
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let mut peer = java(&zookeeper, "java-revising", "instance").await;
+    let reference = reference(&zookeeper, Some("FORCE_APPLICATION")).await;
+    assert_eq!(
+        say_hello(&reference).await,
+        "Hello rust, from java-revising"
+    );
+    let first = status(&reference);
+    assert_eq!(
+        (first.metadata_fetches, first.revisions),
+        (1, 1),
+        "{first:?}"
+    );
+    let revision = |r: &Reference| {
+        r.providers()[0]
+            .url()
+            .parameter("dubbo.metadata.revision")
+            .map(str::to_owned)
+    };
+    let old = revision(&reference).expect("built from the instance");
+
+    // The provider exports GreetingService in group `later`: a new MetadataInfo revision, which
+    // its instance node now names.
+    peer.send_line("export-later").await.unwrap();
+    reference_reaches(&reference, "the new revision", READY_WITHIN, || {
+        revision(&reference).is_some_and(|r| r != old)
+    })
+    .await;
+    let seen = status(&reference);
+    assert_eq!(
+        seen.metadata_fetches, 2,
+        "one fetch for the new revision: {seen:?}"
+    );
+    assert_eq!(
+        say_hello(&reference).await,
+        "Hello rust, from java-revising"
+    );
+
+    // The new service is reached through the new revision.
+    let later = Reference::builder(SERVICE)
+        .registry(&format!("zookeeper://{}", zookeeper.connect_string()))
+        .application("rudder-it-appdisc")
+        .group("later")
+        .parameter("migration.step", "FORCE_APPLICATION")
+        .timeout(Duration::from_secs(5))
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(say_hello(&later).await, "Hello rust, from java-revising");
+    assert_eq!(later.providers()[0].url().parameter("group"), Some("later"));
+}
+
+#[tokio::test]
+async fn a_java_provider_with_remote_metadata_is_found_without_asking_it() {
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let peer = java_with(&zookeeper, "java-remote", |c| {
+        c.metadata_storage_type = Some("remote".to_owned());
+    })
+    .await;
+    let zk = Client::connect(&zookeeper.connect_string()).await.unwrap();
+    let node = format!("/services/{APP}/127.0.0.1:{}", peer.port());
+    let (data, _) = zk.get_data(&node).await.unwrap();
+    let instance: serde_json::Value = serde_json::from_slice(&data).unwrap();
+    let metadata = &instance["payload"]["metadata"];
+    assert_eq!(
+        metadata["dubbo.metadata.storage-type"], "remote",
+        "{instance}"
+    );
+    let revision = metadata["dubbo.metadata.revision"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (published, _) = zk
+        .get_data(&format!("/dubbo/metadata/{APP}/{revision}"))
+        .await
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&published).contains(SERVICE),
+        "the revision's MetadataInfo is in the metadata report"
+    );
+
+    // A registry with no MetadataService client finds it: the metadata came from ZooKeeper.
+    let registry = ZookeeperRegistry::connect(
+        &format!("zookeeper://{}", zookeeper.connect_string()),
+        RegistryOptions::default(),
+    )
+    .await
+    .unwrap();
+    let settings = DubboUrl::parse(&format!(
+        "consumer://0.0.0.0/{SERVICE}?migration.step=FORCE_APPLICATION"
+    ))
+    .unwrap();
+    let directory = Arc::new(Directory::default());
+    let subscription = registry
+        .subscribe(
+            ConsumerSpec::new(SERVICE).parameters(ConsumerParams::new(&settings)),
+            Arc::clone(&directory),
+        )
+        .await
+        .unwrap();
+    let seen = wait(&subscription, "the remote-metadata instance", |s| {
+        s.providers == 1
+    })
+    .await;
+    assert_eq!(seen.metadata_fetches, 1);
+    assert_eq!(ports(&directory), [peer.port()]);
+    subscription.close().await;
+    registry.close().await;
+
+    // And rudder calls it.
+    let reference = reference(&zookeeper, Some("FORCE_APPLICATION")).await;
+    assert_eq!(say_hello(&reference).await, "Hello rust, from java-remote");
 }

@@ -1,5 +1,5 @@
-//! Any bytes as an application-level discovery node: Curator instance JSON, remote MetadataInfo JSON
-//! and an interface-application mapping. Parsing never panics, and every bound holds (metadata
+//! Any bytes as an application-level discovery node: Curator instance JSON, remote MetadataInfo JSON,
+//! an interface-application mapping and a migration rule (`<app>.migration` YAML). Parsing never panics, and every bound holds (metadata
 //! entries, endpoints, services, parameters, application names); provider URLs built from what was
 //! read never panic either.
 #![no_main]

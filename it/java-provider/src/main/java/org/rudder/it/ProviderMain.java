@@ -1,5 +1,9 @@
 package org.rudder.it;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -34,7 +38,14 @@ import org.rudder.it.proto.GreeterImpl;
  *       exported over, on {@code rudder.dubbo.port}; over tri, the protobuf service
  *       {@code org.rudder.it.proto.Greeter} (proto/greeter.proto) is exported too, with the same version
  *       and group</li>
+ *   <li>{@code rudder.metadata.storage.type} [RUDDER_METADATA_STORAGE_TYPE], local (default) or remote:
+ *       Dubbo's {@code dubbo.application.metadata-type}; {@code remote} publishes each revision's
+ *       MetadataInfo under {@code /dubbo/metadata/<app>/<revision>} (the registry doubling as metadata
+ *       center) and says {@code dubbo.metadata.storage-type=remote} in the instance</li>
  * </ul>
+ * A line {@code export-later} on stdin exports one more service, GreetingService in group
+ * {@code later} (a new MetadataInfo revision at application level), and prints
+ * {@code EXPORTED <url>}.
  * Binds and advertises 127.0.0.1 only (see {@link LoopbackConfiguratorFactory}).
  * Prints one line {@code READY <provider url>} on stdout once exported and registered,
  * then runs until killed. Dubbo's own logging goes to stderr.
@@ -42,6 +53,34 @@ import org.rudder.it.proto.GreeterImpl;
 public final class ProviderMain {
 
     private ProviderMain() {
+    }
+
+    /** Reads commands from stdin in the background (none when stdin is closed or empty). */
+    private static void listenForCommands(GreetingService impl, String version) {
+        Thread commands = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(
+                    new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    if (line.trim().equals("export-later")) {
+                        ServiceConfig<GreetingService> later = new ServiceConfig<>();
+                        later.setInterface(GreetingService.class);
+                        later.setRef(impl);
+                        later.setGroup("later");
+                        if (version != null) {
+                            later.setVersion(version);
+                        }
+                        later.export();
+                        System.out.println("EXPORTED " + later.getExportedUrls().get(0).toFullString());
+                        System.out.flush();
+                    }
+                }
+            } catch (IOException e) {
+                // stdin gone: no more commands.
+            }
+        }, "rudder-commands");
+        commands.setDaemon(true);
+        commands.start();
     }
 
     public static void main(String[] args) throws InterruptedException {
@@ -62,6 +101,10 @@ public final class ProviderMain {
         application.setRegisterMode(registerMode);
         // Several providers run side by side in tests; the QoS console would fight over port 22222.
         application.setQosEnable(false);
+        String storageType = Settings.get("rudder.metadata.storage.type", null);
+        if (storageType != null) {
+            application.setMetadataType(storageType.trim());
+        }
 
         RegistryConfig registry = new RegistryConfig("zookeeper://" + zk);
         // The registry's own register-mode is what genCompatibleRegistries reads first.
@@ -125,6 +168,7 @@ public final class ProviderMain {
                 : service.getExportedUrls().get(0).toFullString();
         System.out.println("READY " + url);
         System.out.flush();
+        listenForCommands(new GreetingServiceImpl(instance), version);
 
         // Block forever; a SIGTERM runs Dubbo's shutdown hook, which unregisters the node.
         new CountDownLatch(1).await();

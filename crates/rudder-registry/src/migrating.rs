@@ -1,0 +1,478 @@
+//! The migration rule applied while calls go on (Dubbo 3.3's `MigrationRuleListener`,
+//! `MigrationRuleHandler` and `MigrationInvoker`).
+//!
+//! Each subscription reads `<config root>/config/DUBBO_SERVICEDISCOVERY_MIGRATION/<app>.migration`
+//! before its first listing (the step the subscription starts with: no comparison, as Dubbo's
+//! first `doMigrate` has no other invoker yet) and then follows it through the registry's shared
+//! session. A rule change resolves the step and threshold for this reference again; when either
+//! differs from the one in effect:
+//!
+//! | new step | what happens |
+//! |---|---|
+//! | `APPLICATION_FIRST` | both views followed (the missing one started and listed first), the comparator picks, again after every change |
+//! | `FORCE_APPLICATION` | the instances followed and listed, then after `delay` seconds: with `force`, or if the comparator prefers them (`application / interface >= threshold`), the directory switches to them and the interface view is dropped; else the step stays (and instances started only for this are dropped again) |
+//! | `FORCE_INTERFACE` | the same the other way round: `interface / application >= threshold` |
+//!
+//! The directory keeps the providers of the view in use until the switch, which hands it the whole
+//! list of the new view at once: no call meets an empty or half-built list in between. Unlike Dubbo,
+//! the `delay` wait does not block anything: calls, address changes and the next rule go on.
+//!
+//! A rule that cannot be parsed keeps the last good one (one warning, counted in
+//! [`SubscriptionStatus::migration_rule_errors`](crate::SubscriptionStatus::migration_rule_errors));
+//! a deleted or empty node is the initial rule (the consumer settings decide). A refused switch is
+//! not retried until the rule changes again, as in Dubbo.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rudder_common::discovery::{RuleKey, RuleSink};
+use tokio::time::Instant;
+use zookeeper_client::Client;
+
+use crate::app_level::AppLevel;
+use crate::catalog::{Catalog, ProviderDelta};
+use crate::config_center::{RuleInbox, RuleSource, RuleWatch, RuleWatcher};
+use crate::configurator::ConsumerSide;
+use crate::consumer::ConsumerSpec;
+use crate::instance::app_watch::AppWatches;
+use crate::instance::feed::InstanceFeed;
+use crate::instance::mapping::app_names;
+use crate::instance::metadata::MetadataFetcher;
+use crate::migration::{prefers_application, MigrationStep};
+use crate::migration_rule::{self, ConsumerMigration, MigrationRule, Resolved};
+use crate::session::Sessions;
+use crate::subscriber::{Subscriber, Watches};
+
+/// What a subscription needs to start its application-level view later (a rule moving it off
+/// `FORCE_INTERFACE`).
+pub(crate) struct AppLevelStarter {
+    pub(crate) sessions: Arc<Sessions>,
+    pub(crate) watches: Arc<AppWatches>,
+    pub(crate) fetcher: Option<Arc<dyn MetadataFetcher>>,
+    pub(crate) spec: ConsumerSpec,
+    pub(crate) side: ConsumerSide,
+    pub(crate) provided_by: Option<String>,
+}
+
+impl AppLevelStarter {
+    /// Starts the view and waits (at most the connect timeout) for its first listing.
+    pub(crate) async fn start(&self) -> AppLevel {
+        let feed = InstanceFeed::start(
+            Arc::clone(&self.sessions),
+            Arc::clone(&self.watches),
+            self.fetcher.clone(),
+            self.spec.interface.trim(),
+            self.provided_by.as_deref(),
+        )
+        .await;
+        feed.wait_listed(self.sessions.options().connect_timeout())
+            .await;
+        AppLevel::new(feed, Catalog::new(&self.spec, self.side.clone()))
+    }
+
+    /// The provider applications of the interface, read once: `provided-by`, else the mapping node
+    /// (Dubbo's `getRemoteMapping`, which a rule's `applications` entries are matched against).
+    async fn mapping_apps(&self, client: &Client) -> Vec<String> {
+        if let Some(apps) = self
+            .provided_by
+            .as_deref()
+            .map(app_names)
+            .filter(|a| !a.is_empty())
+        {
+            return apps;
+        }
+        let path = format!(
+            "{}/mapping/{}",
+            self.sessions.address().root(),
+            self.spec.interface.trim()
+        );
+        match client.get_data(&path).await {
+            Ok((data, _)) => app_names(&String::from_utf8_lossy(&data)),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+/// The configurator rules last seen, so that a view started later applies them too.
+#[derive(Default)]
+pub(crate) struct RuleMirror {
+    configurators: Option<Vec<String>>,
+    application: Option<Option<String>>,
+    service: Option<Option<String>>,
+}
+
+impl RuleMirror {
+    pub(crate) fn configurators(&mut self, children: &[String]) {
+        self.configurators = Some(children.to_vec());
+    }
+
+    pub(crate) fn dynamic(&mut self, source: RuleSource, text: Option<&str>) {
+        let slot = match source {
+            RuleSource::Application => &mut self.application,
+            RuleSource::Service => &mut self.service,
+        };
+        *slot = Some(text.map(str::to_owned));
+    }
+
+    fn apply(&self, catalog: &mut Catalog) {
+        if let Some(children) = &self.configurators {
+            catalog.set_configurators(children.clone());
+        }
+        for (source, text) in [
+            (RuleSource::Application, &self.application),
+            (RuleSource::Service, &self.service),
+        ] {
+            if let Some(text) = text {
+                catalog.set_dynamic_rule(source, text.as_deref());
+            }
+        }
+    }
+}
+
+/// A `FORCE_*` switch waiting for its `delay`.
+struct Pending {
+    target: Resolved,
+    due: Instant,
+}
+
+/// One subscription's migration state.
+pub(crate) struct Migration {
+    consumer: ConsumerMigration,
+    /// `<interface>[:<version>]`, what `interfaces` entries are keyed by.
+    display_key: String,
+    key: RuleKey,
+    inbox: Arc<RuleInbox>,
+    watch: Option<RuleWatch>,
+    /// The last good rule.
+    rule: MigrationRule,
+    /// The settings in effect.
+    pub(crate) resolved: Resolved,
+    pending: Option<Pending>,
+    /// Whether `/dubbo/<interface>/providers` is listed (not under `FORCE_APPLICATION`).
+    pub(crate) follow_interface: bool,
+    /// Why the last switch was refused, until the next one is made.
+    refused: Option<String>,
+    updates: u64,
+    errors: u64,
+    last_error: Option<String>,
+    pub(crate) starter: AppLevelStarter,
+    pub(crate) mirror: RuleMirror,
+}
+
+impl Migration {
+    /// Reads the rule of `starter.spec`'s application once (through `config_center`) and follows it
+    /// from then on; resolves the step the subscription starts with.
+    pub(crate) async fn start(
+        config_center: Arc<Sessions>,
+        client: &Client,
+        consumer: ConsumerMigration,
+        starter: AppLevelStarter,
+    ) -> Migration {
+        let spec = &starter.spec;
+        let mut display_key = spec.interface.trim().to_owned();
+        if let Some(version) = spec
+            .version
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+        {
+            display_key = format!("{display_key}:{version}");
+        }
+        let key = RuleKey::new(migration_rule::rule_key(&spec.application));
+        let inbox = Arc::new(RuleInbox::default());
+        let root = migration_rule::group_path(config_center.address().root());
+        let watcher = RuleWatcher::new(
+            config_center,
+            &root,
+            [key.clone()],
+            Arc::clone(&inbox) as Arc<dyn RuleSink>,
+        );
+        let (watch, error) = watcher.start().await;
+        if let Some(error) = error {
+            tracing::warn!(%error, "migration rule not readable yet; following it in the background");
+        }
+        let resolved = MigrationRule::default().resolve(&display_key, &[], &consumer);
+        let mut migration = Migration {
+            consumer,
+            display_key,
+            key,
+            inbox,
+            watch: Some(watch),
+            rule: MigrationRule::default(),
+            follow_interface: resolved.step.uses_interface(),
+            resolved,
+            pending: None,
+            refused: None,
+            updates: 0,
+            errors: 0,
+            last_error: None,
+            starter,
+            mirror: RuleMirror::default(),
+        };
+        if migration.take_rule() {
+            let apps = migration.apps(None, client).await;
+            migration.resolved =
+                migration
+                    .rule
+                    .resolve(&migration.display_key, &apps, &migration.consumer);
+            migration.follow_interface = migration.resolved.step.uses_interface();
+        }
+        migration
+    }
+
+    /// Takes a rule text that arrived; whether a new good rule is in `self.rule`.
+    fn take_rule(&mut self) -> bool {
+        let Some((_, text)) = self.inbox.take().into_iter().next_back() else {
+            return false;
+        };
+        self.updates += 1;
+        match MigrationRule::parse(text.as_deref().unwrap_or("")) {
+            Ok(rule) => {
+                self.rule = rule;
+                true
+            }
+            Err(error) => {
+                tracing::warn!(rule = %self.key, %error, "failed to parse the migration rule; keeping the last good one");
+                self.errors += 1;
+                self.last_error = Some(format!("{}: {error}", self.key));
+                false
+            }
+        }
+    }
+
+    /// The provider applications `applications` entries are matched against (none needed when the
+    /// rule has no such entry).
+    async fn apps(&self, followed: Option<&[String]>, client: &Client) -> Vec<String> {
+        if !self.rule.has_application_entries() {
+            return Vec::new();
+        }
+        match followed.filter(|a| !a.is_empty()) {
+            Some(apps) => apps.to_vec(),
+            None => self.starter.mapping_apps(client).await,
+        }
+    }
+
+    /// Wakes when a rule text arrived or a delayed switch is due.
+    pub(crate) async fn wake(&self) {
+        let due = self.pending.as_ref().map(|p| p.due);
+        tokio::select! {
+            () = self.inbox.arrived() => {}
+            () = async {
+                match due {
+                    Some(due) => tokio::time::sleep_until(due).await,
+                    None => std::future::pending().await,
+                }
+            } => {}
+        }
+    }
+
+    /// Stops following the rule.
+    pub(crate) async fn close(&mut self) {
+        if let Some(watch) = self.watch.take() {
+            watch.close().await;
+        }
+    }
+
+    /// What the status says about the rule: updates, errors, the last error.
+    pub(crate) fn counters(&self) -> (u64, u64, Option<String>) {
+        (self.updates, self.errors, self.last_error.clone())
+    }
+
+    /// Why the step in effect is what it is, and what is under way.
+    pub(crate) fn decision(&self, comparison: Option<String>) -> String {
+        let r = &self.resolved;
+        let mut text = format!("{} ({})", r.step, r.step_from);
+        if let Some(comparison) = comparison {
+            text.push_str(": ");
+            text.push_str(&comparison);
+        }
+        if r.step == MigrationStep::ApplicationFirst && r.proportion < 100 {
+            text.push_str(&format!(
+                "; proportion {} % not applied (every call goes to the view in use)",
+                r.proportion
+            ));
+        }
+        if let Some(pending) = &self.pending {
+            let left = pending.due.saturating_duration_since(Instant::now());
+            text.push_str(&format!(
+                "; switching to {} in {} s (delay)",
+                pending.target.step,
+                left.as_secs()
+            ));
+        }
+        if let Some(refused) = &self.refused {
+            text.push_str("; ");
+            text.push_str(refused);
+        }
+        text
+    }
+}
+
+impl Subscriber {
+    /// A rule text arrived or a delayed switch is due.
+    pub(crate) async fn on_migration(&mut self, client: &Client, watches: &mut Watches) {
+        if self.migration.take_rule() {
+            self.begin_migration(client, watches).await;
+        }
+        let due = self
+            .migration
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.due <= Instant::now());
+        if due {
+            if let Some(pending) = self.migration.pending.take() {
+                self.complete_migration(pending.target, watches).await;
+            }
+        }
+        self.report_views();
+    }
+
+    /// `MigrationRuleHandler.doMigrate` with the new rule.
+    async fn begin_migration(&mut self, client: &Client, watches: &mut Watches) {
+        let followed = self.app_level.as_ref().map(|a| a.apps.clone());
+        let apps = self.migration.apps(followed.as_deref(), client).await;
+        let target = self.migration.rule.resolve(
+            &self.migration.display_key,
+            &apps,
+            &self.migration.consumer,
+        );
+        self.migration.pending = None;
+        if target.step == self.step && target.threshold == self.threshold {
+            // The same step: only the other settings (proportion, ...) change.
+            self.migration.resolved = target;
+            return;
+        }
+        tracing::info!(from = %self.step, to = %target.step, by = %target.step_from, "migration rule changed the step");
+        match target.step {
+            MigrationStep::ApplicationFirst => {
+                self.ensure_application().await;
+                self.ensure_interface(client, watches).await;
+                self.accept(target);
+                self.feed();
+            }
+            MigrationStep::ForceApplication => {
+                self.ensure_application().await;
+                if self.migration.follow_interface {
+                    self.switch_after_delay(target, watches).await;
+                } else {
+                    self.accept(target);
+                    self.feed();
+                }
+            }
+            MigrationStep::ForceInterface => {
+                self.ensure_interface(client, watches).await;
+                if self.app_level.is_some() {
+                    self.switch_after_delay(target, watches).await;
+                } else {
+                    self.accept(target);
+                    self.feed();
+                }
+            }
+        }
+    }
+
+    async fn switch_after_delay(&mut self, target: Resolved, watches: &mut Watches) {
+        if target.delay > 0 && !target.force {
+            let delay = Duration::from_secs(u64::from(target.delay.unsigned_abs()));
+            self.migration.pending = Some(Pending {
+                target,
+                due: Instant::now() + delay,
+            });
+        } else {
+            self.complete_migration(target, watches).await;
+        }
+    }
+
+    /// `migrateToForceApplicationInvoker` / `migrateToForceInterfaceInvoker` after the wait: force
+    /// or compare, then switch (dropping the other view) or keep the step.
+    async fn complete_migration(&mut self, target: Resolved, watches: &mut Watches) {
+        let application = self
+            .app_level
+            .as_ref()
+            .map_or(0, |a| a.catalog.usable_count());
+        let interface = if self.migration.follow_interface {
+            self.catalog.usable_count()
+        } else {
+            0
+        };
+        let (new, old) = match target.step {
+            MigrationStep::ForceInterface => (interface, application),
+            _ => (application, interface),
+        };
+        if target.force || prefers_application(new, old, target.threshold) {
+            match target.step {
+                MigrationStep::ForceApplication => self.stop_interface(watches),
+                MigrationStep::ForceInterface => self.stop_application().await,
+                MigrationStep::ApplicationFirst => {}
+            }
+            self.accept(target);
+        } else {
+            let (new_view, old_view) = match target.step {
+                MigrationStep::ForceInterface => ("interface", "application"),
+                _ => ("application", "interface"),
+            };
+            let refused = format!(
+                "{} refused: {new} {new_view}-level / {old} {old_view}-level providers below threshold {}",
+                target.step, target.threshold
+            );
+            tracing::warn!(%refused, step = %self.step, "migration not made; the step stays");
+            // Dubbo drops again the view it started only for the attempt.
+            match (self.step, target.step) {
+                (MigrationStep::ForceInterface, MigrationStep::ForceApplication) => {
+                    self.stop_application().await;
+                }
+                (MigrationStep::ForceApplication, MigrationStep::ForceInterface) => {
+                    self.stop_interface(watches);
+                }
+                _ => {}
+            }
+            self.migration.refused = Some(refused);
+        }
+        self.feed();
+    }
+
+    fn accept(&mut self, target: Resolved) {
+        self.step = target.step;
+        self.threshold = target.threshold;
+        self.migration.resolved = target;
+        self.migration.refused = None;
+    }
+
+    /// Starts the application-level view if it is not followed, with the rules seen so far.
+    async fn ensure_application(&mut self) {
+        if self.app_level.is_some() {
+            return;
+        }
+        let mut app_level = self.migration.starter.start().await;
+        self.migration.mirror.apply(&mut app_level.catalog);
+        self.app_level = Some(app_level);
+        self.take_instances();
+    }
+
+    /// Lists the interface-level providers if they are not followed.
+    async fn ensure_interface(&mut self, client: &Client, watches: &mut Watches) {
+        if self.migration.follow_interface {
+            return;
+        }
+        self.migration.follow_interface = true;
+        watches.providers_dirty = true;
+        if let Err(error) = self.refresh(client, watches).await {
+            // The loop retries the dirty listing with backoff.
+            tracing::warn!(%error, "interface-level listing failed; retrying");
+        }
+    }
+
+    fn stop_interface(&mut self, watches: &mut Watches) {
+        self.migration.follow_interface = false;
+        watches.providers = None;
+        watches.providers_dirty = false;
+        let _ = self.catalog.set_providers(Vec::new());
+        self.pending = ProviderDelta::default();
+    }
+
+    async fn stop_application(&mut self) {
+        if let Some(app_level) = self.app_level.take() {
+            app_level.feed.close().await;
+        }
+    }
+}
