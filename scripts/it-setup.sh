@@ -10,5 +10,6 @@ set -euo pipefail
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$script_dir/ensure-docker.sh"
 "$script_dir/build-zookeeper-image.sh"
-# The plain gRPC peer (Python grpcio) of the tri:// interop tests: a venv under the cache directory.
+# The Python peers of the tri:// interop tests (grpcio; apache-dubbo), each a venv under the cache directory.
 "$script_dir/peers/build-python-grpc.sh"
+"$script_dir/peers/build-python-dubbo.sh"

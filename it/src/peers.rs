@@ -32,6 +32,10 @@ pub enum PeerKind {
     /// server reflection (grpc.reflection.v1alpha). It ignores `zookeeper`, `weight`, `group` and the
     /// Java-only settings; `version` is the `tri-service-version` every call must carry.
     PythonGrpc,
+    /// apache-dubbo, Dubbo's own Python implementation (PyPI 3.0.0b1), `it/python-dubbo`: the Greeter's
+    /// `SayHello` over Triple with protobuf messages, registered in `zookeeper` at interface level.
+    /// It reads only `zookeeper`, `port` and `instance`.
+    PythonDubbo,
 }
 
 /// How to start a peer.
@@ -122,6 +126,7 @@ impl Peer {
             PeerKind::Java => "start-java-provider.sh",
             PeerKind::Node => "start-node-provider.sh",
             PeerKind::PythonGrpc => "start-python-grpc.sh",
+            PeerKind::PythonDubbo => "start-python-dubbo.sh",
         };
         let mut command = Command::new("bash");
         command

@@ -2,13 +2,16 @@
 # Installs it/python-grpc's pinned dependencies (grpcio, grpcio-reflection, grpcio-tools) into a venv
 # under the cache directory. Idempotent: skips pip when the venv was made from the same requirements.
 # Prints nothing on stdout; the venv's python is $(scripts/peers/build-python-grpc.sh --python).
+# build-python-dubbo.sh runs it for it/python-dubbo, in a venv of its own.
 #
-# Env: RUDDER_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/rudder).
+# Env: RUDDER_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/rudder); RUDDER_PY_PEER (python-grpc):
+# the directory under it/ whose requirements.txt is installed, into the venv <RUDDER_PY_PEER>-venv.
 set -euo pipefail
 
-project="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../it/python-grpc" && pwd)"
+peer="${RUDDER_PY_PEER:-python-grpc}"
+project="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../it/$peer" && pwd)"
 cache_dir="${RUDDER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rudder}"
-venv="$cache_dir/python-grpc-venv"
+venv="$cache_dir/$peer-venv"
 stamp="$venv/.requirements.txt"
 
 if [[ "${1:-}" == "--python" ]]; then
@@ -17,7 +20,7 @@ if [[ "${1:-}" == "--python" ]]; then
 fi
 
 if [[ -x "$venv/bin/python" && -f "$stamp" ]] && cmp -s "$stamp" "$project/requirements.txt"; then
-    echo "python grpc peer is up to date: $venv" >&2
+    echo "$peer peer is up to date: $venv" >&2
     exit 0
 fi
 

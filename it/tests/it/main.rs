@@ -33,4 +33,5 @@ mod routing_rules;
 mod tag_rule_apps;
 mod triple_pojo;
 mod triple_proto;
+mod triple_python_dubbo;
 mod zookeeper_smoke;

@@ -17,7 +17,7 @@ use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};
     clippy::all,
     clippy::pedantic
 )]
-mod proto {
+pub(crate) mod proto {
     tonic::include_proto!("org.rudder.it.proto");
 }
 
