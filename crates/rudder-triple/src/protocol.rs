@@ -13,7 +13,7 @@ use rudder_hessian::DecodeLimits;
 use rudder_rpc::backoff::Backoff;
 use rudder_rpc::RpcResponse;
 use tokio::sync::OnceCell;
-use tonic::metadata::{AsciiMetadataValue, MetadataKey, MetadataMap};
+use tonic::metadata::{AsciiMetadataValue, Binary, BinaryMetadataValue, MetadataKey, MetadataMap};
 use tonic::transport::{Channel, Endpoint};
 use tower::util::MapRequest;
 
@@ -278,7 +278,7 @@ impl TripleProtocol {
     /// `tri-service-version`, `tri-service-group` (from the provider URL, only when set), the consumer
     /// application and the attachments.
     fn headers(&self, url: &DubboUrl, invocation: &Invocation, metadata: &mut MetadataMap) {
-        let mut put = |key: &str, value: &str| {
+        fn put(metadata: &mut MetadataMap, key: &str, value: &str) {
             let (Ok(key), Ok(value)) = (
                 MetadataKey::from_bytes(key.to_ascii_lowercase().as_bytes()),
                 AsciiMetadataValue::try_from(value),
@@ -290,24 +290,41 @@ impl TripleProtocol {
                 return;
             };
             metadata.insert(key, value);
-        };
+        }
         for (key, value) in invocation.attachments() {
             let lower = key.to_ascii_lowercase();
-            if !RESERVED.contains(&lower.as_str())
-                && !lower.starts_with("grpc-")
-                && !lower.starts_with(':')
+            if RESERVED.contains(&lower.as_str())
+                || lower.starts_with("grpc-")
+                || lower.starts_with(':')
             {
-                put(&lower, value);
+                continue;
+            }
+            // gRPC's text metadata is printable ASCII. (HTTP/2 would pass other bytes as "obs-text",
+            // and Java's Netty reads them back as ISO-8859-1: "Zoë" would arrive as "ZoÃ«".)
+            if value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+                put(metadata, &lower, value);
+                continue;
+            }
+            // Other text goes as gRPC binary metadata, `<key>-bin` in base64, the form Dubbo's Triple
+            // uses for binary attachments: a Java provider reads it back as the UTF-8 bytes under `key`.
+            match MetadataKey::<Binary>::from_bytes(format!("{lower}-bin").as_bytes()) {
+                Ok(binary) => {
+                    metadata.insert_bin(binary, BinaryMetadataValue::from_bytes(value.as_bytes()));
+                }
+                Err(_) => tracing::warn!(
+                    key = key.as_str(),
+                    "attachment name is not a valid HTTP/2 header name; not sent over tri://"
+                ),
             }
         }
         if let Some(version) = nonempty(url.parameter("version")) {
-            put("tri-service-version", version);
+            put(metadata, "tri-service-version", version);
         }
         if let Some(group) = nonempty(url.parameter("group")) {
-            put("tri-service-group", group);
+            put(metadata, "tri-service-group", group);
         }
         if let Some(application) = &self.inner.application {
-            put("tri-consumer-appname", application);
+            put(metadata, "tri-consumer-appname", application);
         }
     }
 

@@ -90,6 +90,8 @@ pub(crate) struct ConsumerInner {
     metrics: Option<Arc<crate::metrics::recorder::Recorder>>,
     /// The directories of live references, to tell which providers are still in use.
     directories: Mutex<Vec<Weak<Directory>>>,
+    /// A prune is asked for and has not started yet ([`ConsumerInner::prune_soon`]).
+    prune_pending: AtomicBool,
     shut_down: AtomicBool,
 }
 
@@ -260,8 +262,8 @@ impl ConsumerInner {
     /// Forgets what no reference uses any more: statistics of providers in no snapshot (and no call in
     /// flight), and the connections of addresses no directory lists (closed once their calls end).
     ///
-    /// Work is proportional to the providers of all references; it runs when a directory loses providers
-    /// and when a reference goes away, never on a call.
+    /// Work is proportional to the providers of all references; it runs when a reference goes away and,
+    /// through [`prune_soon`](Self::prune_soon), after directories lose providers; never on a call.
     /// `gone` are directories to leave out: those of a reference being dropped (one per registry).
     pub(crate) fn prune(&self, gone: &[&Directory]) {
         let live: Vec<Arc<Directory>> = {
@@ -290,6 +292,31 @@ impl ConsumerInner {
         }
         self.protocol
             .retain_addresses(|address| addresses.contains(address));
+    }
+
+    /// [`prune`](Self::prune) soon, once for a burst: when one registry event removes providers from
+    /// many directories (an instance of an application that 50 references follow), each directory
+    /// asks, and one prune after them all does the work of 50. A prune asked for while one runs is
+    /// run after it, so no removal goes unpruned. Outside a tokio runtime it prunes at once.
+    pub(crate) fn prune_soon(self: &Arc<Self>) {
+        if self.prune_pending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.prune_pending.store(false, Ordering::Release);
+            self.prune(&[]);
+            return;
+        };
+        let consumer = Arc::downgrade(self);
+        // The task ends after one prune, or at once when the consumer is gone.
+        drop(runtime.spawn(async move {
+            // Let the directories fed by the same delivery take their updates first.
+            tokio::task::yield_now().await;
+            if let Some(consumer) = consumer.upgrade() {
+                consumer.prune_pending.store(false, Ordering::Release);
+                consumer.prune(&[]);
+            }
+        }));
     }
 
     /// Whether the consumer has been shut down.
@@ -481,6 +508,7 @@ impl ConsumerBuilder {
                     .as_ref()
                     .map(crate::metrics::MetricsConfig::recorder),
                 directories: Mutex::new(Vec::new()),
+                prune_pending: AtomicBool::new(false),
                 shut_down: AtomicBool::new(false),
             }),
         }

@@ -784,7 +784,7 @@ impl ProviderSink for PruningSink {
         let outcome = self.directory.update(update);
         if outcome.removed > 0 {
             if let Some(consumer) = self.consumer.upgrade() {
-                consumer.prune(&[]);
+                consumer.prune_soon();
             }
         }
         outcome

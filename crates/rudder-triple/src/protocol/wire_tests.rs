@@ -100,6 +100,8 @@ fn hello() -> Invocation {
     );
     call.set_attachment("Trace-Id", "abc");
     call.set_attachment("tri-service-version", "forged");
+    // Not ASCII: a header cannot carry it as text, so it goes as `user-name-bin`.
+    call.set_attachment("User-Name", "Zoë 张");
     call
 }
 
@@ -138,6 +140,11 @@ async fn a_call_sends_what_a_java_consumer_sends() {
     assert_eq!(header("tri-service-group").as_deref(), Some("g1"));
     assert_eq!(header("tri-consumer-appname").as_deref(), Some("shop"));
     assert_eq!(header("trace-id").as_deref(), Some("abc"));
+    // gRPC binary metadata: base64 of the UTF-8 bytes (unpadded or padded, both are valid gRPC).
+    assert!(parts.headers.get("user-name").is_none());
+    let binary = header("user-name-bin").expect("a non-ASCII attachment is sent as -bin");
+    let expected = "Wm/DqyDlvKA"; // base64 of "Zoë 张" without padding
+    assert_eq!(binary.trim_end_matches('='), expected, "{binary}");
     let timeout = header("grpc-timeout").expect("grpc-timeout sent");
     assert!(
         timeout.ends_with('m') || timeout.ends_with('u'),
