@@ -45,6 +45,24 @@ async fn provider(script: Script) -> (String, Seen) {
 async fn serve(socket: tokio::net::TcpStream, script: Script, record: Seen) {
     let mut connection = h2::server::handshake(socket).await.unwrap();
     while let Some(Ok((request, mut respond))) = connection.accept().await {
+        // Method `goAway`, whatever the script: the connection ends under the call (GOAWAY, and the
+        // stream reset), as when a provider's process stops.
+        if request.uri().path().ends_with("/goAway") {
+            connection.abrupt_shutdown(h2::Reason::INTERNAL_ERROR);
+            let _ = std::future::poll_fn(|cx| connection.poll_closed(cx)).await;
+            return;
+        }
+        // Method `html`: an answer that is not gRPC at all (a proxy's error page).
+        if request.uri().path().ends_with("/html") {
+            let head = http::Response::builder()
+                .status(200)
+                .header("content-type", "text/html")
+                .body(())
+                .unwrap();
+            let mut send = respond.send_response(head, false).unwrap();
+            let _ = send.send_data(Bytes::from_static(b"<html>bad gateway</html>"), true);
+            continue;
+        }
         let (script, record) = (script.clone(), Arc::clone(&record));
         tokio::spawn(async move {
             let (parts, mut body) = request.into_parts();
@@ -217,6 +235,39 @@ async fn an_answer_over_payload_fails_its_call_only() {
     let error = protocol.invoke(&url, &hello()).await.unwrap_err();
     assert!(error.message().contains("1024"), "{error}");
     assert_eq!(error.kind(), RpcErrorKind::Serialization, "{error}");
+}
+
+#[tokio::test]
+async fn a_wrong_content_type_or_a_goaway_fails_only_its_call() {
+    let (addr, _) = provider(Script::Answer(answer(vec![0x90], "int"), None)).await;
+    let url = DubboUrl::parse(&format!("tri://{addr}/com.acme.Calc?timeout=3000")).unwrap();
+    let protocol = TripleProtocol::new(None);
+    let zero = Invocation::new("zero", vec![], vec![]);
+    assert_eq!(
+        protocol.invoke(&url, &zero).await.unwrap().value(),
+        Some(&Value::Int(0))
+    );
+
+    let html = Invocation::new("html", vec![], vec![]);
+    let error = protocol.invoke(&url, &html).await.unwrap_err();
+    // Not an answer of the service: another provider may be tried.
+    assert!(error.kind().is_retryable(), "{error}");
+    assert!(error.message().contains("compression flag"), "{error}");
+    // The same connection answers the next call.
+    assert_eq!(
+        protocol.invoke(&url, &zero).await.unwrap().value(),
+        Some(&Value::Int(0))
+    );
+
+    let gone = Invocation::new("goAway", vec![], vec![]);
+    let error = protocol.invoke(&url, &gone).await.unwrap_err();
+    assert!(error.kind().is_retryable(), "{error}");
+    assert!(error.message().contains("transport error"), "{error}");
+    // A new connection answers the next call.
+    assert_eq!(
+        protocol.invoke(&url, &zero).await.unwrap().value(),
+        Some(&Value::Int(0))
+    );
 }
 
 #[tokio::test]
