@@ -74,8 +74,15 @@ pub(crate) struct ProvidersArgs {
     #[command(flatten)]
     registry: RegistryArgs,
     /// The service interface.
-    #[arg(long, value_name = "NAME")]
-    interface: String,
+    #[arg(
+        long = "interface",
+        value_name = "NAME",
+        required_unless_present = "service"
+    )]
+    interface_flag: Option<String>,
+    /// The same as --interface NAME: `rudder providers --registry R com.acme.Greeter`.
+    #[arg(value_name = "SERVICE", conflicts_with = "interface_flag")]
+    service: Option<String>,
     /// The service version (`*` for any).
     #[arg(long)]
     version: Option<String>,
@@ -106,7 +113,11 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
     if !args.registry.is_given() {
         bail!("--registry is required");
     }
-    let merge = args.consumer.merge(&args.interface)?;
+    let interface = match (&args.interface_flag, &args.service) {
+        (Some(name), _) | (None, Some(name)) => name.clone(),
+        (None, None) => bail!("name the service: --interface NAME, or SERVICE"),
+    };
+    let merge = args.consumer.merge(&interface)?;
     // No method-scoped key has an empty method name, so "" reads the service-level values.
     let method = args.method.clone().unwrap_or_default();
     let targets = args.registry.targets()?;
@@ -115,7 +126,7 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
     }
     let query = |target: &RegistryTarget| RegistryQuery {
         registry: target.session_url().to_owned(),
-        interface: args.interface.clone(),
+        interface: interface.clone(),
         version: args.version.clone(),
         group: args.group.clone(),
         options: args.registry.options(),

@@ -53,6 +53,9 @@ async fn providers_and_simulate_read_the_live_registry() {
              127.0.0.1:20882  dubbo     -            -        -      weight 300, effective 300\n"
         )
     );
+    // The service may be named as `rudder list` takes it, without --interface: the same listing.
+    let (code, positional, err) = rudder(&["providers", "--registry", &url, SERVICE]).await;
+    assert_eq!((code, positional.as_str()), (0, out.as_str()), "{err}");
     let (code, out, _) = rudder(&[
         "providers",
         "--registry",
