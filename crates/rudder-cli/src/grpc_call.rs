@@ -10,12 +10,12 @@ use bytes::Bytes;
 use http::uri::PathAndQuery;
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
-use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::error::RpcError;
 use tonic::body::Body;
 use tonic::client::GrpcService;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::metadata::MetadataMap;
-use tonic::{Code, Status};
+use tonic::Status;
 
 /// What tonic accepts as a transport's error.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -206,23 +206,9 @@ fn with_headers<B>(body: B, metadata: &MetadataMap, timeout: Duration) -> tonic:
     request
 }
 
-/// The error kind of a gRPC status, as rudder's tri:// client classifies one (rudder-triple's
-/// `status::error_kind`), so `invoke` counts and labels a failure alike over either path: `UNAVAILABLE`
-/// a network failure, `DEADLINE_EXCEEDED` a timeout, `UNIMPLEMENTED`/`NOT_FOUND` no such service or
-/// method, `RESOURCE_EXHAUSTED` a limit, `OUT_OF_RANGE` (tonic: a message over `payload`) a
-/// serialization failure.
-pub(crate) fn error_kind(code: Code, message: &str) -> RpcErrorKind {
-    match code {
-        Code::Cancelled if message == "Timeout expired" => RpcErrorKind::Timeout,
-        Code::Unavailable | Code::Cancelled | Code::Aborted => RpcErrorKind::Network,
-        Code::DeadlineExceeded => RpcErrorKind::Timeout,
-        Code::Unimplemented | Code::NotFound => RpcErrorKind::MethodNotFound,
-        Code::ResourceExhausted => RpcErrorKind::LimitExceeded,
-        Code::OutOfRange => RpcErrorKind::Serialization,
-        Code::PermissionDenied | Code::Unauthenticated => RpcErrorKind::Forbidden,
-        _ => RpcErrorKind::Unknown,
-    }
-}
+/// The error kind of a gRPC status, as rudder's tri:// client classifies one, so `invoke` counts and
+/// labels a failure alike over either path.
+pub(crate) use rudder::internals::triple::error_kind;
 
 /// A failed call as the [`RpcError`] `invoke` prints: `tri://ADDR pkg.Svc/Method: grpc-status 3
 /// InvalidArgument: name is required`, with the causes of a local failure (`tcp connect error:
@@ -251,6 +237,8 @@ pub(crate) fn status_error(status: &Status, target: &str, method: &MethodDescrip
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rudder_common::error::RpcErrorKind;
+    use tonic::Code;
 
     fn greeter() -> crate::proto_descriptors::Descriptors {
         let file =

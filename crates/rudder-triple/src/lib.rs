@@ -52,3 +52,4 @@ mod wrapper;
 
 pub use grpc::{GrpcReply, GrpcRequest};
 pub use protocol::TripleProtocol;
+pub use status::error_kind;

@@ -21,7 +21,17 @@ const JAVA_NO_SUCH_METHOD: &str = "\"methodDescriptors\" is null";
 ///   NullPointerException in `GrpcRequestHandlerMapping`, seen on the wire): that is `MethodNotFound` too;
 /// - other codes are `Unknown` unless the message says serialization, since Java uses `INTERNAL` and
 ///   `UNKNOWN` for anything it did not classify.
-pub(crate) fn error_kind(code: Code, message: &str) -> RpcErrorKind {
+///
+/// Public for callers that see a gRPC status themselves (a tonic client over
+/// `Reference::grpc_channel`, the CLI), so they classify it as the tri:// client does.
+///
+/// ```
+/// use rudder_common::error::RpcErrorKind;
+/// use tonic::Code;
+///
+/// assert_eq!(rudder_triple::error_kind(Code::Unavailable, ""), RpcErrorKind::Network);
+/// ```
+pub fn error_kind(code: Code, message: &str) -> RpcErrorKind {
     match code {
         Code::Unknown if message.contains(JAVA_NO_SUCH_METHOD) => RpcErrorKind::MethodNotFound,
         // tonic's own enforcement of `grpc-timeout` (`TimeoutExpired`).

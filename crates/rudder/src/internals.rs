@@ -46,3 +46,5 @@ pub fn metadata_fetcher() -> std::sync::Arc<dyn rudder_registry::MetadataFetcher
 pub use rudder_cluster as cluster;
 pub use rudder_common as common;
 pub use rudder_rpc as rpc;
+#[cfg(feature = "triple")]
+pub use rudder_triple as triple;
