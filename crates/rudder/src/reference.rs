@@ -248,6 +248,39 @@ impl Reference {
         self.inner._attachments.iter().map(|a| a.status()).collect()
     }
 
+    /// Each registry's subscription status as it changes, in registry order: a receiver that wakes
+    /// on every new status ([`registry_status`](Self::registry_status) reads it once). `None` for a
+    /// registry not subscribed yet, under `check=false`. The receiver ends (its `changed()` fails)
+    /// when its subscription does, when the registry session was replaced after an expiry or the
+    /// reference dropped: ask again for the new one.
+    ///
+    /// A status change need not change the providers: a migration step that adds a view which
+    /// loses the comparison only shows here.
+    ///
+    /// ```no_run
+    /// use rudder::Reference;
+    ///
+    /// # async fn demo() -> Result<(), rudder::BuildError> {
+    /// let reference = Reference::builder("com.acme.Greeter")
+    ///     .registry("zookeeper://127.0.0.1:2181")
+    ///     .build()
+    ///     .await?;
+    /// let mut status = reference.registry_status_changes()[0].clone().expect("subscribed");
+    /// // Waits for the migration rule to name a step other than the default.
+    /// let _ = status.wait_for(|s| s.migration_step != "APPLICATION_FIRST").await;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "zookeeper")]
+    pub fn registry_status_changes(
+        &self,
+    ) -> Vec<Option<tokio::sync::watch::Receiver<crate::SubscriptionStatus>>> {
+        self.inner
+            ._attachments
+            .iter()
+            .map(|a| a.status_changes())
+            .collect()
+    }
+
     /// The consumer-side configuration, as a Dubbo consumer URL.
     pub fn consumer_url(&self) -> &DubboUrl {
         &self.inner.consumer_url

@@ -122,6 +122,13 @@ impl Attachment {
     pub(crate) fn status(&self) -> Option<rudder_registry::SubscriptionStatus> {
         lock(&self.status).as_ref().map(|r| r.borrow().clone())
     }
+
+    /// A receiver of the subscription's status (`None` before the first subscription succeeded).
+    pub(crate) fn status_changes(
+        &self,
+    ) -> Option<tokio::sync::watch::Receiver<rudder_registry::SubscriptionStatus>> {
+        lock(&self.status).clone()
+    }
 }
 
 impl Drop for Attachment {
