@@ -315,6 +315,43 @@ impl Directory {
     /// Makes `urls` the provider list, in this order (sorted instead for a [`Directory::sorted`] one).
     /// Providers whose full URL is unchanged are kept as they are; an empty list empties the directory.
     pub fn replace(&self, urls: impl IntoIterator<Item = DubboUrl>) -> UpdateOutcome {
+        self.replace_reporting(urls, &mut Vec::new())
+    }
+
+    /// Applies a registry's update as [`ProviderSink::update`] does, and adds the providers it took
+    /// out of the list to `removed`: what whoever keeps per-provider state beside the directory
+    /// (statistics, connections) may have to forget, found without a walk over every provider.
+    ///
+    /// ```
+    /// use rudder_cluster::directory::Directory;
+    /// use rudder_common::discovery::{Change, ProviderUpdate};
+    /// use rudder_common::url::DubboUrl;
+    ///
+    /// let directory = Directory::default();
+    /// let a = DubboUrl::parse("dubbo://10.0.0.1:20880/S")?;
+    /// let b = DubboUrl::parse("dubbo://10.0.0.2:20880/S")?;
+    /// directory.replace([a.clone(), b]);
+    /// let mut removed = Vec::new();
+    /// let outcome = directory.update_reporting(ProviderUpdate::Delta(vec![Change::Remove(a)]), &mut removed);
+    /// assert_eq!((outcome.removed, removed[0].address()), (1, "10.0.0.1:20880"));
+    /// # Ok::<(), rudder_common::url::UrlError>(())
+    /// ```
+    pub fn update_reporting(
+        &self,
+        update: ProviderUpdate,
+        removed: &mut Vec<Arc<Provider>>,
+    ) -> UpdateOutcome {
+        match update {
+            ProviderUpdate::Full(urls) => self.replace_reporting(urls, removed),
+            ProviderUpdate::Delta(changes) => self.apply_reporting(changes, removed),
+        }
+    }
+
+    fn replace_reporting(
+        &self,
+        urls: impl IntoIterator<Item = DubboUrl>,
+        removed: &mut Vec<Arc<Provider>>,
+    ) -> UpdateOutcome {
         let mut index = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let mut update = UpdateOutcome::default();
         let mut by_url = HashMap::with_capacity(index.by_url.len());
@@ -341,6 +378,7 @@ impl Directory {
             by_url.insert(key, provider);
         }
         update.removed = index.by_url.len();
+        removed.extend(index.by_url.drain().map(|(_, p)| p));
         if self.sorted {
             order.sort_by(|a, b| a.full_url().cmp(b.full_url()));
         }
@@ -352,6 +390,14 @@ impl Directory {
     /// Applies `changes` in order. Work is proportional to the number of changes, plus one copy of the
     /// snapshot's provider pointers.
     pub fn apply(&self, changes: impl IntoIterator<Item = Change>) -> UpdateOutcome {
+        self.apply_reporting(changes, &mut Vec::new())
+    }
+
+    fn apply_reporting(
+        &self,
+        changes: impl IntoIterator<Item = Change>,
+        taken_out: &mut Vec<Arc<Provider>>,
+    ) -> UpdateOutcome {
         let mut index = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let mut update = UpdateOutcome::default();
         let mut removed: HashSet<*const Provider> = HashSet::new();
@@ -376,6 +422,7 @@ impl Directory {
                     if let Some(p) = index.by_url.remove(url.to_full_string().as_str()) {
                         update.removed += 1;
                         removed.insert(Arc::as_ptr(&p));
+                        taken_out.push(p);
                     }
                 }
             }
@@ -439,10 +486,7 @@ impl Directory {
 /// [`Directory::apply`].
 impl ProviderSink for Directory {
     fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
-        match update {
-            ProviderUpdate::Full(urls) => self.replace(urls),
-            ProviderUpdate::Delta(changes) => self.apply(changes),
-        }
+        self.update_reporting(update, &mut Vec::new())
     }
 }
 

@@ -246,3 +246,51 @@ impl<S: RuleSink + ?Sized> RuleSink for Arc<S> {
         (**self).rule(key, text)
     }
 }
+
+/// The share of calls, in percent, that a reference's primary provider list gets while a second
+/// list takes the rest: Dubbo's migration `proportion` under `APPLICATION_FIRST`, where the primary
+/// list is the application-level view and the rest of the calls go to the interface-level one.
+///
+/// The registry sets it, the cluster layer reads it once per call (one relaxed atomic load); 100, the
+/// default, sends every call to the primary list. Values above 100 are stored as 100.
+///
+/// ```
+/// use rudder_common::discovery::CallShare;
+///
+/// let share = CallShare::default();
+/// assert_eq!(share.primary_percent(), 100);
+/// share.set_primary_percent(30); // 70 % of calls to the second list
+/// assert!(share.goes_to_primary(29) && !share.goes_to_primary(30));
+/// ```
+#[derive(Debug)]
+pub struct CallShare(std::sync::atomic::AtomicU8);
+
+impl CallShare {
+    /// A share sending `percent` of calls to the primary list.
+    pub fn new(percent: u8) -> CallShare {
+        CallShare(std::sync::atomic::AtomicU8::new(percent.min(100)))
+    }
+
+    /// The percentage of calls the primary list gets now.
+    pub fn primary_percent(&self) -> u8 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets the percentage of calls the primary list gets.
+    pub fn set_primary_percent(&self, percent: u8) {
+        self.0
+            .store(percent.min(100), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a call that drew `draw`, uniform in `0..100`, goes to the primary list: as Dubbo's
+    /// `MigrationInvoker`, whose call goes to the interface view when `nextDouble(100) > proportion`.
+    pub fn goes_to_primary(&self, draw: u8) -> bool {
+        draw < self.primary_percent()
+    }
+}
+
+impl Default for CallShare {
+    fn default() -> CallShare {
+        CallShare::new(100)
+    }
+}

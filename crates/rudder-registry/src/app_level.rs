@@ -96,7 +96,9 @@ impl Subscriber {
                 a.revisions,
             )
         });
-        let decision = self.migration.decision(Some(self.comparison()));
+        let decision = self
+            .migration
+            .decision(Some(self.comparison()), self.proportion_note());
         let (updates, errors, last_error) = self.migration.counters();
         self.status.send_modify(|s| {
             s.view = view;
@@ -121,6 +123,53 @@ impl Subscriber {
                 }
             }
         });
+    }
+
+    /// The application view's share of the calls while the interface view takes the rest: under
+    /// `APPLICATION_FIRST` with the application view in use, a `proportion` below 100 and interface
+    /// providers to send the rest to (Dubbo would send them to an empty view, to fail), when the
+    /// subscription was given a [`ViewSplit`](crate::ViewSplit).
+    pub(crate) fn split_percent(&self) -> Option<u8> {
+        let proportion = self.migration.resolved.proportion;
+        let splits = self.split.is_some()
+            && self.step == MigrationStep::ApplicationFirst
+            && self.view == DiscoveryView::Application
+            && proportion < 100
+            && self.catalog.usable_count() > 0;
+        // A negative proportion sends every call to the interface view, as Dubbo's draw does.
+        splits.then(|| proportion.clamp(0, 100) as u8)
+    }
+
+    /// Starts, re-shares or ends the split of the calls as the rule says now, with no provider
+    /// change to hand over.
+    pub(crate) fn share_calls(&mut self) {
+        let percent = self.split_percent();
+        if let Some(split) = &mut self.split {
+            split.feed(percent, &self.catalog, &ProviderDelta::default(), false);
+        }
+    }
+
+    /// What the rule's `proportion` does now, when it is below 100 under `APPLICATION_FIRST`.
+    fn proportion_note(&self) -> Option<String> {
+        let proportion = self.migration.resolved.proportion;
+        if self.step != MigrationStep::ApplicationFirst || proportion >= 100 {
+            return None;
+        }
+        let percent = proportion.clamp(0, 100);
+        Some(if self.split.as_ref().is_some_and(|s| s.is_on()) {
+            format!(
+                "proportion {percent} %: the other {} % of calls go to the interface view",
+                100 - percent
+            )
+        } else if self.split.is_none() {
+            format!("proportion {percent} % not applied (this subscription feeds one list)")
+        } else if self.view == DiscoveryView::Interface {
+            format!("proportion {percent} %: every call goes to the interface view in use")
+        } else {
+            format!(
+                "proportion {percent} %: no interface-level provider, every call goes to the application view"
+            )
+        })
     }
 
     /// The view in use and, under `APPLICATION_FIRST`, the comparison that chose it.

@@ -112,6 +112,7 @@ mod redact;
 mod registration;
 mod registry;
 mod session;
+mod split;
 mod subscriber;
 mod subscription;
 
@@ -125,4 +126,5 @@ pub use instance::metadata::{
 pub use migration::DiscoveryView;
 pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
+pub use split::ViewSplit;
 pub use subscription::{DisabledProvider, ReweightedProvider, Subscription, SubscriptionStatus};

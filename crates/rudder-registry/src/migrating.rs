@@ -279,18 +279,20 @@ impl Migration {
     }
 
     /// Why the step in effect is what it is, and what is under way.
-    pub(crate) fn decision(&self, comparison: Option<String>) -> String {
+    pub(crate) fn decision(
+        &self,
+        comparison: Option<String>,
+        proportion: Option<String>,
+    ) -> String {
         let r = &self.resolved;
         let mut text = format!("{} ({})", r.step, r.step_from);
         if let Some(comparison) = comparison {
             text.push_str(": ");
             text.push_str(&comparison);
         }
-        if r.step == MigrationStep::ApplicationFirst && r.proportion < 100 {
-            text.push_str(&format!(
-                "; proportion {} % not applied (every call goes to the view in use)",
-                r.proportion
-            ));
+        if let Some(proportion) = proportion {
+            text.push_str("; ");
+            text.push_str(&proportion);
         }
         if let Some(pending) = &self.pending {
             let left = pending.due.saturating_duration_since(Instant::now());
@@ -324,6 +326,8 @@ impl Subscriber {
                 self.complete_migration(pending.target, watches).await;
             }
         }
+        // A rule that changed only its proportion switches nothing, but shares the calls anew.
+        self.share_calls();
         self.report_views();
     }
 

@@ -25,6 +25,7 @@ use crate::options::RegistryOptions;
 use crate::paths::ServicePaths;
 use crate::registration::Registration;
 use crate::session::{local_host, Sessions};
+use crate::split::{SplitFeed, ViewSplit};
 use crate::subscriber::{RuleFeed, Subscriber, Watches};
 use crate::subscription::{Subscription, SubscriptionStatus};
 
@@ -331,6 +332,22 @@ impl ZookeeperRegistry {
         spec: ConsumerSpec,
         sink: impl ProviderSink,
     ) -> Result<Subscription, RegistryError> {
+        self.subscribe_split(spec, sink, None).await
+    }
+
+    /// As [`ZookeeperRegistry::subscribe`], and while a migration rule's `proportion` below 100
+    /// shares the calls of an `APPLICATION_FIRST` reference between the views, the interface-level
+    /// providers go to `split`'s sink too and its share says how many calls stay with `sink`'s
+    /// (see [`ViewSplit`]). Without a split the proportion is reported, not applied.
+    ///
+    /// # Errors
+    /// As [`ZookeeperRegistry::subscribe`].
+    pub async fn subscribe_split(
+        &self,
+        spec: ConsumerSpec,
+        sink: impl ProviderSink,
+        split: Option<ViewSplit>,
+    ) -> Result<Subscription, RegistryError> {
         spec.validate()?;
         let client = self.sessions.renew(None).await?;
         let host = match &spec.host {
@@ -391,6 +408,7 @@ impl ZookeeperRegistry {
             view: DiscoveryView::default(),
             app_level,
             migration,
+            split: split.map(SplitFeed::new),
         };
         subscriber.attach();
         subscriber.take_rules();

@@ -42,6 +42,7 @@ use crate::migration::{DiscoveryView, MigrationStep};
 use crate::paths::ServicePaths;
 use crate::registration::Registration;
 use crate::session::Sessions;
+use crate::split::SplitFeed;
 use crate::subscription::SubscriptionStatus;
 
 type WatchFuture = Pin<Box<dyn Future<Output = WatchedEvent> + Send>>;
@@ -124,6 +125,8 @@ pub(crate) struct Subscriber {
     pub(crate) app_level: Option<AppLevel>,
     /// The migration rule and the switches it makes.
     pub(crate) migration: Migration,
+    /// Where the interface view goes while a rule's `proportion` shares the calls, if anywhere.
+    pub(crate) split: Option<SplitFeed>,
 }
 
 impl Subscriber {
@@ -274,11 +277,15 @@ impl Subscriber {
             .as_mut()
             .map(|a| std::mem::take(&mut a.pending))
             .unwrap_or_default();
+        let full = !self.fed_once || self.rules_changed || switched;
+        let percent = self.split_percent();
+        if let Some(split) = &mut self.split {
+            split.feed(percent, &self.catalog, &interface_pending, full);
+        }
         let (catalog, pending) = match (view, &self.app_level) {
             (DiscoveryView::Application, Some(app_level)) => (&app_level.catalog, app_pending),
             _ => (&self.catalog, interface_pending),
         };
-        let full = !self.fed_once || self.rules_changed || switched;
         let update = if full {
             self.fed_once = true;
             self.rules_changed = false;

@@ -10,7 +10,7 @@ use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::weight::WeightSource;
 use rudder_cluster::router::RouterChain;
 use rudder_cluster::zone_aware::{
-    registry_pick_rng, RegistryChoice, RegistryMember, ZoneAwareInvoker,
+    registry_pick_rng, Fallback, RegistryChoice, RegistryMember, ZoneAwareInvoker,
 };
 use rudder_common::clock::Clock;
 use rudder_common::url::merge::ConsumerParams;
@@ -21,6 +21,23 @@ use crate::consumer::Consumer;
 use crate::error::BuildError;
 use crate::reference::{Reference, ReferenceInner};
 use crate::strategy::LoadBalanceStrategy;
+
+/// One provider source of a reference: its choice, directory, router chain (registries have their
+/// own, fed by the config center) and, for a registry, its second list while a migration
+/// `proportion` shares the calls.
+type SourceParts = (
+    RegistryChoice,
+    Arc<Directory>,
+    Option<Arc<RouterChain>>,
+    Option<(
+        Arc<Directory>,
+        Arc<RouterChain>,
+        Arc<rudder_common::discovery::CallShare>,
+    )>,
+);
+
+/// Mixed into a seeded registry's seed for its second list, so the two lists do not draw alike.
+const SPLIT_SEED: u64 = 0x5157_1a7e_0000_0002;
 
 /// Where a reference's providers come from: exactly one source.
 enum Source {
@@ -341,33 +358,32 @@ impl ReferenceBuilder {
         #[cfg(feature = "zookeeper")]
         let mut attachments = Vec::new();
         // One directory (and router chain) per registry; a single one for the other sources.
-        let sources: Vec<(RegistryChoice, Arc<Directory>, Option<Arc<RouterChain>>)> =
-            match self.source {
-                Source::None => return Err(BuildError::NoSource),
-                #[cfg(feature = "internals")]
-                Source::Directory(directory) => {
-                    vec![(RegistryChoice::new("directory"), directory, None)]
-                }
-                Source::Providers(urls) => {
-                    let urls = urls.iter().map(|u| params.merge(u));
-                    // Given URLs keep their order (the first one's `loadbalance` is the method's, as
-                    // in Dubbo); registry listings have none, so they are sorted (`Directory::sorted`).
-                    let directory = Arc::new(Directory::new(consumer.statistics()));
-                    directory.replace(urls);
-                    vec![(RegistryChoice::new("provider URLs"), directory, None)]
-                }
-                // Each registry's config center feeds its cluster's router chain.
-                #[cfg(feature = "zookeeper")]
-                Source::Registries(urls) => {
-                    let (attached, followed) =
-                        crate::registry::attach_all(&consumer, &urls, &self.consumer_url).await?;
-                    attachments = followed;
-                    attached
-                        .into_iter()
-                        .map(|(choice, directory, chain)| (choice, directory, Some(chain)))
-                        .collect()
-                }
-            };
+        let sources: Vec<SourceParts> = match self.source {
+            Source::None => return Err(BuildError::NoSource),
+            #[cfg(feature = "internals")]
+            Source::Directory(directory) => {
+                vec![(RegistryChoice::new("directory"), directory, None, None)]
+            }
+            Source::Providers(urls) => {
+                let urls = urls.iter().map(|u| params.merge(u));
+                // Given URLs keep their order (the first one's `loadbalance` is the method's, as
+                // in Dubbo); registry listings have none, so they are sorted (`Directory::sorted`).
+                let directory = Arc::new(Directory::new(consumer.statistics()));
+                directory.replace(urls);
+                vec![(RegistryChoice::new("provider URLs"), directory, None, None)]
+            }
+            // Each registry's config center feeds its cluster's router chain.
+            #[cfg(feature = "zookeeper")]
+            Source::Registries(urls) => {
+                let (attached, followed) =
+                    crate::registry::attach_all(&consumer, &urls, &self.consumer_url).await?;
+                attachments = followed;
+                attached
+                    .into_iter()
+                    .map(|a| (a.choice, a.directory, Some(a.chain), Some(a.split)))
+                    .collect()
+            }
+        };
         let clock = self.clock.unwrap_or_else(|| consumer.clock());
         let seed = self.seed.or(consumer.seed());
         // Every registry's caller shares one set of waiters, so back-pressure hears of every call's end.
@@ -376,27 +392,43 @@ impl ReferenceBuilder {
             Arc::new(crate::caller::TokioTimer(runtime));
         let mut routers = Vec::with_capacity(sources.len());
         let mut members = Vec::with_capacity(sources.len());
-        for (index, (choice, directory, chain)) in sources.into_iter().enumerate() {
+        for (index, (choice, directory, chain, split)) in sources.into_iter().enumerate() {
             consumer.track(&directory);
             // Always routed: static `dubbo.tag`s on providers apply with no rule at all, as in Dubbo.
             let chain =
                 chain.unwrap_or_else(|| Arc::new(RouterChain::new(self.consumer_url.clone())));
             routers.push(Arc::clone(&chain));
-            let mut balancer = Balancer::builder(directory)
-                .routers(chain)
-                .policies(consumer.policies().clone())
-                .clock(Arc::clone(&clock));
-            if let Some(seed) = seed {
-                // The first registry keeps the seed itself: one registry picks as it always did.
-                balancer = balancer.seed(seed.wrapping_add(index as u64));
+            // The first registry keeps the seed itself: one registry picks as it always did. The
+            // second list of a registry draws from a seed of its own.
+            let seeds = seed.map(|seed| seed.wrapping_add(index as u64));
+            let invoker =
+                |directory: Arc<Directory>, chain: Arc<RouterChain>, seed: Option<u64>| {
+                    let mut balancer = Balancer::builder(directory)
+                        .routers(chain)
+                        .policies(consumer.policies().clone())
+                        .clock(Arc::clone(&clock));
+                    if let Some(seed) = seed {
+                        balancer = balancer.seed(seed);
+                    }
+                    if let Some(source) = &self.weight_source {
+                        balancer = balancer.weight_source(Arc::clone(source));
+                    }
+                    ClusterInvoker::new(
+                        Arc::new(balancer.build()),
+                        caller.clone(),
+                        ClusterMode::default(),
+                    )
+                    .with_timer(Arc::clone(&timer))
+                };
+            let mut member = RegistryMember::new(choice, invoker(directory, chain, seeds));
+            if let Some((directory, chain, share)) = split {
+                let seed = seeds.map(|s| s ^ SPLIT_SEED);
+                member = member.with_fallback(Fallback {
+                    invoker: invoker(directory, chain, seed),
+                    share,
+                });
             }
-            if let Some(source) = &self.weight_source {
-                balancer = balancer.weight_source(Arc::clone(source));
-            }
-            let balancer = Arc::new(balancer.build());
-            let invoker = ClusterInvoker::new(balancer, caller.clone(), ClusterMode::default())
-                .with_timer(Arc::clone(&timer));
-            members.push(RegistryMember { choice, invoker });
+            members.push(member);
         }
         let invoker = ZoneAwareInvoker::new(members, registry_pick_rng(seed))
             .ok_or(BuildError::NoSource)?

@@ -90,8 +90,12 @@ pub(crate) struct ConsumerInner {
     metrics: Option<Arc<crate::metrics::recorder::Recorder>>,
     /// The directories of live references, to tell which providers are still in use.
     directories: Mutex<Vec<Weak<Directory>>>,
-    /// A prune is asked for and has not started yet ([`ConsumerInner::prune_soon`]).
-    prune_pending: AtomicBool,
+    /// Providers directories took out, to be checked by the next prune ([`ConsumerInner::prune_soon`]).
+    #[cfg_attr(not(feature = "zookeeper"), allow(dead_code))]
+    pub(crate) prune_queue: Mutex<Vec<Arc<rudder_cluster::provider::Provider>>>,
+    /// A prune is asked for and has not started yet.
+    #[cfg_attr(not(feature = "zookeeper"), allow(dead_code))]
+    pub(crate) prune_pending: AtomicBool,
     shut_down: AtomicBool,
 }
 
@@ -259,23 +263,31 @@ impl ConsumerInner {
         }
     }
 
+    /// The directories of live references; forgets those dropped, and those in `gone`.
+    pub(crate) fn live_directories_but(&self, gone: &[&Directory]) -> Vec<Arc<Directory>> {
+        let mut directories = self
+            .directories
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        directories
+            .retain(|d| d.strong_count() > 0 && !gone.iter().any(|g| std::ptr::eq(d.as_ptr(), *g)));
+        directories.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// The directories of live references.
+    #[cfg_attr(not(feature = "zookeeper"), allow(dead_code))]
+    pub(crate) fn live_directories(&self) -> Vec<Arc<Directory>> {
+        self.live_directories_but(&[])
+    }
+
     /// Forgets what no reference uses any more: statistics of providers in no snapshot (and no call in
     /// flight), and the connections of addresses no directory lists (closed once their calls end).
     ///
-    /// Work is proportional to the providers of all references; it runs when a reference goes away and,
-    /// through [`prune_soon`](Self::prune_soon), after directories lose providers; never on a call.
-    /// `gone` are directories to leave out: those of a reference being dropped (one per registry).
+    /// Work is proportional to the providers of all references; it runs when a reference goes away
+    /// (`gone` are its directories, one per registry), never on a call. Providers a registry takes
+    /// out go through [`prune_soon`](Self::prune_soon) instead, whose work is proportional to them.
     pub(crate) fn prune(&self, gone: &[&Directory]) {
-        let live: Vec<Arc<Directory>> = {
-            let mut directories = self
-                .directories
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            directories.retain(|d| {
-                d.strong_count() > 0 && !gone.iter().any(|g| std::ptr::eq(d.as_ptr(), *g))
-            });
-            directories.iter().filter_map(Weak::upgrade).collect()
-        };
+        let live = self.live_directories_but(gone);
         let mut addresses: HashSet<&str> = HashSet::new();
         let mut identities: HashSet<&str> = HashSet::new();
         let snapshots: Vec<_> = live.iter().map(|d| d.snapshot()).collect();
@@ -292,31 +304,6 @@ impl ConsumerInner {
         }
         self.protocol
             .retain_addresses(|address| addresses.contains(address));
-    }
-
-    /// [`prune`](Self::prune) soon, once for a burst: when one registry event removes providers from
-    /// many directories (an instance of an application that 50 references follow), each directory
-    /// asks, and one prune after them all does the work of 50. A prune asked for while one runs is
-    /// run after it, so no removal goes unpruned. Outside a tokio runtime it prunes at once.
-    pub(crate) fn prune_soon(self: &Arc<Self>) {
-        if self.prune_pending.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            self.prune_pending.store(false, Ordering::Release);
-            self.prune(&[]);
-            return;
-        };
-        let consumer = Arc::downgrade(self);
-        // The task ends after one prune, or at once when the consumer is gone.
-        drop(runtime.spawn(async move {
-            // Let the directories fed by the same delivery take their updates first.
-            tokio::task::yield_now().await;
-            if let Some(consumer) = consumer.upgrade() {
-                consumer.prune_pending.store(false, Ordering::Release);
-                consumer.prune(&[]);
-            }
-        }));
     }
 
     /// Whether the consumer has been shut down.
@@ -508,6 +495,7 @@ impl ConsumerBuilder {
                     .as_ref()
                     .map(crate::metrics::MetricsConfig::recorder),
                 directories: Mutex::new(Vec::new()),
+                prune_queue: Mutex::new(Vec::new()),
                 prune_pending: AtomicBool::new(false),
                 shut_down: AtomicBool::new(false),
             }),

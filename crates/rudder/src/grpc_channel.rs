@@ -21,7 +21,7 @@ use http_body::Body as _;
 use rudder_cluster::cluster::{Caller, ClusterInvoker, ClusterMode, Timer};
 use rudder_cluster::provider::Provider;
 use rudder_cluster::rng::RngSource;
-use rudder_cluster::zone_aware::{RegistryMember, ZoneAwareInvoker};
+use rudder_cluster::zone_aware::{Fallback, RegistryMember, ZoneAwareInvoker};
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 use rudder_common::url::ranges::IntRange;
@@ -433,14 +433,20 @@ pub(crate) fn grpc_invoker(
     let members = invoker
         .members()
         .iter()
-        .map(|member| RegistryMember {
-            choice: member.choice.clone(),
-            invoker: ClusterInvoker::new(
-                Arc::clone(member.invoker.balancer()),
-                caller.clone(),
-                ClusterMode::default(),
-            )
-            .with_timer(Arc::clone(timer)),
+        .map(|member| {
+            let invoker = |balancer: &Arc<rudder_cluster::balancer::Balancer>| {
+                ClusterInvoker::new(Arc::clone(balancer), caller.clone(), ClusterMode::default())
+                    .with_timer(Arc::clone(timer))
+            };
+            let grpc =
+                RegistryMember::new(member.choice.clone(), invoker(member.invoker.balancer()));
+            match &member.fallback {
+                Some(fallback) => grpc.with_fallback(Fallback {
+                    invoker: invoker(fallback.invoker.balancer()),
+                    share: Arc::clone(&fallback.share),
+                }),
+                None => grpc,
+            }
         })
         .collect();
     ZoneAwareInvoker::new(members, rng)

@@ -64,6 +64,9 @@ mod metadata_client;
 pub mod metrics;
 mod observer;
 mod protocols;
+// Providers leave directories only through a registry.
+#[cfg(feature = "zookeeper")]
+mod prune;
 mod reference;
 #[cfg(feature = "zookeeper")]
 mod registry;

@@ -99,7 +99,10 @@ impl Drop for ReferenceInner {
             .invoker
             .members()
             .iter()
-            .map(|m| &**m.invoker.balancer().directory())
+            .flat_map(|m| {
+                std::iter::once(&m.invoker).chain(m.fallback.as_ref().map(|f| &f.invoker))
+            })
+            .map(|invoker| &**invoker.balancer().directory())
             .collect();
         self.consumer.prune(&directories);
     }

@@ -15,12 +15,14 @@ use std::time::Duration;
 use rudder_cluster::directory::Directory;
 use rudder_cluster::router::{self, RouterChain};
 use rudder_cluster::zone_aware::{RegistryChoice, REGISTRY_CHOICE_KEYS};
-use rudder_common::discovery::{ProviderSink, ProviderUpdate, RuleKey, RuleSink, UpdateOutcome};
+use rudder_common::discovery::{
+    CallShare, ProviderSink, ProviderUpdate, RuleKey, RuleSink, UpdateOutcome,
+};
 use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 use rudder_registry::config_center::RuleWatch;
 use rudder_registry::{
-    ConsumerSpec, MetadataFetcher, RegistryAddress, RegistryOptions, Subscription,
+    ConsumerSpec, MetadataFetcher, RegistryAddress, RegistryOptions, Subscription, ViewSplit,
     ZookeeperRegistry,
 };
 
@@ -440,6 +442,7 @@ async fn subscribe(
     registry: &ZookeeperRegistry,
     consumer: &DubboUrl,
     sink: impl ProviderSink,
+    split: ViewSplit,
 ) -> Result<Subscription, BuildError> {
     let mut spec = ConsumerSpec::new(consumer.service_interface());
     if let Some(version) = consumer.parameter("version").filter(|v| !v.is_empty()) {
@@ -460,7 +463,10 @@ async fn subscribe(
     spec = spec.parameters(ConsumerParams::new(consumer));
     // Registered under the host the consumer URL (and so every routing rule) carries.
     spec.host = Some(consumer.host().to_owned());
-    registry.subscribe(spec, sink).await.map_err(registry_error)
+    registry
+        .subscribe_split(spec, sink, Some(split))
+        .await
+        .map_err(registry_error)
 }
 
 /// Whether a build fails when a registry gives no session and first listing within its deadline
@@ -477,8 +483,16 @@ pub(crate) fn check(consumer_url: &DubboUrl) -> Result<bool, BuildError> {
     }
 }
 
-/// What [`attach_all`] gives a reference: per registry its choice, directory and router chain.
-pub(crate) type Attached = Vec<(RegistryChoice, Arc<Directory>, Arc<RouterChain>)>;
+/// What [`attach_all`] gives a reference, per registry.
+pub(crate) struct Attached {
+    pub(crate) choice: RegistryChoice,
+    /// The view in use.
+    pub(crate) directory: Arc<Directory>,
+    pub(crate) chain: Arc<RouterChain>,
+    /// The interface view while a migration `proportion` shares the calls (empty otherwise), its
+    /// own router chain, and the share.
+    pub(crate) split: (Arc<Directory>, Arc<RouterChain>, Arc<CallShare>),
+}
 
 /// Attaches a reference to each of its registries, each into a directory and router chain of its own,
 /// after checking every URL (nothing is opened when one is wrong).
@@ -493,7 +507,7 @@ pub(crate) async fn attach_all(
     consumer: &Arc<ConsumerInner>,
     urls: &[String],
     consumer_url: &DubboUrl,
-) -> Result<(Attached, Vec<Attachment>), BuildError> {
+) -> Result<(Vec<Attached>, Vec<Attachment>), BuildError> {
     let check = check(consumer_url)?;
     let targets = urls
         .iter()
@@ -521,6 +535,10 @@ pub(crate) async fn attach_all(
         // Tracked before any update arrives, so a removal never prunes this directory's providers.
         consumer.track(&directory);
         let chain = Arc::new(RouterChain::new(consumer_url.clone()));
+        let split_directory = Arc::new(Directory::sorted(consumer.statistics()));
+        consumer.track(&split_directory);
+        let split_chain = Arc::new(RouterChain::new(consumer_url.clone()));
+        let share = Arc::new(CallShare::default());
         let (done_tx, done_rx) = tokio::sync::oneshot::channel();
         let status = StatusSlot::default();
         let follow = Follow {
@@ -535,14 +553,26 @@ pub(crate) async fn attach_all(
                 directory: Arc::clone(&directory),
                 consumer: Arc::downgrade(consumer),
             },
-            chain: Arc::downgrade(&chain),
+            split: ViewSplit {
+                sink: Arc::new(PruningSink {
+                    directory: Arc::clone(&split_directory),
+                    consumer: Arc::downgrade(consumer),
+                }),
+                share: Arc::clone(&share),
+            },
+            chains: vec![Arc::downgrade(&chain), Arc::downgrade(&split_chain)],
             check,
         };
         attachments.push(Attachment {
             task: tokio::spawn(follow.run(done_tx)),
             status,
         });
-        attached.push((target.choice.clone(), directory, chain));
+        attached.push(Attached {
+            choice: target.choice.clone(),
+            directory,
+            chain,
+            split: (split_directory, split_chain, share),
+        });
         waits.push((target, registry, done_rx));
     }
     for (target, registry, done) in waits {
@@ -581,7 +611,10 @@ struct Follow {
     session_url: String,
     consumer_url: DubboUrl,
     sink: PruningSink,
-    chain: Weak<RouterChain>,
+    /// The interface view's second list, while a migration `proportion` shares the calls.
+    split: ViewSplit,
+    /// The router chains of both lists: the same rules route each.
+    chains: Vec<Weak<RouterChain>>,
     check: bool,
 }
 
@@ -624,7 +657,13 @@ impl Follow {
     }
 
     async fn attach_once(&self) -> Result<(Subscription, Option<RuleWatch>), BuildError> {
-        let subscription = subscribe(&self.registry, &self.consumer_url, self.sink.clone()).await?;
+        let subscription = subscribe(
+            &self.registry,
+            &self.consumer_url,
+            self.sink.clone(),
+            self.split.clone(),
+        )
+        .await?;
         *lock(&self.status) = Some(subscription.status());
         #[cfg(feature = "metrics")]
         self.registries.watch(
@@ -634,15 +673,15 @@ impl Follow {
         );
         #[cfg(not(feature = "metrics"))]
         let _ = (&self.registries, &self.session_url);
-        let Some(chain) = self.chain.upgrade() else {
+        if self.chains.iter().all(|c| c.strong_count() == 0) {
             // The reference is gone already.
             return Ok((subscription, None));
-        };
+        }
         let rules = watch_router_rules(
             &self.registry,
             &self.consumer_url,
             &self.sink.directory,
-            &chain,
+            self.chains.clone(),
         )
         .await?;
         Ok((subscription, Some(rules)))
@@ -654,7 +693,7 @@ const RETRY: Duration = Duration::from_millis(200);
 const MAX_RETRY: Duration = Duration::from_secs(10);
 
 /// Follows the router rules of one reference in the config center of `registry` and sets them on
-/// `chain`: the service's condition rule, the consumer application's condition rule, and the tag and
+/// `chains` (one per provider list): the service's condition rule, the consumer application's condition rule, and the tag and
 /// condition rules of every provider application listed in `directory` now.
 ///
 /// Provider applications are read once, when the reference is attached (Dubbo re-subscribes when the
@@ -664,7 +703,7 @@ async fn watch_router_rules(
     registry: &ZookeeperRegistry,
     consumer_url: &DubboUrl,
     directory: &Directory,
-    chain: &Arc<RouterChain>,
+    chains: Vec<Weak<RouterChain>>,
 ) -> Result<RuleWatch, BuildError> {
     let providers: Vec<DubboUrl> = directory
         .snapshot()
@@ -677,10 +716,7 @@ async fn watch_router_rules(
         .keys()
         .map(|name| RuleKey::new(name.clone()))
         .collect();
-    let sink = RouterRules {
-        chain: Arc::downgrade(chain),
-        slots,
-    };
+    let sink = RouterRules { chains, slots };
     Ok(registry.watch_rules(keys, sink).await?)
 }
 
@@ -746,7 +782,7 @@ pub async fn load_router_rules(
         .map(|name| RuleKey::new(name.clone()))
         .collect();
     let sink = RouterRules {
-        chain: Arc::downgrade(&chain),
+        chains: vec![Arc::downgrade(&chain)],
         slots,
     };
     // The current texts reach the sink before `watch_rules` returns.
@@ -757,22 +793,23 @@ pub async fn load_router_rules(
     Ok(chain)
 }
 
-/// Hands rule texts from the config center to a reference's router chain.
+/// Hands rule texts from the config center to a reference's router chains.
 struct RouterRules {
-    chain: Weak<RouterChain>,
+    chains: Vec<Weak<RouterChain>>,
     /// Config-center key → the chain keys it fills.
     slots: HashMap<String, Vec<router::RuleKey>>,
 }
 
 impl RuleSink for RouterRules {
     fn rule(&self, key: &RuleKey, text: Option<&str>) {
-        let Some(chain) = self.chain.upgrade() else {
-            return;
-        };
-        for slot in self.slots.get(key.as_str()).into_iter().flatten() {
-            // A bad rule is reported by the chain, which keeps the last good one.
-            if let Err(error) = chain.set_rule(slot.clone(), text) {
-                tracing::warn!(%error, "router rule not applied");
+        for (i, chain) in self.chains.iter().filter_map(Weak::upgrade).enumerate() {
+            for slot in self.slots.get(key.as_str()).into_iter().flatten() {
+                // A bad rule is reported by the chain, which keeps the last good one: once.
+                if let Err(error) = chain.set_rule(slot.clone(), text) {
+                    if i == 0 {
+                        tracing::warn!(%error, "router rule not applied");
+                    }
+                }
             }
         }
     }
@@ -788,11 +825,10 @@ struct PruningSink {
 
 impl ProviderSink for PruningSink {
     fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
-        let outcome = self.directory.update(update);
-        if outcome.removed > 0 {
-            if let Some(consumer) = self.consumer.upgrade() {
-                consumer.prune_soon();
-            }
+        let mut removed = Vec::new();
+        let outcome = self.directory.update_reporting(update, &mut removed);
+        if let Some(consumer) = self.consumer.upgrade() {
+            consumer.prune_soon(removed);
         }
         outcome
     }

@@ -59,6 +59,9 @@ use rudder_common::invocation::Invocation;
 use crate::cluster::{Caller, ClusterInvoker, ClusterMode};
 use crate::rng::{PickRng, RngSource};
 
+mod split;
+pub use split::Fallback;
+
 /// Registry URL parameter: this registry wins whenever it has providers.
 pub const PREFERRED_KEY: &str = "preferred";
 /// Registry URL parameter: the zone (data centre) of this registry.
@@ -327,6 +330,33 @@ pub struct RegistryMember<C> {
     pub choice: RegistryChoice,
     /// The cluster invoker over this registry's directory.
     pub invoker: ClusterInvoker<C>,
+    /// A second provider list of this registry that takes a share of its calls (a migration rule's
+    /// `proportion`; see [`Fallback`]), if any.
+    pub fallback: Option<Fallback<C>>,
+}
+
+impl<C> RegistryMember<C> {
+    /// A registry whose calls all go to `invoker`.
+    pub fn new(choice: RegistryChoice, invoker: ClusterInvoker<C>) -> RegistryMember<C> {
+        RegistryMember {
+            choice,
+            invoker,
+            fallback: None,
+        }
+    }
+
+    /// With a second provider list taking the share of calls `fallback` says.
+    pub fn with_fallback(mut self, fallback: Fallback<C>) -> RegistryMember<C> {
+        self.fallback = Some(fallback);
+        self
+    }
+}
+
+impl<C: Caller + 'static> RegistryMember<C> {
+    /// The invoker this call goes to: [`RegistryMember::invoker`], or the fallback's for its share.
+    fn for_call(&self, rng: &RngSource) -> &ClusterInvoker<C> {
+        split::choose(&self.invoker, self.fallback.as_ref(), rng)
+    }
 }
 
 /// The cluster invokers of several registries, one chosen per call by [`choose_registry`].
@@ -351,7 +381,7 @@ pub struct RegistryMember<C> {
 ///     let directory = Arc::new(Directory::default());
 ///     directory.replace([DubboUrl::parse(provider).unwrap()]);
 ///     let balancer = Arc::new(Balancer::builder(directory).build());
-///     RegistryMember { choice, invoker: ClusterInvoker::new(balancer, Echo, ClusterMode::default()) }
+///     RegistryMember::new(choice, ClusterInvoker::new(balancer, Echo, ClusterMode::default()))
 /// };
 /// let invoker = ZoneAwareInvoker::new(
 ///     vec![
@@ -416,13 +446,13 @@ impl<C: Caller + 'static> ZoneAwareInvoker<C> {
         &self.members[0].invoker
     }
 
-    /// Whether registry `index` lists at least one provider (Dubbo's `isAvailable`).
+    /// Whether registry `index` lists at least one provider (Dubbo's `isAvailable`), in either of
+    /// its lists.
     pub fn has_providers(&self, index: usize) -> bool {
-        self.members[index]
-            .invoker
-            .balancer()
-            .directory()
-            .with_current(|snapshot| !snapshot.providers().is_empty())
+        let member = &self.members[index];
+        std::iter::once(&member.invoker)
+            .chain(member.fallback.as_ref().map(|f| &f.invoker))
+            .any(split::has_providers)
     }
 
     /// The registry the rules choose for `invocation`, leaving out those in `tried`.
@@ -447,7 +477,8 @@ impl<C: Caller + 'static> ZoneAwareInvoker<C> {
         mode: &ClusterMode,
     ) -> Result<C::Output, RpcError> {
         if self.members.len() == 1 {
-            return self.first().invoke_in_mode(invocation, mode).await;
+            let invoker = self.members[0].for_call(&self.rng);
+            return invoker.invoke_in_mode(invocation, mode).await;
         }
         // No allocation unless a registry fails under failover.
         let mut tried: Vec<usize> = Vec::new();
@@ -458,7 +489,11 @@ impl<C: Caller + 'static> ZoneAwareInvoker<C> {
                 Err(error) => return Err(self.exhausted(last_error, &tried).unwrap_or(error)),
             };
             let member = &self.members[index];
-            match member.invoker.invoke_in_mode(invocation, mode).await {
+            match member
+                .for_call(&self.rng)
+                .invoke_in_mode(invocation, mode)
+                .await
+            {
                 Ok(output) => return Ok(output),
                 Err(error) if !self.failover || !error.kind().is_retryable() => return Err(error),
                 Err(error) => {

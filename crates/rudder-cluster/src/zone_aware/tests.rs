@@ -300,10 +300,10 @@ fn zone_aware(
                 directory.replace([DubboUrl::parse(&format!("dubbo://{provider}/S")).unwrap()]);
             }
             let balancer = Arc::new(Balancer::builder(directory).seed(1).build());
-            RegistryMember {
-                choice: choice.clone(),
-                invoker: ClusterInvoker::new(balancer, caller.clone(), ClusterMode::Failfast),
-            }
+            RegistryMember::new(
+                choice.clone(),
+                ClusterInvoker::new(balancer, caller.clone(), ClusterMode::Failfast),
+            )
         })
         .collect();
     ZoneAwareInvoker::new(members, RngSource::seeded(5)).unwrap()
