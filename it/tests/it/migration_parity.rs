@@ -9,7 +9,9 @@
 //! | `app-b` | `migration-parity-b` | `interface` | its `/dubbo/<interface>/providers` node only |
 //! | `app-c` | `migration-parity-c` | `all` (Dubbo's default) | both |
 //!
-//! So the interface-level view is {B, C} and the application-level view {A, C}. The Java side is
+//! So the interface-level view is {B, C} and the application-level view {A, C}. Then C stops
+//! (SIGTERM), leaving {B} and {A}: the rudder references follow that live, a fresh Java consumer
+//! compares. The Java side is
 //! `org.rudder.it.MigrationProbe` (it/java-provider): one Dubbo 3.3 consumer, one reference per
 //! setting with the consumer parameter `migration.step` (the key Dubbo's
 //! `MigrationRule.getStep(consumerURL)` reads before the global `dubbo.application.migration.step`),
@@ -27,8 +29,8 @@
 //! Calls: [`CALLS`] `whoAmI` calls per setting and side, with random load balancing over two
 //! providers of equal weight (warm-up off, so Dubbo's weights and rudder's are uniform from the
 //! start). A view of two providers misses one of them with probability 2·(1/2)^64 = 2^-63 ≈ 1e-19
-//! per setting and side; over the eight runs < 1e-18, far under 1e-9. A missing provider is a
-//! migration difference, not bad luck.
+//! per setting and side; over the eight such runs < 1e-18, far under 1e-9 (a view of one provider
+//! cannot miss it). A missing provider is a migration difference, not bad luck.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -55,16 +57,13 @@ const PROVIDERS: [(&str, &str, &str); 3] = [
     ("app-b", "migration-parity-b", "interface"),
     ("app-c", "migration-parity-c", "all"),
 ];
-/// Interface-level providers in ZooKeeper: B and C.
-const INTERFACE_VIEW: usize = 2;
-/// Application-level instances (with their metadata): A and C.
-const APPLICATION_VIEW: usize = 2;
 
 /// One consumer setting, run on both sides.
 struct Case {
     label: &'static str,
     parameters: &'static [(&'static str, &'static str)],
-    /// The view Dubbo 3.3 calls through, and the providers that reach, as Dubbo's source says.
+    /// The view Dubbo 3.3 calls through, and the providers that reaches with all three up, as
+    /// Dubbo's source says.
     view: DiscoveryView,
     expect: &'static [&'static str],
 }
@@ -123,6 +122,33 @@ struct JavaRun {
     outcomes: BTreeMap<String, usize>,
 }
 
+/// Which providers run, and so what each view lists.
+struct Phase {
+    name: &'static str,
+    running: &'static [&'static str],
+    /// Interface-level providers in ZooKeeper (B and C register there).
+    interface: usize,
+    /// Application-level instances with their metadata (A and C).
+    application: usize,
+}
+
+/// All three up: the interface-level view is {B, C}, the application-level one {A, C}.
+const ALL_UP: Phase = Phase {
+    name: "all up",
+    running: &["app-a", "app-b", "app-c"],
+    interface: 2,
+    application: 2,
+};
+/// C stopped (SIGTERM: Dubbo's shutdown hook removes its provider node and its instance): {B} and
+/// {A}. Each case keeps its view (1/1 >= 0; 1/1 < 2), so it reaches what it reached less C. The
+/// rudder references follow the change live; the Java probe is a fresh consumer.
+const C_STOPPED: Phase = Phase {
+    name: "C stopped",
+    running: &["app-a", "app-b"],
+    interface: 1,
+    application: 1,
+};
+
 #[tokio::test]
 async fn java_dubbo_and_rudder_reach_the_same_providers_under_each_migration_step() {
     let started = Instant::now();
@@ -130,15 +156,15 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_each_migration_ste
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let connect = zookeeper.connect_string();
-    let (a, b, c) = tokio::join!(
+    let (a, b, mut c) = tokio::join!(
         provider(&connect, PROVIDERS[0]),
         provider(&connect, PROVIDERS[1]),
         provider(&connect, PROVIDERS[2]),
     );
+    let ports = [a.port(), b.port(), c.port()];
     eprintln!(
-        "providers ready in {:?}: ports {:?}",
-        started.elapsed(),
-        [a.port(), b.port(), c.port()]
+        "providers ready in {:?}: ports {ports:?}",
+        started.elapsed()
     );
 
     let consumer = Consumer::builder()
@@ -157,60 +183,33 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_each_migration_ste
         for (key, value) in case.parameters {
             builder = builder.parameter(key, value);
         }
-        let reference = builder.build().await.expect("rudder reference");
-        let what = format!(
-            "rudder's {} reference to list its views in full",
-            case.label
-        );
-        reference_reaches(&reference, &what, WAIT, || views_full(&reference)).await;
-        references.push(reference);
+        references.push(builder.build().await.expect("rudder reference"));
     }
-    assert_registry_layout(&connect, [a.port(), b.port(), c.port()]).await;
-
-    let probe_began = Instant::now();
-    let java = run_probe(&connect, &cases).await;
-    eprintln!("Java probe took {:?}", probe_began.elapsed());
 
     let mut report = Vec::new();
     let mut mismatches = Vec::new();
-    for (case, reference) in cases.iter().zip(&references) {
-        let java_run = java
-            .get(case.label)
-            .unwrap_or_else(|| panic!("the probe printed nothing for {}", case.label));
-        let rudder_outcomes = call_rudder(reference).await;
-        let seen = status(reference);
-        let expected: BTreeSet<String> = case.expect.iter().map(|s| (*s).to_owned()).collect();
-        let java_set: BTreeSet<String> = java_run.outcomes.keys().cloned().collect();
-        let rudder_set: BTreeSet<String> = rudder_outcomes.keys().cloned().collect();
-        let java_view = java_run.current.as_str();
-        let rudder_view = seen.view.to_string();
-        let java_sizes = (java_run.interface, java_run.application);
-        let rudder_sizes = subscribed_sizes(case, &seen);
-        report.push(format!(
-            "{:<30} java {java_view:<11} {java_sizes:?} {:?}\n{:<30} rudder {rudder_view:<9} \
-             {rudder_sizes:?} {rudder_outcomes:?} ({})",
-            case.label, java_run.outcomes, "", seen.migration_decision
-        ));
-        if java_set != expected || rudder_set != expected {
-            mismatches.push(format!(
-                "{}: providers reached: java {java_set:?}, rudder {rudder_set:?}, \
-                 expected {expected:?}",
-                case.label
-            ));
-        }
-        if java_view != case.view.to_string() || seen.view != case.view {
-            mismatches.push(format!(
-                "{}: view: java {java_view}, rudder {rudder_view}, expected {}",
-                case.label, case.view
-            ));
-        }
-        if java_sizes != rudder_sizes {
-            mismatches.push(format!(
-                "{}: view sizes (interface, application): java {java_sizes:?}, rudder {rudder_sizes:?}",
-                case.label
-            ));
-        }
-    }
+    compare(
+        &ALL_UP,
+        &connect,
+        ports,
+        &cases,
+        &references,
+        &mut report,
+        &mut mismatches,
+    )
+    .await;
+    c.terminate().await.expect("app-c stops");
+    compare(
+        &C_STOPPED,
+        &connect,
+        ports,
+        &cases,
+        &references,
+        &mut report,
+        &mut mismatches,
+    )
+    .await;
+
     eprintln!("{}", report.join("\n"));
     eprintln!("migration parity took {:?} in all", started.elapsed());
     assert!(
@@ -221,6 +220,80 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_each_migration_ste
     drop(references);
     consumer.shutdown().await;
     drop((a, b, c));
+}
+
+/// Waits until the rudder references list `phase`'s views in full, checks ZooKeeper holds what
+/// `phase` says, runs the Java probe and calls through each reference; a line per case and side
+/// into `report`, every difference from the other side or from the expectation into `mismatches`.
+async fn compare(
+    phase: &Phase,
+    connect: &str,
+    ports: [u16; 3],
+    cases: &[Case],
+    references: &[Reference],
+    report: &mut Vec<String>,
+    mismatches: &mut Vec<String>,
+) {
+    for (case, reference) in cases.iter().zip(references) {
+        let what = format!(
+            "{}: rudder's {} reference to list its views in full",
+            phase.name, case.label
+        );
+        reference_reaches(reference, &what, WAIT, || views_full(reference, phase)).await;
+    }
+    assert_registry_layout(connect, ports, phase).await;
+
+    let probe_began = Instant::now();
+    let java = run_probe(connect, cases, phase).await;
+    eprintln!(
+        "{}: Java probe took {:?}",
+        phase.name,
+        probe_began.elapsed()
+    );
+
+    for (case, reference) in cases.iter().zip(references) {
+        let label = format!("{} / {}", phase.name, case.label);
+        let java_run = java
+            .get(case.label)
+            .unwrap_or_else(|| panic!("the probe printed nothing for {label}"));
+        let rudder_outcomes = call_rudder(reference).await;
+        let seen = status(reference);
+        let expected: BTreeSet<String> = case
+            .expect
+            .iter()
+            .filter(|who| phase.running.contains(who))
+            .map(|who| (*who).to_owned())
+            .collect();
+        let java_set: BTreeSet<String> = java_run.outcomes.keys().cloned().collect();
+        let rudder_set: BTreeSet<String> = rudder_outcomes.keys().cloned().collect();
+        let java_view = java_run.current.as_str();
+        let rudder_view = seen.view.to_string();
+        let java_sizes = (java_run.interface, java_run.application);
+        let rudder_sizes = subscribed_sizes(case, &seen);
+        report.push(format!(
+            "{label:<42} java {java_view:<11} {java_sizes:?} {:?}\n{:<42} rudder {rudder_view:<9} \
+             {rudder_sizes:?} {rudder_outcomes:?} ({})",
+            java_run.outcomes, "", seen.migration_decision
+        ));
+        if java_set != expected || rudder_set != expected {
+            mismatches.push(format!(
+                "{label}: providers reached: java {java_set:?}, rudder {rudder_set:?}, \
+                 expected {expected:?}"
+            ));
+        }
+        if java_view != case.view.to_string() || seen.view != case.view {
+            mismatches.push(format!(
+                "{label}: view: java {java_view}, rudder {rudder_view}, expected {}",
+                case.view
+            ));
+        }
+        if java_sizes != rudder_sizes {
+            mismatches.push(format!(
+                "{label}: view sizes (interface, application): java {java_sizes:?}, \
+                 rudder {rudder_sizes:?}"
+            ));
+        }
+    }
 }
 
 async fn provider(zookeeper: &str, (instance, application, mode): (&str, &str, &str)) -> Peer {
@@ -240,17 +313,17 @@ fn status(reference: &Reference) -> SubscriptionStatus {
         .expect("a registry reference has a subscription status")
 }
 
-/// Whether every view the reference follows lists all the providers the set-up has, and the
-/// directory holds the chosen view's.
-fn views_full(reference: &Reference) -> bool {
+/// Whether every view the reference follows lists what `phase` has, and the directory holds the
+/// chosen view's providers.
+fn views_full(reference: &Reference, phase: &Phase) -> bool {
     let seen = status(reference);
     let step = seen.migration_step.as_str();
-    let interface_full = step == "FORCE_APPLICATION" || seen.interface_providers == INTERFACE_VIEW;
+    let interface_full = step == "FORCE_APPLICATION" || seen.interface_providers == phase.interface;
     let application_full =
-        step == "FORCE_INTERFACE" || seen.application_providers == APPLICATION_VIEW;
+        step == "FORCE_INTERFACE" || seen.application_providers == phase.application;
     let chosen = match seen.view {
-        DiscoveryView::Application => APPLICATION_VIEW,
-        _ => INTERFACE_VIEW,
+        DiscoveryView::Application => phase.application,
+        _ => phase.interface,
     };
     interface_full && application_full && reference.providers().len() == chosen
 }
@@ -268,10 +341,11 @@ fn subscribed_sizes(case: &Case, seen: &SubscriptionStatus) -> (Option<usize>, O
     )
 }
 
-/// Reads back what the three providers wrote: the set-up the module docs describe, so that the
+/// Reads back what the running providers wrote: the set-up the module docs describe, so that the
 /// comparison is about the views, not about a provider that registered otherwise.
-async fn assert_registry_layout(connect: &str, [a, b, c]: [u16; 3]) {
+async fn assert_registry_layout(connect: &str, ports: [u16; 3], phase: &Phase) {
     let zk = Client::connect(connect).await.expect("reader connects");
+    let running = |i: usize| phase.running.contains(&PROVIDERS[i].0);
     let mut interface_ports: Vec<u16> = zk
         .list_children(&format!("/dubbo/{SERVICE}/providers"))
         .await
@@ -284,17 +358,32 @@ async fn assert_registry_layout(connect: &str, [a, b, c]: [u16; 3]) {
         })
         .collect();
     interface_ports.sort_unstable();
-    let mut want = vec![b, c];
+    let mut want: Vec<u16> = (0..3)
+        .filter(|&i| running(i) && PROVIDERS[i].2 != "instance")
+        .map(|i| ports[i])
+        .collect();
     want.sort_unstable();
-    assert_eq!(interface_ports, want, "B and C register at interface level");
-    for ((_, application, _), port) in PROVIDERS.iter().zip([Some(a), None, Some(c)]) {
+    assert_eq!(
+        interface_ports, want,
+        "{}: interface-level providers",
+        phase.name
+    );
+    for (i, (_, application, mode)) in PROVIDERS.iter().enumerate() {
         let instances = zk
             .list_children(&format!("/services/{application}"))
             .await
             .unwrap_or_default();
-        let want: Vec<String> = port.map(|p| format!("127.0.0.1:{p}")).into_iter().collect();
-        assert_eq!(instances, want, "instances of {application}");
+        let want: Vec<String> = (running(i) && *mode != "interface")
+            .then(|| format!("127.0.0.1:{}", ports[i]))
+            .into_iter()
+            .collect();
+        assert_eq!(
+            instances, want,
+            "{}: instances of {application}",
+            phase.name
+        );
     }
+    // The mapping outlives a provider: Dubbo never removes an application from it.
     let (mapping, _) = zk
         .get_data(&format!("/dubbo/mapping/{SERVICE}"))
         .await
@@ -315,7 +404,7 @@ async fn assert_registry_layout(connect: &str, [a, b, c]: [u16; 3]) {
 }
 
 /// Runs the Java probe over every case, in order; what it printed for each.
-async fn run_probe(zookeeper: &str, cases: &[Case]) -> BTreeMap<String, JavaRun> {
+async fn run_probe(zookeeper: &str, cases: &[Case], phase: &Phase) -> BTreeMap<String, JavaRun> {
     let lines: Vec<String> = cases
         .iter()
         .map(|case| {
@@ -329,8 +418,8 @@ async fn run_probe(zookeeper: &str, cases: &[Case]) -> BTreeMap<String, JavaRun>
         .collect();
     let references = lines.join("\n");
     let calls = CALLS.to_string();
-    let interface = INTERFACE_VIEW.to_string();
-    let application = APPLICATION_VIEW.to_string();
+    let interface = phase.interface.to_string();
+    let application = phase.application.to_string();
     let await_ms = WAIT.as_millis().to_string();
     let env = [
         ("RUDDER_ZK_ADDRESS", zookeeper),
