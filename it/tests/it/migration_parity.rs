@@ -17,8 +17,10 @@
 //! `MigrationRule.getStep(consumerURL)` reads before the global `dubbo.application.migration.step`),
 //! which prints the view its `MigrationInvoker` calls through, each view's size and the providers
 //! its calls reached. The rudder side is one reference per setting, same parameters, same consumer
-//! application. Both sides must reach the same set, and that set must be the one written in
-//! [`cases`], so a bug both sides share still fails.
+//! application. The settings: each step, `APPLICATION_FIRST` with a threshold of 2, and
+//! `APPLICATION_FIRST` with `provided-by` naming C alone (so that C stopping empties its
+//! application view). Both sides must reach the same set through the same view, and that set must
+//! be the one written in [`cases`], so a bug both sides share still fails.
 //!
 //! Waiting, without sleeps: the rudder references are built first and awaited (on their
 //! directories' and subscriptions' notifications) until they list both views in full; by then
@@ -62,53 +64,103 @@ const PROVIDERS: [(&str, &str, &str); 3] = [
 struct Case {
     label: &'static str,
     parameters: &'static [(&'static str, &'static str)],
-    /// The view Dubbo 3.3 calls through, and the providers that reaches with all three up, as
-    /// Dubbo's source says.
-    view: DiscoveryView,
-    expect: &'static [&'static str],
+    /// The view Dubbo 3.3 calls through and the providers that reaches, as Dubbo's source says:
+    /// with all three up ([`ALL_UP`]), then with C stopped ([`C_STOPPED`]).
+    expect: [(DiscoveryView, &'static [&'static str]); 2],
 }
 
 /// The settings and what Dubbo 3.3 does with each (`MigrationInvoker`, `MigrationRuleHandler`,
 /// `DefaultMigrationAddressComparator`).
 fn cases() -> Vec<Case> {
+    use DiscoveryView::{Application, Interface};
     vec![
         Case {
             // migrateToForceInterfaceInvoker: the interface-level invoker only, no comparison.
             label: "force-interface",
             parameters: &[("migration.step", "FORCE_INTERFACE")],
-            view: DiscoveryView::Interface,
-            expect: &["app-b", "app-c"],
+            expect: [(Interface, &["app-b", "app-c"]), (Interface, &["app-b"])],
         },
         Case {
             // migrateToApplicationFirstInvoker subscribes to both and calcPreferredInvoker asks the
             // comparator on every notification: both views have addresses, so it is
-            // application / interface = 2/2 >= threshold, whose default is 0.0
+            // application / interface (2/2, then 1/1) >= threshold, whose default is 0.0
             // (dubbo.application.migration.threshold): any application-level address wins.
             label: "application-first",
             parameters: &[("migration.step", "APPLICATION_FIRST")],
-            view: DiscoveryView::Application,
-            expect: &["app-a", "app-c"],
+            expect: [
+                (Application, &["app-a", "app-c"]),
+                (Application, &["app-a"]),
+            ],
         },
         Case {
             // The same, with the consumer's `migration.threshold` (what MigrationRule.getThreshold
-            // falls back to when no rule sets one): 2/2 = 1 < 2 keeps the interface-level view.
+            // falls back to when no rule sets one): 2/2 = 1 < 2, then 1/1 < 2, keeps the
+            // interface-level view.
             label: "application-first-threshold-2",
             parameters: &[
                 ("migration.step", "APPLICATION_FIRST"),
                 ("migration.threshold", "2"),
             ],
-            view: DiscoveryView::Interface,
-            expect: &["app-b", "app-c"],
+            expect: [(Interface, &["app-b", "app-c"]), (Interface, &["app-b"])],
+        },
+        Case {
+            // `provided-by` names the applications instead of the mapping (getMappingByUrl): the
+            // application view is {C} (1/2 >= 0: it wins); once C stops it is empty, and "no
+            // application-level address" keeps the interface view, {B}.
+            label: "application-first-provided-by-c",
+            parameters: &[
+                ("migration.step", "APPLICATION_FIRST"),
+                ("provided-by", "migration-parity-c"),
+            ],
+            expect: [(Application, &["app-c"]), (Interface, &["app-b"])],
         },
         Case {
             // migrateToForceApplicationInvoker: the application-level invoker only (no interface
             // invoker exists, so no comparison either).
             label: "force-application",
             parameters: &[("migration.step", "FORCE_APPLICATION")],
-            view: DiscoveryView::Application,
-            expect: &["app-a", "app-c"],
+            expect: [
+                (Application, &["app-a", "app-c"]),
+                (Application, &["app-a"]),
+            ],
         },
     ]
+}
+
+impl Case {
+    fn parameter(&self, key: &str) -> Option<&'static str> {
+        self.parameters
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, value)| *value)
+    }
+
+    fn step(&self) -> &'static str {
+        self.parameter("migration.step")
+            .unwrap_or("APPLICATION_FIRST")
+    }
+
+    /// The addresses each view lists in `phase` (whether or not the setting follows that view):
+    /// interface level, every running provider not in `instance` mode; application level, every
+    /// running one not in `interface` mode whose application the setting follows.
+    fn view_sizes(&self, phase: &Phase) -> (usize, usize) {
+        let provided_by: Option<Vec<&str>> = self
+            .parameter("provided-by")
+            .map(|apps| apps.split(',').map(str::trim).collect());
+        let running = PROVIDERS
+            .iter()
+            .filter(|(instance, _, _)| phase.running.contains(instance));
+        let interface = running
+            .clone()
+            .filter(|(_, _, mode)| *mode != "instance")
+            .count();
+        let application = running
+            .filter(|(_, app, mode)| {
+                *mode != "interface" && provided_by.as_ref().is_none_or(|apps| apps.contains(app))
+            })
+            .count();
+        (interface, application)
+    }
 }
 
 /// What the Java probe printed for one setting.
@@ -122,31 +174,26 @@ struct JavaRun {
     outcomes: BTreeMap<String, usize>,
 }
 
-/// Which providers run, and so what each view lists.
+/// Which providers run.
 struct Phase {
     name: &'static str,
+    /// Which of each case's `expect` applies.
+    index: usize,
     running: &'static [&'static str],
-    /// Interface-level providers in ZooKeeper (B and C register there).
-    interface: usize,
-    /// Application-level instances with their metadata (A and C).
-    application: usize,
 }
 
 /// All three up: the interface-level view is {B, C}, the application-level one {A, C}.
 const ALL_UP: Phase = Phase {
     name: "all up",
+    index: 0,
     running: &["app-a", "app-b", "app-c"],
-    interface: 2,
-    application: 2,
 };
 /// C stopped (SIGTERM: Dubbo's shutdown hook removes its provider node and its instance): {B} and
-/// {A}. Each case keeps its view (1/1 >= 0; 1/1 < 2), so it reaches what it reached less C. The
-/// rudder references follow the change live; the Java probe is a fresh consumer.
+/// {A}. The rudder references follow the change live; the Java probe is a fresh consumer.
 const C_STOPPED: Phase = Phase {
     name: "C stopped",
+    index: 1,
     running: &["app-a", "app-b"],
-    interface: 1,
-    application: 1,
 };
 
 #[tokio::test]
@@ -239,7 +286,8 @@ async fn compare(
             "{}: rudder's {} reference to list its views in full",
             phase.name, case.label
         );
-        reference_reaches(reference, &what, WAIT, || views_full(reference, phase)).await;
+        let sizes = case.view_sizes(phase);
+        reference_reaches(reference, &what, WAIT, || views_full(reference, sizes)).await;
     }
     assert_registry_layout(connect, ports, phase).await;
 
@@ -258,12 +306,8 @@ async fn compare(
             .unwrap_or_else(|| panic!("the probe printed nothing for {label}"));
         let rudder_outcomes = call_rudder(reference).await;
         let seen = status(reference);
-        let expected: BTreeSet<String> = case
-            .expect
-            .iter()
-            .filter(|who| phase.running.contains(who))
-            .map(|who| (*who).to_owned())
-            .collect();
+        let (view, expect) = case.expect[phase.index];
+        let expected: BTreeSet<String> = expect.iter().map(|who| (*who).to_owned()).collect();
         let java_set: BTreeSet<String> = java_run.outcomes.keys().cloned().collect();
         let rudder_set: BTreeSet<String> = rudder_outcomes.keys().cloned().collect();
         let java_view = java_run.current.as_str();
@@ -271,7 +315,7 @@ async fn compare(
         let java_sizes = (java_run.interface, java_run.application);
         let rudder_sizes = subscribed_sizes(case, &seen);
         report.push(format!(
-            "{label:<42} java {java_view:<11} {java_sizes:?} {:?}\n{:<42} rudder {rudder_view:<9} \
+            "{label:<44} java {java_view:<11} {java_sizes:?} {:?}\n{:<44} rudder {rudder_view:<9} \
              {rudder_sizes:?} {rudder_outcomes:?} ({})",
             java_run.outcomes, "", seen.migration_decision
         ));
@@ -281,10 +325,9 @@ async fn compare(
                  expected {expected:?}"
             ));
         }
-        if java_view != case.view.to_string() || seen.view != case.view {
+        if java_view != view.to_string() || seen.view != view {
             mismatches.push(format!(
-                "{label}: view: java {java_view}, rudder {rudder_view}, expected {}",
-                case.view
+                "{label}: view: java {java_view}, rudder {rudder_view}, expected {view}"
             ));
         }
         if java_sizes != rudder_sizes {
@@ -313,28 +356,23 @@ fn status(reference: &Reference) -> SubscriptionStatus {
         .expect("a registry reference has a subscription status")
 }
 
-/// Whether every view the reference follows lists what `phase` has, and the directory holds the
-/// chosen view's providers.
-fn views_full(reference: &Reference, phase: &Phase) -> bool {
+/// Whether every view the reference follows lists what it should, `(interface, application)`,
+/// and the directory holds the chosen view's providers.
+fn views_full(reference: &Reference, (interface, application): (usize, usize)) -> bool {
     let seen = status(reference);
     let step = seen.migration_step.as_str();
-    let interface_full = step == "FORCE_APPLICATION" || seen.interface_providers == phase.interface;
-    let application_full =
-        step == "FORCE_INTERFACE" || seen.application_providers == phase.application;
+    let interface_full = step == "FORCE_APPLICATION" || seen.interface_providers == interface;
+    let application_full = step == "FORCE_INTERFACE" || seen.application_providers == application;
     let chosen = match seen.view {
-        DiscoveryView::Application => phase.application,
-        _ => phase.interface,
+        DiscoveryView::Application => application,
+        _ => interface,
     };
     interface_full && application_full && reference.providers().len() == chosen
 }
 
 /// The view sizes as the probe reports them: `None` for a view the setting does not follow.
 fn subscribed_sizes(case: &Case, seen: &SubscriptionStatus) -> (Option<usize>, Option<usize>) {
-    let step = case
-        .parameters
-        .iter()
-        .find(|(key, _)| *key == "migration.step")
-        .map_or("APPLICATION_FIRST", |(_, step)| *step);
+    let step = case.step();
     (
         (step != "FORCE_APPLICATION").then_some(seen.interface_providers),
         (step != "FORCE_INTERFACE").then_some(seen.application_providers),
@@ -413,21 +451,22 @@ async fn run_probe(zookeeper: &str, cases: &[Case], phase: &Phase) -> BTreeMap<S
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
-            format!("{}\t{}", case.label, parameters.join("&"))
+            let (interface, application) = case.view_sizes(phase);
+            format!(
+                "{}\t{}\t{interface}\t{application}",
+                case.label,
+                parameters.join("&")
+            )
         })
         .collect();
     let references = lines.join("\n");
     let calls = CALLS.to_string();
-    let interface = phase.interface.to_string();
-    let application = phase.application.to_string();
     let await_ms = WAIT.as_millis().to_string();
     let env = [
         ("RUDDER_ZK_ADDRESS", zookeeper),
         ("RUDDER_APPLICATION", CONSUMER_APP),
         ("RUDDER_PROBE_REFERENCES", references.as_str()),
         ("RUDDER_PROBE_CALLS", calls.as_str()),
-        ("RUDDER_PROBE_AWAIT_INTERFACE", interface.as_str()),
-        ("RUDDER_PROBE_AWAIT_APPLICATION", application.as_str()),
         ("RUDDER_PROBE_AWAIT_MS", await_ms.as_str()),
     ];
     let out = Peer::run_java("org.rudder.it.MigrationProbe", &env, PROBE_WITHIN)

@@ -42,13 +42,11 @@ import org.apache.dubbo.rpc.cluster.ClusterInvoker;
  *   <li>{@code rudder.zk.address} [RUDDER_ZK_ADDRESS], default 127.0.0.1:2181</li>
  *   <li>{@code rudder.application} [RUDDER_APPLICATION], default migration-app: the consumer application</li>
  *   <li>{@code rudder.probe.references} [RUDDER_PROBE_REFERENCES]: the references, one a line,
- *       {@code label<TAB>key=value&key=value}: the consumer parameters, e.g.
- *       {@code migration.step=APPLICATION_FIRST&migration.threshold=2}</li>
+ *       {@code label<TAB>key=value&key=value<TAB>interface<TAB>application}: the consumer parameters,
+ *       e.g. {@code migration.step=APPLICATION_FIRST&migration.threshold=2}, then the addresses the
+ *       interface-level and the application-level view are awaited to list (each only when the
+ *       reference subscribes to that view)</li>
  *   <li>{@code rudder.probe.calls} [RUDDER_PROBE_CALLS], default 64: whoAmI calls per reference</li>
- *   <li>{@code rudder.probe.await.interface} [RUDDER_PROBE_AWAIT_INTERFACE], default 0: addresses the
- *       interface-level view is awaited to list (when the reference subscribes to it)</li>
- *   <li>{@code rudder.probe.await.application} [RUDDER_PROBE_AWAIT_APPLICATION], default 0: the same for
- *       the application-level view</li>
  *   <li>{@code rudder.probe.await.ms} [RUDDER_PROBE_AWAIT_MS], default 30000</li>
  *   <li>{@code rudder.timeout} [RUDDER_TIMEOUT]: per-call timeout in ms, default 3000</li>
  * </ul>
@@ -63,29 +61,29 @@ public final class MigrationProbe {
     private MigrationProbe() {
     }
 
-    /** One reference: its label and the consumer parameters that set its migration step. */
+    /** One reference: its label, the consumer parameters that set its migration step, the view sizes to await. */
     private static final class Spec {
         final String label;
         final Map<String, String> parameters;
+        final int awaitInterface;
+        final int awaitApplication;
 
-        Spec(String label, Map<String, String> parameters) {
+        Spec(String label, Map<String, String> parameters, int awaitInterface, int awaitApplication) {
             this.label = label;
             this.parameters = parameters;
+            this.awaitInterface = awaitInterface;
+            this.awaitApplication = awaitApplication;
         }
     }
 
     public static void main(String[] args) throws InterruptedException {
         List<Spec> specs;
         int calls;
-        int awaitInterface;
-        int awaitApplication;
         int awaitMillis;
         int timeout;
         try {
             specs = parseSpecs(Settings.get("rudder.probe.references", ""));
             calls = Settings.getInt("rudder.probe.calls", 64);
-            awaitInterface = Settings.getInt("rudder.probe.await.interface", 0);
-            awaitApplication = Settings.getInt("rudder.probe.await.application", 0);
             awaitMillis = Settings.getInt("rudder.probe.await.ms", 30000);
             timeout = Settings.getInt("rudder.timeout", 3000);
         } catch (IllegalArgumentException e) {
@@ -131,8 +129,8 @@ public final class MigrationProbe {
             }
             MigrationInvoker<?> migration = (MigrationInvoker<?>) invoker;
             long deadline = System.currentTimeMillis() + awaitMillis;
-            while (!filled(migration.getInvoker(), awaitInterface)
-                    || !filled(migration.getServiceDiscoveryInvoker(), awaitApplication)) {
+            while (!filled(migration.getInvoker(), spec.awaitInterface)
+                    || !filled(migration.getServiceDiscoveryInvoker(), spec.awaitApplication)) {
                 if (System.currentTimeMillis() > deadline) {
                     System.err.println("MigrationProbe: " + spec.label + ": views not filled within " + awaitMillis + " ms");
                     break;
@@ -188,6 +186,18 @@ public final class MigrationProbe {
         }
     }
 
+    private static int count(String field, String line) {
+        try {
+            int count = Integer.parseInt(field.trim());
+            if (count >= 0) {
+                return count;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("a view size must be a count, got '" + field + "' in: " + line);
+    }
+
     static List<Spec> parseSpecs(String text) {
         List<Spec> specs = new ArrayList<>();
         for (String line : text.split("\n")) {
@@ -195,8 +205,10 @@ public final class MigrationProbe {
                 continue;
             }
             String[] fields = line.split("\t", -1);
-            if (fields.length != 2 || fields[0].isBlank() || fields[0].contains(" ")) {
-                throw new IllegalArgumentException("reference must be label and parameters separated by a tab, got: " + line);
+            if (fields.length != 4 || fields[0].isBlank() || fields[0].contains(" ")) {
+                throw new IllegalArgumentException(
+                        "reference must be label, parameters, interface and application view sizes separated by tabs, got: "
+                                + line);
             }
             Map<String, String> parameters = new LinkedHashMap<>();
             for (String pair : fields[1].split("&")) {
@@ -209,7 +221,7 @@ public final class MigrationProbe {
                 }
                 parameters.put(pair.substring(0, eq), pair.substring(eq + 1));
             }
-            specs.add(new Spec(fields[0], parameters));
+            specs.add(new Spec(fields[0], parameters, count(fields[2], line), count(fields[3], line)));
         }
         if (specs.isEmpty()) {
             throw new IllegalArgumentException("no reference given (rudder.probe.references / RUDDER_PROBE_REFERENCES)");
