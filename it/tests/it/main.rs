@@ -21,6 +21,7 @@ mod consumer_scale;
 mod interop_discovery;
 mod interop_peers;
 mod java_values;
+mod migration_parity;
 mod migration_rule;
 mod multi_registry;
 mod provider_faults;

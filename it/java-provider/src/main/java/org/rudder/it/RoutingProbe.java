@@ -124,13 +124,23 @@ public final class RoutingProbe {
             String answer = greeting.sayHello(spec.argument);
             int from = answer.lastIndexOf(", from ");
             return from < 0 ? "unexpected:" + answer : answer.substring(from + ", from ".length());
-        } catch (RpcException e) {
+        } catch (RuntimeException e) {
+            return outcome(e);
+        }
+    }
+
+    /**
+     * How a failed call is reported: {@code error:no-provider} when routing left no provider (RpcException
+     * code 6), {@code error:rpc-<code>} for another RpcException, {@code error:<class>} for anything else.
+     */
+    static String outcome(RuntimeException failure) {
+        if (failure instanceof RpcException) {
+            RpcException e = (RpcException) failure;
             return e.getCode() == RpcException.NO_INVOKER_AVAILABLE_AFTER_FILTER
                     ? "error:no-provider"
                     : "error:rpc-" + e.getCode();
-        } catch (RuntimeException e) {
-            return "error:" + e.getClass().getSimpleName();
         }
+        return "error:" + failure.getClass().getSimpleName();
     }
 
     static List<Spec> parseSpecs(String text) {
