@@ -87,6 +87,8 @@ pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;
 pub use rudder_common::value::{JavaException, Value};
 #[cfg(feature = "zookeeper")]
+pub use metadata_client::MetadataServiceCalls;
+#[cfg(feature = "zookeeper")]
 pub use rudder_registry::{DiscoveryView, SubscriptionStatus};
 pub use rudder_rpc::{ProviderError, ResponseStatus, RpcResponse};
 pub use service::MethodService;
