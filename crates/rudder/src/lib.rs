@@ -78,6 +78,8 @@ pub use error::RegistryError;
 pub use error::{BuildError, CallError};
 #[cfg(feature = "triple")]
 pub use grpc_channel::GrpcChannel;
+#[cfg(feature = "zookeeper")]
+pub use metadata_client::MetadataServiceCalls;
 pub use reference::Reference;
 pub use rudder_cluster::cluster::ClusterMode;
 pub use rudder_cluster::directory::ProviderSet;
@@ -86,8 +88,6 @@ pub use rudder_common::error::{Attempt, RpcError, RpcErrorKind};
 pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;
 pub use rudder_common::value::{JavaException, Value};
-#[cfg(feature = "zookeeper")]
-pub use metadata_client::MetadataServiceCalls;
 #[cfg(feature = "zookeeper")]
 pub use rudder_registry::{DiscoveryView, SubscriptionStatus};
 pub use rudder_rpc::{ProviderError, ResponseStatus, RpcResponse};

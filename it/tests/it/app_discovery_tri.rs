@@ -83,7 +83,11 @@ async fn a_triple_only_instance_is_resolved_through_metadata_service_v2_and_call
     let url = providers[0].url();
     assert_eq!((url.protocol(), url.port()), ("tri", peer.port()), "{url}");
     // The parameters came through MetadataInfoV2's params map.
-    assert_eq!(url.parameter("rudder.instance"), Some("java-tri-app"), "{url}");
+    assert_eq!(
+        url.parameter("rudder.instance"),
+        Some("java-tri-app"),
+        "{url}"
+    );
     consumer.shutdown().await;
 }
 
@@ -98,11 +102,7 @@ async fn a_provider_serving_only_metadata_service_v2_is_resolved_and_called() {
         .unwrap();
     assert_eq!(answer.as_str(), Some("Hello v2, from java-v2-only"));
     let sum = reference
-        .invoke(
-            "add",
-            &["int", "int"],
-            vec![Value::Int(20), Value::Int(22)],
-        )
+        .invoke("add", &["int", "int"], vec![Value::Int(20), Value::Int(22)])
         .await
         .unwrap();
     assert_eq!(sum, Value::Int(42));
@@ -113,14 +113,51 @@ async fn a_provider_serving_only_metadata_service_v2_is_resolved_and_called() {
 #[tokio::test]
 async fn a_dubbo_instance_says_meta_v_1_and_is_asked_the_v1_metadata_service() {
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
-    let (peer, consumer, reference) = discovered(&zookeeper, "java-dubbo-app", "dubbo", false).await;
+    let (peer, consumer, reference) =
+        discovered(&zookeeper, "java-dubbo-app", "dubbo", false).await;
     let answer = reference
         .invoke("sayHello", &["java.lang.String"], vec![Value::from("v1")])
         .await
         .unwrap();
     assert_eq!(answer.as_str(), Some("Hello v1, from java-dubbo-app"));
-    assert_eq!(seen(&consumer), calls(1, 0), "hessian2 getMetadataInfo, no V2 call");
+    assert_eq!(
+        seen(&consumer),
+        calls(1, 0),
+        "hessian2 getMetadataInfo, no V2 call"
+    );
     let url = reference.providers()[0].url().clone();
-    assert_eq!((url.protocol(), url.port()), ("dubbo", peer.port()), "{url}");
+    assert_eq!(
+        (url.protocol(), url.port()),
+        ("dubbo", peer.port()),
+        "{url}"
+    );
     consumer.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unknown_revision_is_a_failure_of_the_v2_call_not_a_fallback() {
+    // Asked directly, as the registry asks it: Java's MetadataServiceV2 returns null for a revision it
+    // does not have, which Java 3.3.6 sends as `UNKNOWN` "Internal Server Error": a failure of the
+    // call (the registry retries it later), not a reason to ask V1.
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let mut config = PeerConfig::new(PeerKind::Java, &zookeeper.connect_string(), "java-rev");
+    config.register_mode = Some("instance".to_owned());
+    config.protocol = Some("tri".to_owned());
+    let peer = Peer::start(config, READY_WITHIN).await.unwrap();
+    let url = rudder::DubboUrl::parse(&format!(
+        "tri://127.0.0.1:{}/org.apache.dubbo.metadata.MetadataService?group=rudder-it-java-provider&version=2.0.0&timeout=5000",
+        peer.port()
+    ))
+    .unwrap();
+    let fetcher = rudder::internals::metadata_fetcher();
+    let error = fetcher
+        .fetch(rudder_registry::MetadataRequest {
+            url,
+            revision: "no-such-revision".to_owned(),
+            metadata_version: Some("2.0.0".to_owned()),
+        })
+        .await
+        .unwrap_err();
+    assert!(error.contains("MetadataServiceV2"), "{error}");
+    assert!(error.contains("answered Unknown"), "{error}");
 }

@@ -18,7 +18,9 @@ mod v1;
 #[cfg(feature = "triple")]
 mod v2;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+#[cfg(feature = "triple")]
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::protocols::Protocols;
@@ -51,6 +53,7 @@ pub(crate) struct CallCounts {
     v2_answered: AtomicU64,
     v2_fallbacks: AtomicU64,
     /// The fallback warning was logged (once per consumer; then debug).
+    #[cfg(feature = "triple")]
     warned: AtomicBool,
 }
 

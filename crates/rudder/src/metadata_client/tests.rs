@@ -34,7 +34,11 @@ fn v2_answer(app: &str, revision: &str, service: &str) -> Vec<u8> {
         out
     };
     let info = [field(1, service.as_bytes()), field(4, b"tri")].concat();
-    let entry = [field(1, format!("{service}:tri").as_bytes()), field(2, &info)].concat();
+    let entry = [
+        field(1, format!("{service}:tri").as_bytes()),
+        field(2, &info),
+    ]
+    .concat();
     [
         field(1, app.as_bytes()),
         field(2, revision.as_bytes()),
@@ -149,14 +153,18 @@ async fn respond_with(
         }
         Answer::Message(message) => message,
         Answer::Nothing => {
-            let mut send = respond.send_response(head.body(()).unwrap(), false).unwrap();
+            let mut send = respond
+                .send_response(head.body(()).unwrap(), false)
+                .unwrap();
             let mut trailers = http::HeaderMap::new();
             trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
             let _ = send.send_trailers(trailers);
             return;
         }
     };
-    let mut send = respond.send_response(head.body(()).unwrap(), false).unwrap();
+    let mut send = respond
+        .send_response(head.body(()).unwrap(), false)
+        .unwrap();
     let mut frame = vec![0];
     frame.extend_from_slice(&u32::try_from(message.len()).unwrap().to_be_bytes());
     frame.extend_from_slice(&message);
@@ -192,10 +200,7 @@ async fn a_meta_v_2_instance_is_asked_metadata_service_v2() {
     .await;
     let client = MetadataClient::new(Protocols::new(Some("rudder-test")));
     let info = client.fetch(request(&addr, "2.0.0")).await.unwrap();
-    assert_eq!(
-        (info.app.as_str(), info.revision.as_str()),
-        ("shop", "r1")
-    );
+    assert_eq!((info.app.as_str(), info.revision.as_str()), ("shop", "r1"));
     assert_eq!(info.services[0].name, "com.acme.V2");
     assert_eq!(
         seen(&record),
@@ -287,4 +292,19 @@ async fn other_instances_are_asked_v1_only() {
     let calls = client.counts().snapshot();
     assert_eq!((calls.v2_answered, calls.v1_answered), (0, 2));
     client.protocol.shutdown().await;
+}
+
+#[test]
+fn v2_is_asked_of_tri_metadata_services_that_say_meta_v_2_only() {
+    let mut request = request("127.0.0.1:1", "2.0.0");
+    assert!(serves_v2(&request));
+    // V2 is a Triple service: a dubbo:// MetadataService is asked V1 whatever meta-v says.
+    request.url = DubboUrl::parse(
+        "dubbo://127.0.0.1:1/org.apache.dubbo.metadata.MetadataService?group=shop&version=2.0.0",
+    )
+    .unwrap();
+    assert!(!serves_v2(&request));
+    let mut request = self::request("127.0.0.1:1", "2.0.0");
+    request.metadata_version = Some("3.0.0".into());
+    assert!(!serves_v2(&request));
 }

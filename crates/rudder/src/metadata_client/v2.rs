@@ -175,7 +175,6 @@ fn grpc_request(revision: &str) -> GrpcRequest {
 /// The one message of a unary answer's body.
 fn only_message(mut data: Bytes) -> Result<Bytes, String> {
     if data.is_empty() {
-        // What Java answers for a revision it does not know (its service returns null).
         return Err("answered no message".to_owned());
     }
     if data.len() < FRAME_HEADER {
@@ -196,7 +195,8 @@ fn only_message(mut data: Bytes) -> Result<Bytes, String> {
 
 /// `MetadataInfoV2` as the registry's [`MetadataInfo`], its counts bounded while it is read.
 pub(super) fn metadata_info(message: Bytes) -> Result<MetadataInfo, String> {
-    let head = MetadataInfoHead::decode(message.clone()).map_err(|e| format!("MetadataInfoV2: {e}"))?;
+    let head =
+        MetadataInfoHead::decode(message.clone()).map_err(|e| format!("MetadataInfoV2: {e}"))?;
     let mut services: BTreeMap<String, ServiceInfo> = BTreeMap::new();
     each_field(&message, 3, |entry| {
         // An unreadable entry is left out, as an unreadable V1 service is.

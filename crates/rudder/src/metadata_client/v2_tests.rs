@@ -94,7 +94,10 @@ fn empty_strings_are_none_and_defaults_are_the_v1_ones() {
     };
     let info = metadata_info(encode(&info)).unwrap();
     let service = &info.services[0];
-    assert_eq!((service.group.clone(), service.version.clone()), (None, None));
+    assert_eq!(
+        (service.group.clone(), service.version.clone()),
+        (None, None)
+    );
     assert_eq!(service.protocol, "dubbo", "Dubbo's default protocol");
     assert_eq!(service.path, service.name);
     assert_eq!(service.port, -1, "no port of its own");
@@ -144,7 +147,11 @@ fn counts_are_bounded_while_reading() {
         .map(|i| {
             let mut service = greeter();
             service.name = format!("S{i:05}");
-            service.params = if i == 0 { params.clone() } else { BTreeMap::new() };
+            service.params = if i == 0 {
+                params.clone()
+            } else {
+                BTreeMap::new()
+            };
             (format!("S{i:05}:tri"), service)
         })
         .collect();
@@ -214,11 +221,21 @@ fn only_one_whole_message_is_an_answer() {
         data.extend_from_slice(body);
         Bytes::from(data)
     };
-    assert_eq!(only_message(framed(0, 2, b"hi")).unwrap(), Bytes::from_static(b"hi"));
-    assert!(only_message(Bytes::new()).unwrap_err().contains("no message"));
-    assert!(only_message(framed(1, 2, b"hi")).unwrap_err().contains("compressed"));
+    assert_eq!(
+        only_message(framed(0, 2, b"hi")).unwrap(),
+        Bytes::from_static(b"hi")
+    );
+    assert!(only_message(Bytes::new())
+        .unwrap_err()
+        .contains("no message"));
+    assert!(only_message(framed(1, 2, b"hi"))
+        .unwrap_err()
+        .contains("compressed"));
     assert!(only_message(framed(0, 3, b"hi")).is_err(), "short");
-    assert!(only_message(framed(0, 1, b"hi")).is_err(), "a second message");
+    assert!(
+        only_message(framed(0, 1, b"hi")).is_err(),
+        "a second message"
+    );
     assert!(only_message(Bytes::from_static(&[0, 0])).is_err());
 }
 
@@ -229,7 +246,10 @@ fn the_v2_url_is_the_metadata_service_url_at_v2() {
     )
     .unwrap();
     let v2 = url(&v1);
-    assert_eq!((v2.protocol(), v2.address()), ("tri", "127.0.0.1:50051".to_owned()));
+    assert_eq!(
+        (v2.protocol(), v2.address()),
+        ("tri", "127.0.0.1:50051".to_owned())
+    );
     assert_eq!(v2.path(), SERVICE);
     assert_eq!(v2.parameter("interface"), Some(SERVICE));
     assert_eq!(v2.parameter("group"), Some("shop"));
