@@ -75,6 +75,9 @@ pub struct PeerConfig {
     /// Dubbo's `metadata-type` (`local`, the default, or `remote`: each revision's MetadataInfo
     /// published under `/dubbo/metadata/<app>/<revision>`), if any (Java only).
     pub metadata_storage_type: Option<String>,
+    /// Dubbo's `only-use-metadata-v2` (Java with `protocol` tri only): the provider exports
+    /// MetadataServiceV2 (protobuf) and not the hessian2 MetadataService.
+    pub metadata_v2_only: bool,
     /// Whether the Python gRPC server serves reflection (`true` unless turned off; Python gRPC only).
     pub reflection: bool,
 }
@@ -97,6 +100,7 @@ impl PeerConfig {
             register_mode: None,
             protocol: None,
             metadata_storage_type: None,
+            metadata_v2_only: false,
             reflection: true,
         }
     }
@@ -151,6 +155,10 @@ impl Peer {
             (
                 "RUDDER_METADATA_STORAGE_TYPE",
                 config.metadata_storage_type.clone(),
+            ),
+            (
+                "RUDDER_METADATA_V2_ONLY",
+                config.metadata_v2_only.then(|| "true".to_owned()),
             ),
             (
                 "RUDDER_REFLECTION",

@@ -85,6 +85,9 @@ pub(crate) struct ConsumerInner {
     seed: Option<u64>,
     #[cfg(feature = "zookeeper")]
     registries: crate::registry::Registries,
+    /// What the registries' MetadataService calls got.
+    #[cfg(feature = "zookeeper")]
+    metadata_calls: Arc<crate::metadata_client::CallCounts>,
     /// Call durations and picks, when metrics are on.
     #[cfg(feature = "metrics")]
     metrics: Option<Arc<crate::metrics::recorder::Recorder>>,
@@ -164,6 +167,19 @@ impl Consumer {
     #[cfg(feature = "zookeeper")]
     pub fn registry_sessions(&self) -> usize {
         self.inner.registries.len()
+    }
+
+    /// Which MetadataService answered this consumer's application-level discovery, so far: V1
+    /// (hessian2) or MetadataServiceV2 (protobuf over tri://, asked of instances that say
+    /// `meta-v=2.0.0`), and how often V2 was not served and V1 was asked instead.
+    ///
+    /// ```
+    /// let consumer = rudder::Consumer::builder().build();
+    /// assert_eq!(consumer.metadata_service_calls().v2_answered, 0);
+    /// ```
+    #[cfg(feature = "zookeeper")]
+    pub fn metadata_service_calls(&self) -> crate::MetadataServiceCalls {
+        self.inner.metadata_calls.snapshot()
     }
 
     /// This consumer's metrics, if [`ConsumerBuilder::metrics`] turned them on (feature `metrics`).
@@ -468,6 +484,8 @@ impl ConsumerBuilder {
     /// Builds the consumer. Nothing is opened until a reference needs it.
     pub fn build(self) -> Consumer {
         let protocol = crate::protocols::Protocols::new(self.application.as_deref());
+        #[cfg(feature = "zookeeper")]
+        let metadata_client = crate::metadata_client::MetadataClient::new(protocol.clone());
         Consumer {
             inner: Arc::new(ConsumerInner {
                 application: self.application,
@@ -480,10 +498,10 @@ impl ConsumerBuilder {
                     self.config_center,
                     self.registry_idle_timeout,
                     self.registry_options,
-                    std::sync::Arc::new(crate::metadata_client::MetadataClient::new(
-                        protocol.clone(),
-                    )),
+                    Arc::new(metadata_client.clone()),
                 ),
+                #[cfg(feature = "zookeeper")]
+                metadata_calls: Arc::clone(metadata_client.counts()),
                 protocol,
                 statuses: Arc::new(StatusRegistry::default()),
                 policies: self.policies,

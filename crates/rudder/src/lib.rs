@@ -81,6 +81,8 @@ pub use error::RegistryError;
 pub use error::{BuildError, CallError};
 #[cfg(feature = "triple")]
 pub use grpc_channel::GrpcChannel;
+#[cfg(feature = "zookeeper")]
+pub use metadata_client::MetadataServiceCalls;
 pub use reference::Reference;
 pub use rudder_cluster::cluster::ClusterMode;
 pub use rudder_cluster::directory::ProviderSet;

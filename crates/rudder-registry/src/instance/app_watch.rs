@@ -27,7 +27,9 @@ use zookeeper_client::{Client, SessionState};
 use super::address::{build_urls, Built, BuiltUrl};
 use super::join::join_all;
 use super::json::Instance;
-use super::metadata::{metadata_service_url, MetadataFetcher, MetadataInfo, MetadataRequest};
+use super::metadata::{
+    metadata_service_url, MetadataFetcher, MetadataInfo, MetadataRequest, METADATA_VERSION_KEY,
+};
 use crate::error::RegistryError;
 use crate::junk::JunkLog;
 use crate::session::Sessions;
@@ -507,6 +509,7 @@ impl Follower {
         let request = MetadataRequest {
             url: metadata_service_url(instance),
             revision: revision.to_owned(),
+            metadata_version: instance.metadata.get(METADATA_VERSION_KEY).cloned(),
         };
         match tokio::time::timeout(FETCH_TIMEOUT, fetcher.fetch(request)).await {
             Ok(result) => result,

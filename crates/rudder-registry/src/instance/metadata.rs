@@ -7,9 +7,10 @@
 //! * `remote`: the metadata report, node `<root>/metadata/<app>/<revision>`, JSON (read here);
 //! * `local` (the default): the instance's own MetadataService, a Dubbo service
 //!   (`org.apache.dubbo.metadata.MetadataService`, group = the application, version `1.0.0`,
-//!   `getMetadataInfo(String revision)`). This crate does not call services: it builds the
-//!   MetadataService URL ([`metadata_service_url`]) and hands it to a [`MetadataFetcher`], which the
-//!   layer above implements with its RPC client.
+//!   `getMetadataInfo(String revision)`), or, for an instance that says `meta-v=2.0.0`, its
+//!   `MetadataServiceV2` (protobuf over tri://). This crate does not call services: it builds the
+//!   MetadataService URL ([`metadata_service_url`]), passes the instance's `meta-v` along, and hands
+//!   both to a [`MetadataFetcher`], which the layer above implements with its RPC clients.
 //!
 //! A MetadataInfo is cut to [`MAX_SERVICES`] services and [`MAX_PARAMS`] parameters per service
 //! whatever its source said.
@@ -32,6 +33,10 @@ pub(crate) const MAX_REMOTE_BYTES: usize = 1024 * 1024;
 
 /// The MetadataService interface every Dubbo 3 provider exports.
 pub const METADATA_SERVICE: &str = "org.apache.dubbo.metadata.MetadataService";
+
+/// The instance metadata key of the MetadataService version the provider serves (Dubbo's
+/// `ServiceInstanceMetadataUtils.METADATA_SERVICE_VERSION_NAME`).
+pub(crate) const METADATA_VERSION_KEY: &str = "meta-v";
 
 /// What one revision of an application exports (Dubbo's `MetadataInfo`).
 ///
@@ -89,6 +94,12 @@ impl ServiceInfo {
 }
 
 impl MetadataInfo {
+    /// The most services kept of one MetadataInfo, whatever its source: a [`MetadataFetcher`] stops
+    /// collecting there too.
+    pub const MAX_SERVICES: usize = MAX_SERVICES;
+    /// The most parameters kept of one service.
+    pub const MAX_PARAMS: usize = MAX_PARAMS;
+
     /// The same, cut to the bounds ([`MAX_SERVICES`], [`MAX_PARAMS`]); empty `path`s become the name.
     pub(crate) fn bounded(mut self) -> MetadataInfo {
         self.services.truncate(MAX_SERVICES);
@@ -154,6 +165,10 @@ pub struct MetadataRequest {
     pub url: DubboUrl,
     /// The revision to ask for (`getMetadataInfo(revision)`).
     pub revision: String,
+    /// The instance's `meta-v`: the MetadataService version it serves, `1.0.0`, or `2.0.0` when it
+    /// also exports `org.apache.dubbo.metadata.MetadataServiceV2` (protobuf, over tri://), which a
+    /// Java 3.3 consumer then calls instead. `None` when the instance does not say.
+    pub metadata_version: Option<String>,
 }
 
 /// The boxed future a [`MetadataFetcher`] returns.

@@ -42,6 +42,10 @@ import org.rudder.it.proto.GreeterImpl;
  *       Dubbo's {@code dubbo.application.metadata-type}; {@code remote} publishes each revision's
  *       MetadataInfo under {@code /dubbo/metadata/<app>/<revision>} (the registry doubling as metadata
  *       center) and says {@code dubbo.metadata.storage-type=remote} in the instance</li>
+ *   <li>{@code rudder.metadata.v2.only} [RUDDER_METADATA_V2_ONLY], {@code true} to set Dubbo's
+ *       {@code dubbo.application.only-use-metadata-v2}: with tri, only MetadataServiceV2 (protobuf)
+ *       is exported, not the hessian2 MetadataService. Either way, with tri and protobuf-java on the
+ *       classpath (as here), Dubbo 3.3 exports MetadataServiceV2 and says {@code meta-v=2.0.0}</li>
  * </ul>
  * A line {@code export-later} on stdin exports one more service, GreetingService in group
  * {@code later} (a new MetadataInfo revision at application level), and prints
@@ -104,6 +108,9 @@ public final class ProviderMain {
         String storageType = Settings.get("rudder.metadata.storage.type", null);
         if (storageType != null) {
             application.setMetadataType(storageType.trim());
+        }
+        if (Boolean.parseBoolean(Settings.get("rudder.metadata.v2.only", "false").trim())) {
+            application.setOnlyUseMetadataV2(true);
         }
 
         RegistryConfig registry = new RegistryConfig("zookeeper://" + zk);

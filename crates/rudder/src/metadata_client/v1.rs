@@ -1,58 +1,43 @@
-//! The registry's [`MetadataFetcher`] over rudder's own clients: application-level discovery asks an
-//! instance for the services of its revision by calling its MetadataService,
-//! `MetadataInfo getMetadataInfo(String revision)`, over hessian2, as a Java consumer does
-//! (`MetadataUtils.getRemoteMetadata` with `storage-type=local`). The protocol is the one the instance
-//! names for its MetadataService (`dubbo.metadata-service.url-params`): dubbo://, or tri:// for a
-//! provider that exports only Triple, where Dubbo 3.3 answers the same interface call in Triple's
-//! wrapper messages (for `version` 1.0.0 and 2.0.0 alike, checked against Java 3.3.6).
+//! MetadataService (V1): `MetadataInfo getMetadataInfo(String revision)`, a Java interface call
+//! with hessian2, as a Java consumer makes it (`MetadataUtils.getRemoteMetadata` with
+//! `storage-type=local`), over the protocol the instance names for its MetadataService: dubbo://,
+//! or tri:// in Triple's wrapper messages.
 //!
 //! The answer is Java's `org.apache.dubbo.metadata.MetadataInfo` as a hessian2 object: `app`,
 //! `revision` and `services`, a map from the service key to a `MetadataInfo$ServiceInfo` object
 //! (`name`, `group`, `version`, `protocol`, `port`, `path`, `params`). It is read leniently:
 //! unknown fields are ignored, a service that lacks a name is left out, parameter values that are not
-//! strings are dropped. The registry bounds the result (services, parameters) before keeping it.
+//! strings are dropped. The hessian2 reader bounds what it decodes; the registry cuts the result to
+//! [`MetadataInfo::MAX_SERVICES`] and [`MetadataInfo::MAX_PARAMS`].
 
 use std::collections::BTreeMap;
 
 use crate::protocols::Protocols;
 use rudder_common::invocation::Invocation;
+use rudder_common::url::DubboUrl;
 use rudder_common::value::Value;
-use rudder_registry::{
-    MetadataFetcher, MetadataFuture, MetadataInfo, MetadataRequest, ServiceInfo,
-};
+use rudder_registry::{MetadataInfo, ServiceInfo};
 
-/// Calls MetadataServices through the consumer's connections (shut down with them).
-#[derive(Debug, Clone)]
-pub(crate) struct MetadataClient {
-    protocol: Protocols,
-}
-
-impl MetadataClient {
-    pub(crate) fn new(protocol: Protocols) -> MetadataClient {
-        MetadataClient { protocol }
+/// Asks the MetadataService at `url` for `revision`.
+pub(super) async fn fetch(
+    protocol: &Protocols,
+    url: &DubboUrl,
+    revision: &str,
+) -> Result<MetadataInfo, String> {
+    let invocation = Invocation::new(
+        "getMetadataInfo",
+        vec!["java.lang.String".to_owned()],
+        vec![Value::from(revision)],
+    );
+    let response = protocol
+        .invoke(url, &invocation)
+        .await
+        .map_err(|e| format!("getMetadataInfo on {}: {e}", url.address()))?;
+    if let Some(exception) = response.exception() {
+        return Err(format!("getMetadataInfo threw {exception}"));
     }
-}
-
-impl MetadataFetcher for MetadataClient {
-    fn fetch(&self, request: MetadataRequest) -> MetadataFuture {
-        let protocol = self.protocol.clone();
-        Box::pin(async move {
-            let invocation = Invocation::new(
-                "getMetadataInfo",
-                vec!["java.lang.String".to_owned()],
-                vec![Value::from(request.revision.as_str())],
-            );
-            let response = protocol
-                .invoke(&request.url, &invocation)
-                .await
-                .map_err(|e| format!("getMetadataInfo on {}: {e}", request.url.address()))?;
-            if let Some(exception) = response.exception() {
-                return Err(format!("getMetadataInfo threw {exception}"));
-            }
-            let value = response.value().ok_or("getMetadataInfo gave no value")?;
-            metadata_info(value)
-        })
-    }
+    let value = response.value().ok_or("getMetadataInfo gave no value")?;
+    metadata_info(value)
 }
 
 /// The fields of an object or the entries of a map with string keys.
