@@ -62,8 +62,8 @@ impl Subscriber {
     /// The view the step and the comparator choose now.
     ///
     /// Unlike Dubbo's comparator, under `APPLICATION_FIRST` an application view known to be missing
-    /// instances (their revision's metadata cannot be had, or not yet: a tri:// application's
-    /// MetadataServiceV2, a MetadataService that does not answer) does not win over an interface view
+    /// instances (their revision's metadata cannot be had, or not yet: a MetadataService that does
+    /// not answer, or answers neither V2 nor V1) does not win over an interface view
     /// that has providers: Dubbo would have read those instances, rudder would lose them.
     pub(crate) fn choose_view(&self) -> DiscoveryView {
         let (application, unresolved) = self

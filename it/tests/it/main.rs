@@ -22,6 +22,7 @@ mod interop_discovery;
 mod interop_peers;
 mod java_values;
 mod migration_parity;
+mod migration_proportion;
 mod migration_rule;
 mod multi_registry;
 mod provider_faults;

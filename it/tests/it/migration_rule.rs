@@ -19,14 +19,17 @@ use crate::app_discovery::{put_instance, put_remote_metadata};
 use crate::common::changes::reference_reaches;
 use crate::common::providers::{port_echo, ports_reached, put_node, registered_port_echo};
 
-const SERVICE: &str = "com.acme.Migrating";
-const CONSUMER_APP: &str = "mig-consumer";
-const RULE: &str = "/dubbo/config/DUBBO_SERVICEDISCOVERY_MIGRATION/mig-consumer.migration";
+pub(crate) const SERVICE: &str = "com.acme.Migrating";
+pub(crate) const CONSUMER_APP: &str = "mig-consumer";
+pub(crate) const RULE: &str =
+    "/dubbo/config/DUBBO_SERVICEDISCOVERY_MIGRATION/mig-consumer.migration";
 const WAIT: Duration = Duration::from_secs(30);
 
 /// One interface-level provider (app `legacy`) and one instance (app `modern`, mapped to the
 /// interface): the servers (keep them) and their ports.
-async fn two_views(zk: &Client) -> (Vec<rudder::internals::rpc::server::DubboServer>, i32, i32) {
+pub(crate) async fn two_views(
+    zk: &Client,
+) -> (Vec<rudder::internals::rpc::server::DubboServer>, i32, i32) {
     let (legacy, interface_port) = registered_port_echo(zk, SERVICE, "legacy").await;
     let modern = port_echo().await;
     let instance_port = modern.local_addr().port();

@@ -12,6 +12,7 @@ use rudder_common::discovery::{RuleKey, RuleSink};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use super::address::name_key;
 use super::app_watch::{AppView, AppWatch, AppWatches};
 use super::mapping::app_names;
 use super::metadata::MetadataFetcher;
@@ -53,6 +54,8 @@ pub(crate) struct InstanceSnapshot {
 /// The application-level side of one subscription.
 pub(crate) struct InstanceFeed {
     interface: String,
+    /// [`name_key`] of `interface`.
+    interface_key: u64,
     sessions: Arc<Sessions>,
     watches: Arc<AppWatches>,
     fetcher: Option<Arc<dyn MetadataFetcher>>,
@@ -72,6 +75,7 @@ impl InstanceFeed {
     ) -> InstanceFeed {
         let mut feed = InstanceFeed {
             interface: interface.to_owned(),
+            interface_key: name_key(interface),
             sessions: Arc::clone(&sessions),
             watches,
             fetcher,
@@ -191,7 +195,7 @@ impl InstanceFeed {
             snapshot.unresolved += view.unresolved;
             for urls in &view.instances {
                 for url in urls.iter() {
-                    if url.name == self.interface || url.path == self.interface {
+                    if url.serves(&self.interface, self.interface_key) {
                         snapshot.names.push(url.node_name.clone());
                     }
                 }
