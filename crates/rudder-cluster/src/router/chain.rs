@@ -275,6 +275,9 @@ impl RouterChain {
             return snapshot.with_view(invocation.method_name(), |view| f(view));
         }
         let table = self.table.load();
+        if table.serves(snapshot) && table.passes(invocation) {
+            return snapshot.with_view(invocation.method_name(), |view| f(view));
+        }
         let view = if table.serves(snapshot) {
             table.route(snapshot, invocation, rng)
         } else {

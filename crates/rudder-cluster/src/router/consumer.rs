@@ -35,6 +35,11 @@ impl Consumer {
         original(&self.url, key)
     }
 
+    /// The consumer's own `dubbo.tag` (empty when unset): the request tag of a call without one.
+    pub(crate) fn request_tag_of_consumer(&self) -> &str {
+        raw_param(&self.url, TAG_KEY).unwrap_or("")
+    }
+
     /// The request tag: the `dubbo.tag` attachment if non-empty, else the consumer's `dubbo.tag`.
     pub(crate) fn request_tag<'a>(&'a self, invocation: &'a Invocation) -> &'a str {
         invocation

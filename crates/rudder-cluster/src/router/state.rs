@@ -22,6 +22,9 @@ pub(crate) struct ChainState {
     pub(crate) version: u64,
     pub(crate) consumer: Consumer,
     pub(crate) routers: Vec<Arc<dyn Router>>,
+    /// No rule and no consumer `dubbo.tag`: only the tag router's static tags can route, so a call
+    /// without a tag over providers without one keeps every provider.
+    pub(crate) ruleless_untagged: bool,
 }
 
 impl ChainState {
@@ -35,6 +38,7 @@ impl ChainState {
         consumer: Consumer,
         rules: &[(RuleKey, Parsed)],
     ) -> ChainState {
+        let ruleless_untagged = rules.is_empty() && consumer.request_tag_of_consumer().is_empty();
         let tag_rules: Vec<(&RuleKey, Arc<TagRule>)> = rules
             .iter()
             .filter_map(|(key, parsed)| match parsed {
@@ -77,6 +81,7 @@ impl ChainState {
             version,
             consumer,
             routers,
+            ruleless_untagged,
         }
     }
 }

@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use arc_swap::ArcSwap;
 use rudder_common::invocation::Invocation;
 
+use super::consumer::TAG_KEY;
 use super::state::ChainState;
+use super::tag::static_tag;
 use super::{Outcome, RouteContext, RouteKey, Router};
 use crate::directory::ProviderSet;
 use crate::loadbalance::MethodView;
@@ -60,6 +62,10 @@ pub(crate) struct Table {
     roots: ArcSwap<Vec<(Box<str>, Arc<Node>)>>,
     nodes: AtomicUsize,
     writer: Mutex<()>,
+    /// Decided when the snapshot is published: no rule, no consumer tag and no provider tag, so a
+    /// call without a `dubbo.tag` attachment keeps every provider (the snapshot's own view) and
+    /// walks no route.
+    passthrough: bool,
 }
 
 impl Table {
@@ -72,15 +78,31 @@ impl Table {
             roots: ArcSwap::default(),
             nodes: AtomicUsize::new(0),
             writer: Mutex::new(()),
+            passthrough: false,
         }
     }
 
     pub(crate) fn new(snapshot: &Arc<ProviderSet>, state: Arc<ChainState>) -> Table {
+        let passthrough = state.ruleless_untagged
+            && snapshot
+                .providers()
+                .iter()
+                .all(|p| static_tag(p).is_empty());
         Table {
             snapshot: Arc::downgrade(snapshot),
             generation: snapshot.generation(),
+            passthrough,
             ..Table::detached(state)
         }
+    }
+
+    /// Whether `invocation` keeps every provider of this table's snapshot without routing: what
+    /// the routers would decide for it, found without walking them.
+    pub(crate) fn passes(&self, invocation: &Invocation) -> bool {
+        self.passthrough
+            && invocation
+                .attachment(TAG_KEY)
+                .is_none_or(|tag| tag.is_empty())
     }
 
     /// Whether this table caches routes of `snapshot`. The `Weak` keeps the allocation alive, so a

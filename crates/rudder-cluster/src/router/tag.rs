@@ -224,7 +224,7 @@ fn at_any(provider: &Provider, addresses: &[String]) -> bool {
     })
 }
 
-fn static_tag(provider: &Provider) -> &str {
+pub(crate) fn static_tag(provider: &Provider) -> &str {
     raw_param(provider.url(), TAG_KEY).unwrap_or("")
 }
 

@@ -121,3 +121,48 @@ fn the_cache_is_bounded_whatever_the_callers_send() {
     }
     assert!(chain.cached_routes() <= rudder_cluster::router::MAX_CACHED_ROUTES);
 }
+
+/// With no rule and no tag anywhere, a call without a tag walks no route (the snapshot's own view);
+/// a provider or consumer tag, or a tagged call, takes the routed path and routes as before.
+#[test]
+fn untagged_calls_over_untagged_providers_without_rules_walk_no_route() {
+    let plain = Invocation::new("m", vec![], vec![]);
+    let mut tagged = plain.clone();
+    tagged.set_attachment("dubbo.tag", "gray");
+    let select = |providers: &[&str], consumer: &str, call: &Invocation| {
+        let directory = Arc::new(Directory::default());
+        directory.replace(providers.iter().map(|p| DubboUrl::parse(p).unwrap()));
+        let chain = Arc::new(RouterChain::new(DubboUrl::parse(consumer).unwrap()));
+        let balancer = Balancer::builder(directory)
+            .routers(Arc::clone(&chain))
+            .seed(3)
+            .build();
+        let picked: std::collections::BTreeSet<String> = (0..64)
+            .map(|_| balancer.select(call, &[]).unwrap().address().to_owned())
+            .collect();
+        (picked, chain.cached_routes())
+    };
+    let two = ["dubbo://10.0.0.1:20880/S", "dubbo://10.0.0.2:20880/S"];
+    let (picked, routes) = select(&two, "consumer://10.0.9.9/S", &plain);
+    assert_eq!((picked.len(), routes), (2, 0), "no route walked");
+    // A tagged call with no provider of the tag falls back to the untagged ones, through a route.
+    let (picked, routes) = select(&two, "consumer://10.0.9.9/S", &tagged);
+    assert_eq!(picked.len(), 2);
+    assert!(routes > 0);
+    let mixed = [
+        "dubbo://10.0.0.1:20880/S?dubbo.tag=gray",
+        "dubbo://10.0.0.2:20880/S",
+    ];
+    let (picked, routes) = select(&mixed, "consumer://10.0.9.9/S", &plain);
+    assert_eq!(picked.into_iter().collect::<Vec<_>>(), ["10.0.0.2:20880"]);
+    assert!(
+        routes > 0,
+        "a provider tag routes untagged calls away from it"
+    );
+    let (picked, _) = select(&mixed, "consumer://10.0.9.9/S?dubbo.tag=gray", &plain);
+    assert_eq!(
+        picked.into_iter().collect::<Vec<_>>(),
+        ["10.0.0.1:20880"],
+        "the consumer's tag"
+    );
+}
