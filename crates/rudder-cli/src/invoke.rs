@@ -37,6 +37,9 @@ pub(crate) struct InvokeArgs {
     /// The service interface (with --url: its path unless the URL has one).
     #[arg(long, value_name = "NAME")]
     pub(crate) interface: Option<String>,
+    /// The same as --interface NAME: `rudder invoke --registry R com.acme.Greeter --method m`.
+    #[arg(value_name = "SERVICE", conflicts_with = "interface")]
+    pub(crate) service: Option<String>,
     /// Service version.
     #[arg(long)]
     pub(crate) version: Option<String>,

@@ -76,7 +76,11 @@ fn main() -> ExitCode {
         Command::List(args) => list::run(args, &mut out),
         Command::Providers(args) => providers::run(args, &mut out),
         Command::Demo(args) => demo::run(args, &mut out),
-        Command::Invoke(args) => invoke::run(args, attempts, &mut out),
+        Command::Invoke(mut args) => {
+            // The positional SERVICE is --interface by another name.
+            args.interface = args.interface.take().or(args.service.take());
+            invoke::run(args, attempts, &mut out)
+        }
         Command::Bench(args) => bench::run(args, &mut out),
     };
     let flushed = out.flush();

@@ -156,18 +156,19 @@ impl Subscriber {
             return None;
         }
         let percent = proportion.clamp(0, 100);
-        Some(if self.split.as_ref().is_some_and(|s| s.is_on()) {
-            format!(
-                "proportion {percent} %: the other {} % of calls go to the interface view",
-                100 - percent
-            )
-        } else if self.split.is_none() {
-            format!("proportion {percent} % not applied (this subscription feeds one list)")
-        } else if self.view == DiscoveryView::Interface {
+        let rest = 100 - percent;
+        Some(if self.view == DiscoveryView::Interface {
             format!("proportion {percent} %: every call goes to the interface view in use")
-        } else {
+        } else if self.catalog.usable_count() == 0 {
             format!(
                 "proportion {percent} %: no interface-level provider, every call goes to the application view"
+            )
+        } else if self.split.is_some() {
+            format!("proportion {percent} %: the other {rest} % of calls go to the interface view")
+        } else {
+            // A listing (`rudder providers`) subscribes without a second list; a reference has one.
+            format!(
+                "proportion {percent} %: a reference sends the other {rest} % of calls to the interface view"
             )
         })
     }

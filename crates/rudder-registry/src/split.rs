@@ -60,11 +60,6 @@ impl SplitFeed {
         SplitFeed { split, on: false }
     }
 
-    /// Whether the split's sink holds the interface view and takes a share of the calls.
-    pub(crate) fn is_on(&self) -> bool {
-        self.on
-    }
-
     /// Hands the interface view over for `percent` (the application view's share; `None`: no
     /// split now): the whole list when the split starts or `full` says every provider may have
     /// changed, else the `pending` changes of `catalog`.

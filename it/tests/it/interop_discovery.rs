@@ -131,6 +131,24 @@ async fn rudder_invoke_finds_the_java_provider_in_zookeeper() {
     let out = run_rudder(&invoke("add", &["--args", "[20, 22]", "--calls", "2"])).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout, "42\n42\n");
+    // The service named as `rudder providers` and `rudder list` take it, without --interface.
+    let positional = [
+        "invoke",
+        "--registry",
+        &registry,
+        SERVICE,
+        "--method",
+        "add",
+        "--args",
+        "[1, 2]",
+    ];
+    let out = run_rudder(&positional).await;
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "3\n"),
+        "{}",
+        out.stderr
+    );
 
     let out = run_rudder(&invoke("fail", &["--args", "[\"no\"]"])).await;
     assert_eq!(out.code, 1);
