@@ -56,7 +56,11 @@ pub(crate) struct SplitFeed {
 }
 
 impl SplitFeed {
+    /// Starts from no split, whatever an earlier subscription with the same sink left there (one
+    /// whose rule watch then failed, retried under `check=false`).
     pub(crate) fn new(split: ViewSplit) -> SplitFeed {
+        split.share.set_primary_percent(100);
+        split.sink.update(ProviderUpdate::Full(Vec::new()));
         SplitFeed { split, on: false }
     }
 
@@ -93,5 +97,66 @@ impl SplitFeed {
                 self.on = true;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configurator::ConsumerSide;
+    use crate::consumer::ConsumerSpec;
+    use rudder_common::discovery::UpdateOutcome;
+    use rudder_common::url::DubboUrl;
+    use std::sync::Mutex;
+
+    /// Records how many providers each update left.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<(&'static str, usize)>>);
+
+    impl ProviderSink for Recorder {
+        fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
+            let entry = match update {
+                ProviderUpdate::Full(urls) => ("full", urls.len()),
+                ProviderUpdate::Delta(changes) => ("delta", changes.len()),
+            };
+            self.0.lock().unwrap().push(entry);
+            UpdateOutcome::default()
+        }
+    }
+
+    #[test]
+    fn the_split_fills_before_it_shares_and_empties_after_it_ends() {
+        let recorder = Arc::new(Recorder::default());
+        let share = Arc::new(CallShare::new(40));
+        let mut feed = SplitFeed::new(ViewSplit {
+            sink: Arc::clone(&recorder) as Arc<dyn ProviderSink>,
+            share: Arc::clone(&share),
+        });
+        assert_eq!(share.primary_percent(), 100, "a new feed starts from no split");
+        let side = ConsumerSide {
+            host: "10.0.0.9".into(),
+            application: "app".into(),
+        };
+        let mut catalog = Catalog::new(&ConsumerSpec::new("S"), side);
+        let node = |i: u8| {
+            DubboUrl::parse(&format!("dubbo://10.0.0.{i}:20880/S"))
+                .unwrap()
+                .to_node_name()
+        };
+        catalog.set_providers(vec![node(1), node(2)]);
+        feed.feed(None, &catalog, &ProviderDelta::default(), false);
+        feed.feed(Some(30), &catalog, &ProviderDelta::default(), false);
+        assert_eq!(share.primary_percent(), 30);
+        let delta = catalog.set_providers(vec![node(1), node(2), node(3)]);
+        feed.feed(Some(30), &catalog, &delta, false);
+        feed.feed(Some(60), &catalog, &ProviderDelta::default(), false);
+        assert_eq!(share.primary_percent(), 60);
+        feed.feed(None, &catalog, &ProviderDelta::default(), false);
+        assert_eq!(share.primary_percent(), 100);
+        assert_eq!(
+            *recorder.0.lock().unwrap(),
+            [("full", 0), ("full", 2), ("delta", 1), ("full", 0)],
+            "emptied at start, filled once, one change, emptied at the end"
+        );
     }
 }
