@@ -132,7 +132,11 @@ mod tests {
             sink: Arc::clone(&recorder) as Arc<dyn ProviderSink>,
             share: Arc::clone(&share),
         });
-        assert_eq!(share.primary_percent(), 100, "a new feed starts from no split");
+        assert_eq!(
+            share.primary_percent(),
+            100,
+            "a new feed starts from no split"
+        );
         let side = ConsumerSide {
             host: "10.0.0.9".into(),
             application: "app".into(),
