@@ -210,17 +210,7 @@ public final class MigrationProbe {
                         "reference must be label, parameters, interface and application view sizes separated by tabs, got: "
                                 + line);
             }
-            Map<String, String> parameters = new LinkedHashMap<>();
-            for (String pair : fields[1].split("&")) {
-                if (pair.isEmpty()) {
-                    continue;
-                }
-                int eq = pair.indexOf('=');
-                if (eq <= 0) {
-                    throw new IllegalArgumentException("parameter must be key=value, got '" + pair + "' in: " + line);
-                }
-                parameters.put(pair.substring(0, eq), pair.substring(eq + 1));
-            }
+            Map<String, String> parameters = RoutingProbe.pairs(fields[1], "parameter", line);
             specs.add(new Spec(fields[0], parameters, count(fields[2], line), count(fields[3], line)));
         }
         if (specs.isEmpty()) {

@@ -133,6 +133,25 @@ public final class RoutingProbe {
      * How a failed call is reported: {@code error:no-provider} when routing left no provider (RpcException
      * code 6), {@code error:rpc-<code>} for another RpcException, {@code error:<class>} for anything else.
      */
+    /**
+     * The {@code k=v&k=v} pairs of {@code text}, in order; {@code what} names them in the error
+     * thrown for a pair without a key, which quotes {@code line}.
+     */
+    static Map<String, String> pairs(String text, String what, String line) {
+        Map<String, String> pairs = new LinkedHashMap<>();
+        for (String pair : text.split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int eq = pair.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException(what + " must be key=value, got '" + pair + "' in: " + line);
+            }
+            pairs.put(pair.substring(0, eq), pair.substring(eq + 1));
+        }
+        return pairs;
+    }
+
     static String outcome(RuntimeException failure) {
         if (failure instanceof RpcException) {
             RpcException e = (RpcException) failure;
@@ -157,18 +176,7 @@ public final class RoutingProbe {
             if (!"whoAmI".equals(method) && !"sayHello".equals(method)) {
                 throw new IllegalArgumentException("unknown method " + method + " in spec: " + line);
             }
-            Map<String, String> attachments = new LinkedHashMap<>();
-            for (String pair : fields[3].split("&")) {
-                if (pair.isEmpty()) {
-                    continue;
-                }
-                int eq = pair.indexOf('=');
-                if (eq <= 0) {
-                    throw new IllegalArgumentException("attachment must be key=value, got '" + pair + "' in: " + line);
-                }
-                attachments.put(pair.substring(0, eq), pair.substring(eq + 1));
-            }
-            specs.add(new Spec(fields[0], method, fields[2], attachments));
+            specs.add(new Spec(fields[0], method, fields[2], pairs(fields[3], "attachment", line)));
         }
         if (specs.isEmpty()) {
             throw new IllegalArgumentException("no spec given (rudder.probe.specs / RUDDER_PROBE_SPECS)");
