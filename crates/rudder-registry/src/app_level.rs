@@ -125,19 +125,23 @@ impl Subscriber {
         });
     }
 
-    /// The application view's share of the calls while the interface view takes the rest: under
-    /// `APPLICATION_FIRST` with the application view in use, a `proportion` below 100 and interface
-    /// providers to send the rest to (Dubbo would send them to an empty view, to fail), when the
-    /// subscription was given a [`ViewSplit`](crate::ViewSplit).
-    pub(crate) fn split_percent(&self) -> Option<u8> {
+    /// The application view's share of the calls when a `proportion` shares them now: under
+    /// `APPLICATION_FIRST`, with the application view in use, a `proportion` below 100 and interface
+    /// providers to send the rest to (Dubbo would send them to an empty view, to fail).
+    fn shared_percent(&self) -> Option<u8> {
         let proportion = self.migration.resolved.proportion;
-        let splits = self.split.is_some()
-            && self.step == MigrationStep::ApplicationFirst
+        let shares = self.step == MigrationStep::ApplicationFirst
             && self.view == DiscoveryView::Application
             && proportion < 100
             && self.catalog.usable_count() > 0;
         // A negative proportion sends every call to the interface view, as Dubbo's draw does.
-        splits.then(|| proportion.clamp(0, 100) as u8)
+        shares.then(|| proportion.clamp(0, 100) as u8)
+    }
+
+    /// [`shared_percent`](Self::shared_percent), when the subscription was given a
+    /// [`ViewSplit`](crate::ViewSplit) to share the calls with.
+    pub(crate) fn split_percent(&self) -> Option<u8> {
+        self.split.as_ref().and(self.shared_percent())
     }
 
     /// Starts, re-shares or ends the split of the calls as the rule says now, with no provider
@@ -156,20 +160,22 @@ impl Subscriber {
             return None;
         }
         let percent = proportion.clamp(0, 100);
-        let rest = 100 - percent;
-        Some(if self.view == DiscoveryView::Interface {
-            format!("proportion {percent} %: every call goes to the interface view in use")
-        } else if self.catalog.usable_count() == 0 {
-            format!(
-                "proportion {percent} %: no interface-level provider, every call goes to the application view"
-            )
-        } else if self.split.is_some() {
-            format!("proportion {percent} %: the other {rest} % of calls go to the interface view")
-        } else {
+        Some(match self.shared_percent() {
             // A listing (`rudder providers`) subscribes without a second list; a reference has one.
-            format!(
-                "proportion {percent} %: a reference sends the other {rest} % of calls to the interface view"
-            )
+            Some(_) if self.split.is_none() => format!(
+                "proportion {percent} %: a reference sends the other {} % of calls to the interface view",
+                100 - percent
+            ),
+            Some(_) => format!(
+                "proportion {percent} %: the other {} % of calls go to the interface view",
+                100 - percent
+            ),
+            None if self.view == DiscoveryView::Interface => {
+                format!("proportion {percent} %: every call goes to the interface view in use")
+            }
+            None => format!(
+                "proportion {percent} %: no interface-level provider, every call goes to the application view"
+            ),
         })
     }
 
