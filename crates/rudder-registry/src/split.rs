@@ -59,8 +59,11 @@ impl SplitFeed {
     /// Starts from no split, whatever an earlier subscription with the same sink left there (one
     /// whose rule watch then failed, retried under `check=false`).
     pub(crate) fn new(split: ViewSplit) -> SplitFeed {
-        split.share.set_primary_percent(100);
-        split.sink.update(ProviderUpdate::Full(Vec::new()));
+        // A share of 100 % means the sink was emptied too (`feed` empties it right after).
+        if split.share.primary_percent() < 100 {
+            split.share.set_primary_percent(100);
+            split.sink.update(ProviderUpdate::Full(Vec::new()));
+        }
         SplitFeed { split, on: false }
     }
 
