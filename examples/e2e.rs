@@ -27,10 +27,22 @@ pub struct Options {
     /// Measure a second bare client in place of rudder: the tool's own noise floor, what "cost"
     /// reads when both sides do the same work.
     pub noise_floor: bool,
+    /// Run one client alone (`bare` or `rudder`), for profiling one side (`perf stat`, `perf record`);
+    /// no cost is computed then.
+    pub only: Option<Only>,
+}
+
+/// The one client a profiling run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Only {
+    /// The bare protocol client.
+    Bare,
+    /// The whole consumer.
+    Rudder,
 }
 
 impl Options {
-    /// Parses `--calls N --levels a,b --rounds R --slices S --url U --noise-floor`.
+    /// Parses `--calls N --levels a,b --rounds R --slices S --url U --noise-floor --only bare|rudder`.
     ///
     /// # Errors
     /// A message naming the bad flag.
@@ -42,6 +54,7 @@ impl Options {
             slices: 10,
             url: None,
             noise_floor: false,
+            only: None,
         };
         let mut args = args;
         while let Some(flag) = args.next() {
@@ -56,6 +69,13 @@ impl Options {
                 "--rounds" => o.rounds = value.parse().map_err(bad)?,
                 "--slices" => o.slices = value.parse().map_err(bad)?,
                 "--url" => o.url = Some(value),
+                "--only" => {
+                    o.only = Some(match value.as_str() {
+                        "bare" => Only::Bare,
+                        "rudder" => Only::Rudder,
+                        _ => return Err(format!("--only takes bare or rudder, not {value:?}")),
+                    })
+                }
                 "--levels" => {
                     o.levels = value
                         .split(',')
@@ -166,7 +186,12 @@ pub async fn run(options: &Options) -> Vec<String> {
                     }
                 };
                 // Alternate who goes first, so neither always follows the other's warm-up.
-                if slice % 2 == 0 {
+                if let Some(only) = options.only {
+                    match only {
+                        Only::Bare => b.add(sample(level, per_slice, bare_call).await),
+                        Only::Rudder => r.add(sample(level, per_slice, rudder_call).await),
+                    }
+                } else if slice % 2 == 0 {
                     b.add(sample(level, per_slice, bare_call).await);
                     r.add(sample(level, per_slice, rudder_call).await);
                 } else {
@@ -175,21 +200,26 @@ pub async fn run(options: &Options) -> Vec<String> {
                 }
             }
             let (b, r) = (b.summary(), r.summary());
-            costs.push(100.0 * (b.qps - r.qps) / b.qps);
+            if options.only.is_none() {
+                costs.push(100.0 * (b.qps - r.qps) / b.qps);
+            }
             bares.push(b);
             rudders.push(r);
         }
         let (b, r) = (median_by_qps(&mut bares), median_by_qps(&mut rudders));
         costs.sort_by(f64::total_cmp);
+        let cost = match costs.get(costs.len() / 2) {
+            Some(cost) => format!("{cost:.1}%"),
+            None => "-".to_owned(),
+        };
         report.push(format!(
-            "{level:>11} | {:>10.0} {:>9} {:>9} | {:>10.0} {:>9} {:>9} | {:>7.1}%",
+            "{level:>11} | {:>10.0} {:>9} {:>9} | {:>10.0} {:>9} {:>9} | {cost:>8}",
             b.qps,
             micros(b.p50),
             micros(b.p99),
             r.qps,
             micros(r.p50),
             micros(r.p99),
-            costs[costs.len() / 2]
         ));
         let errors: u64 = bares.iter().chain(&rudders).map(|m| m.errors).sum();
         if errors > 0 {
@@ -253,6 +283,15 @@ impl Sample {
     }
 
     fn summary(mut self) -> Measurement {
+        if self.latencies.is_empty() {
+            // The side an `--only` run left out.
+            return Measurement {
+                qps: 0.0,
+                p50: Duration::ZERO,
+                p99: Duration::ZERO,
+                errors: self.errors,
+            };
+        }
         self.latencies.sort_unstable();
         let latencies = &self.latencies;
         let pct = |p: f64| {

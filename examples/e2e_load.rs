@@ -3,7 +3,7 @@
 //! dubbo:// provider over loopback. Prints QPS and p50/p99 per concurrency, and the cluster layer's cost.
 //!
 //! ```text
-//! cargo run --release -p rudder-examples --example e2e_load -- [--calls 20000] [--levels 1,16,128] [--rounds 7] [--slices 10] [--noise-floor]
+//! cargo run --release -p rudder-examples --example e2e_load -- [--calls 20000] [--levels 1,16,128] [--rounds 7] [--slices 10] [--noise-floor] [--only bare|rudder]
 //!     [--url dubbo://127.0.0.1:PORT/org.rudder.it.GreetingService]   # an external provider, e.g. the Java one
 //!     [--url tri://127.0.0.1:PORT/org.rudder.it.GreetingService]     # over Triple: the bare client is then
 //!                                                                   # rudder-triple's tonic client alone
@@ -12,7 +12,8 @@
 //! take `--slices` turns of `calls / slices` calls, in alternating order, so that machine noise hits both
 //! alike; the median round of each is reported, and the cost is the median of the per-round differences.
 //! `--noise-floor` puts a second bare client where rudder was: the "cost" it prints is the tool's own
-//! noise on this machine, to read the real figures against.
+//! noise on this machine, to read the real figures against. `--only bare` or `--only rudder` runs one
+//! client alone, to profile one side (`perf stat -e task-clock` over the same calls, say).
 
 use rudder_examples::e2e::{run, Options};
 

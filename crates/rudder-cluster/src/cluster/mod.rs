@@ -243,6 +243,12 @@ impl<C: Caller + 'static> ClusterInvoker<C> {
     ) -> Result<C::Output, RpcError> {
         let core = &self.core;
         let span = trace::call_span(core, invocation.method_name(), mode.name());
+        // No subscriber wants the span (the common case): call without the `Instrumented` layer,
+        // whose per-poll enter/exit and larger future measurably cost an end-to-end call (~2 % of
+        // QPS at one call in flight, `e2e_load`), though the span itself is free.
+        if span.is_disabled() {
+            return core.dispatch(invocation, mode).await;
+        }
         let result = core
             .dispatch(invocation, mode)
             .instrument(span.clone())
@@ -369,6 +375,10 @@ impl<C: Caller + 'static> Core<C> {
         attempt: u32,
     ) -> Result<C::Output, RpcError> {
         let span = trace::attempt_span(&picked.provider, attempt);
+        if span.is_disabled() {
+            // As in `invoke_in_mode`: nothing to record, so no `Instrumented` layer either.
+            return self.call_counted(picked, invocation).await;
+        }
         // Records the outcome when the attempt ends, also when its future is dropped (a forking loser).
         let mut closer = trace::AttemptCloser::new(&span);
         let result = self
