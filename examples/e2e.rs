@@ -185,18 +185,18 @@ pub async fn run(options: &Options) -> Vec<String> {
                         }
                     }
                 };
-                // Alternate who goes first, so neither always follows the other's warm-up.
-                if let Some(only) = options.only {
-                    match only {
-                        Only::Bare => b.add(sample(level, per_slice, bare_call).await),
-                        Only::Rudder => r.add(sample(level, per_slice, rudder_call).await),
+                match options.only {
+                    Some(Only::Bare) => b.add(sample(level, per_slice, bare_call).await),
+                    Some(Only::Rudder) => r.add(sample(level, per_slice, rudder_call).await),
+                    // Alternate who goes first, so neither always follows the other's warm-up.
+                    None if slice % 2 == 0 => {
+                        b.add(sample(level, per_slice, bare_call).await);
+                        r.add(sample(level, per_slice, rudder_call).await);
                     }
-                } else if slice % 2 == 0 {
-                    b.add(sample(level, per_slice, bare_call).await);
-                    r.add(sample(level, per_slice, rudder_call).await);
-                } else {
-                    r.add(sample(level, per_slice, rudder_call).await);
-                    b.add(sample(level, per_slice, bare_call).await);
+                    None => {
+                        r.add(sample(level, per_slice, rudder_call).await);
+                        b.add(sample(level, per_slice, bare_call).await);
+                    }
                 }
             }
             let (b, r) = (b.summary(), r.summary());
