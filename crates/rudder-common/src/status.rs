@@ -162,13 +162,18 @@ impl RpcStatus {
         // is in it), so the subtraction never borrows from the completed half.
         self.activity.fetch_add(ONE_COMPLETED - 1, Relaxed);
         self.total.fetch_add(1, Relaxed);
-        self.total_elapsed.fetch_add(elapsed_millis, Relaxed);
-        raise(&self.max_elapsed, elapsed_millis);
+        // Calls under a millisecond (most, on a LAN) add nothing to the sums: no read-modify-write.
+        if elapsed_millis != 0 {
+            self.total_elapsed.fetch_add(elapsed_millis, Relaxed);
+            raise(&self.max_elapsed, elapsed_millis);
+        }
         if succeeded {
             raise(&self.succeeded_max_elapsed, elapsed_millis);
         } else {
             self.failed.fetch_add(1, Relaxed);
-            self.failed_elapsed.fetch_add(elapsed_millis, Relaxed);
+            if elapsed_millis != 0 {
+                self.failed_elapsed.fetch_add(elapsed_millis, Relaxed);
+            }
             raise(&self.failed_max_elapsed, elapsed_millis);
         }
     }
@@ -375,15 +380,47 @@ impl ProviderStatus {
         method: MethodStatus,
         max_active: i32,
     ) -> Option<ActiveCall> {
-        if !method.try_acquire(max_active) {
-            return None;
-        }
-        self.service.activity.fetch_add(1, Relaxed);
-        Some(ActiveCall {
+        self.admit(&method, max_active).then(|| ActiveCall {
             provider: Arc::clone(self),
             method,
             done: false,
         })
+    }
+
+    /// As [`ProviderStatus::begin_with`], for a caller that holds the counters for the whole call
+    /// anyway (the cluster invoker does): the guard borrows them instead of taking two reference
+    /// counts, four atomic read-modify-writes fewer per call.
+    ///
+    /// ```
+    /// use rudder_common::status::StatusRegistry;
+    /// let provider = StatusRegistry::default().provider("dubbo://10.0.0.1:20880/S");
+    /// let method = provider.method("m");
+    /// let call = provider.begin_borrowed(&method, 1).expect("a free slot");
+    /// assert!(provider.begin_borrowed(&method, 1).is_none(), "actives=1 is taken");
+    /// call.finish(7, true);
+    /// assert_eq!((method.active(), method.succeeded(), method.max_elapsed()), (0, 1, 7));
+    /// ```
+    pub fn begin_borrowed<'a>(
+        &'a self,
+        method: &'a MethodStatus,
+        max_active: i32,
+    ) -> Option<BorrowedCall<'a>> {
+        // `then`, not `then_some`: a guard built eagerly and dropped on refusal would count a call
+        // that never began.
+        self.admit(method, max_active).then(|| BorrowedCall {
+            service: &self.service,
+            method,
+            done: false,
+        })
+    }
+
+    /// Takes a slot of `method` (within `max_active`) and counts the call provider-wide.
+    fn admit(&self, method: &RpcStatus, max_active: i32) -> bool {
+        if !method.try_acquire(max_active) {
+            return false;
+        }
+        self.service.activity.fetch_add(1, Relaxed);
+        true
     }
 }
 
@@ -406,10 +443,13 @@ impl ActiveCall {
     }
 
     fn end(&mut self, elapsed_millis: i64, succeeded: bool) {
-        if !self.done {
-            self.done = true;
-            self.provider.service.record_end(elapsed_millis, succeeded);
-            self.method.record_end(elapsed_millis, succeeded);
+        if !std::mem::replace(&mut self.done, true) {
+            record_end(
+                &self.provider.service,
+                &self.method,
+                elapsed_millis,
+                succeeded,
+            );
         }
     }
 }
@@ -418,6 +458,41 @@ impl Drop for ActiveCall {
     fn drop(&mut self) {
         self.end(0, false);
     }
+}
+
+/// [`ActiveCall`] borrowing the counters ([`ProviderStatus::begin_borrowed`]): the same accounting,
+/// [`BorrowedCall::finish`] or a failure with zero elapsed time when dropped unfinished.
+#[derive(Debug)]
+#[must_use = "a BorrowedCall counts as failed when dropped without finish()"]
+pub struct BorrowedCall<'a> {
+    service: &'a RpcStatus,
+    method: &'a RpcStatus,
+    done: bool,
+}
+
+impl BorrowedCall<'_> {
+    /// Records the end of the call, as [`ActiveCall::finish`] does.
+    pub fn finish(mut self, elapsed_millis: i64, succeeded: bool) {
+        self.end(elapsed_millis, succeeded);
+    }
+
+    fn end(&mut self, elapsed_millis: i64, succeeded: bool) {
+        if !std::mem::replace(&mut self.done, true) {
+            record_end(self.service, self.method, elapsed_millis, succeeded);
+        }
+    }
+}
+
+impl Drop for BorrowedCall<'_> {
+    fn drop(&mut self) {
+        self.end(0, false);
+    }
+}
+
+/// A counted call's end, in the provider-wide counters and the method's.
+fn record_end(service: &RpcStatus, method: &RpcStatus, elapsed_millis: i64, succeeded: bool) {
+    service.record_end(elapsed_millis, succeeded);
+    method.record_end(elapsed_millis, succeeded);
 }
 
 /// All providers' statistics, keyed by provider identity.

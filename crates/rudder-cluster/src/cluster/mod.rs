@@ -401,8 +401,7 @@ impl<C: Caller + 'static> Core<C> {
         // Declared before `active`, so dropped after it: waiters learn of the free slot only once it is
         // free, also when this future is dropped mid-call.
         let _ended = CallEnded(&self.caller);
-        let Some(active) = status.begin_with(picked.method_status.clone(), picked.max_active)
-        else {
+        let Some(active) = status.begin_borrowed(&picked.method_status, picked.max_active) else {
             return Err(RpcError::new(
                 RpcErrorKind::LimitExceeded,
                 format!(

@@ -18,6 +18,10 @@ use crate::provider::Provider;
 /// The service name is borrowed from the thread's cached snapshot (no `String`, no atomic
 /// read-modify-write), and only read at all when a subscriber wants the span.
 pub(super) fn call_span<C: Caller + 'static>(core: &Core<C>, method: &str, mode: &str) -> Span {
+    // No subscriber wants INFO spans (one load): skip the snapshot lookup too, not only the fields.
+    if !tracing::level_enabled!(tracing::Level::INFO) {
+        return Span::none();
+    }
     core.balancer.directory().with_current(|snapshot| {
         let service = snapshot
             .providers()

@@ -80,6 +80,38 @@ fn dropping_an_unfinished_call_releases_its_slot_as_a_failure() {
 }
 
 #[test]
+fn a_borrowed_call_counts_as_an_owned_one_and_a_refusal_counts_nothing() {
+    let registry = StatusRegistry::default();
+    let p = registry.provider(URL);
+    let method = p.method("test");
+    let held = p.begin_borrowed(&method, 1).unwrap();
+    // Refused at the limit: nothing begins, so nothing ends either (no failure, no slot given back).
+    assert!(p.begin_borrowed(&method, 1).is_none());
+    assert_eq!(
+        (method.active(), method.failed(), p.service().active()),
+        (1, 0, 1)
+    );
+    held.finish(0, true);
+    // Dropped unfinished: a failure of zero elapsed time, its slot released.
+    drop(p.begin_borrowed(&method, 1).unwrap());
+    p.begin_borrowed(&method, 1).unwrap().finish(3000, false);
+    for s in [p.service(), &*method] {
+        assert_eq!(
+            (s.active(), s.total(), s.succeeded(), s.failed()),
+            (0, 3, 1, 2)
+        );
+        assert_eq!(
+            (s.total_elapsed(), s.failed_elapsed(), s.max_elapsed()),
+            (3000, 3000, 3000)
+        );
+        assert_eq!(
+            (s.succeeded_max_elapsed(), s.failed_max_elapsed()),
+            (0, 3000)
+        );
+    }
+}
+
+#[test]
 fn identity_keys_share_state() {
     let registry = StatusRegistry::default();
     let a = registry.provider(URL);
