@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use rudder::Reference;
-use rudder_common::url::ranges::IntRange;
+use rudder_common::url::transport::{CONNECT_TIMEOUT, PAYLOAD, TIMEOUT};
 use rudder_common::url::DubboUrl;
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue};
 use tonic::service::interceptor::InterceptedService;
@@ -16,31 +16,6 @@ use tonic::transport::{Channel, Endpoint};
 
 /// The application name sent as `tri-consumer-appname` (as the POJO path's consumer has it).
 pub(crate) const APPLICATION: &str = "rudder-cli";
-
-// The three settings below are rudder-triple's (and dubbo://'s): one provider URL means the same
-// whichever client reads it.
-
-/// Per-call deadline, ms.
-const TIMEOUT: IntRange = IntRange {
-    key: "timeout",
-    default: 1000,
-    min: 1,
-    max: 3_600_000,
-};
-/// TCP connect deadline, ms.
-const CONNECT_TIMEOUT: IntRange = IntRange {
-    key: "connect.timeout",
-    default: 3000,
-    min: 1,
-    max: 60_000,
-};
-/// Largest message sent or accepted, bytes (8 MiB; at most 64 MiB).
-const PAYLOAD: IntRange = IntRange {
-    key: "payload",
-    default: 8 << 20,
-    min: 256,
-    max: 64 << 20,
-};
 
 /// A tonic channel that adds the Triple headers of its provider URL to every request.
 pub(crate) type UrlChannel = InterceptedService<Channel, TriHeaders>;
@@ -109,8 +84,8 @@ impl GrpcTarget {
         GrpcTarget {
             shown: format!("{}://{address}", url.protocol()),
             address,
-            connect_timeout: millis(CONNECT_TIMEOUT.value(&url)),
-            payload: usize::try_from(PAYLOAD.value(&url)).unwrap_or(8 << 20),
+            connect_timeout: millis(CONNECT_TIMEOUT.positive_value(&url)),
+            payload: usize::try_from(PAYLOAD.positive_value(&url)).unwrap_or(8 << 20),
             url,
         }
     }
@@ -120,7 +95,7 @@ impl GrpcTarget {
     pub(crate) fn timeout(&self, method: &str, flag: Option<u64>) -> Duration {
         match flag {
             Some(ms) => Duration::from_millis(ms),
-            None => millis(TIMEOUT.method_value(&self.url, method)),
+            None => millis(TIMEOUT.positive_method_value(&self.url, method)),
         }
     }
 

@@ -26,7 +26,8 @@
 //! number outside its range is clamped to it. Either way one warning is logged per (parameter,
 //! value), however many calls read it. The `payload` ceiling exists because a frame is buffered
 //! whole before it is decoded: 64 MiB (8× Dubbo's default) bounds what one connection can make us
-//! hold.
+//! hold. The transport settings (`timeout` to `connections`) are declared once, in
+//! `rudder_common::url::transport`, and tri:// reads the same ones.
 //!
 //! # Failures and lifecycle
 //!

@@ -10,108 +10,34 @@
 use std::time::Duration;
 
 use rudder_common::invocation::Invocation;
-use rudder_common::url::ranges::warn_once;
+use rudder_common::url::ranges::IntRange;
+use rudder_common::url::transport::{CONNECTIONS, CONNECT_TIMEOUT, HEARTBEAT, PAYLOAD, TIMEOUT};
 use rudder_common::url::DubboUrl;
 
 use crate::codec::{ServiceTarget, DEFAULT_PAYLOAD_LIMIT, NO_VERSION};
 use crate::connection::ConnectionConfig;
 
-/// A numeric parameter: its default and the range it is clamped to.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Range {
-    pub(crate) key: &'static str,
-    pub(crate) default: u64,
-    pub(crate) min: u64,
-    pub(crate) max: u64,
-}
-
-/// Per-call deadline, ms. Up to an hour: a longer call is a batch job, not an RPC.
-pub(crate) const TIMEOUT: Range = Range {
-    key: "timeout",
-    default: 1000,
-    min: 1,
-    max: 3_600_000,
-};
-/// TCP connect deadline, ms. Linux gives up on SYN retries after ~2 minutes; a minute is plenty.
-pub(crate) const CONNECT_TIMEOUT: Range = Range {
-    key: "connect.timeout",
-    default: 3000,
-    min: 1,
-    max: 60_000,
-};
-/// Idle time before a heartbeat, ms. Under 100 ms heartbeats cost more than the traffic they
-/// guard; over an hour a dead peer goes unnoticed for three hours.
-pub(crate) const HEARTBEAT: Range = Range {
-    key: "heartbeat",
-    default: 60_000,
-    min: 100,
-    max: 3_600_000,
-};
-/// Largest frame body, bytes. A frame is buffered whole before it is decoded, so this bounds the
-/// memory one connection can be made to hold: 64 MiB (8× Dubbo's default) keeps a handful of
-/// connections at a few hundred MiB at worst. 256 bytes is the smallest that fits a real request.
-pub(crate) const PAYLOAD: Range = Range {
-    key: "payload",
-    default: DEFAULT_PAYLOAD_LIMIT as u64,
-    min: 256,
-    max: 64 << 20,
-};
-/// Connections per provider address. More than 64 to one address is a mistake, not a need.
-pub(crate) const CONNECTIONS: Range = Range {
-    key: "connections",
-    default: 1,
-    min: 1,
-    max: 64,
-};
 /// Concurrent calls per method; ≤ 0 is "no limit". The counters are `i32`, like Java's.
-pub(crate) const ACTIVES: Range = Range {
+const ACTIVES: IntRange = IntRange {
     key: "actives",
     default: 0,
     min: 1,
-    max: i32::MAX as u64,
+    max: i32::MAX as i64,
 };
 
-/// The value of `key` (named `shown` in warnings) within `range`.
-fn ranged(value: Option<&str>, shown: &str, range: Range) -> u64 {
-    let Some(raw) = value else {
-        return range.default;
-    };
-    let parsed = raw.trim().parse::<u64>().ok().filter(|&v| v > 0);
-    match parsed {
-        None => {
-            warn_once(
-                shown,
-                raw,
-                format_args!(
-                    "dubbo parameter {shown}={raw:?} is not a positive number; using the default {}",
-                    range.default
-                ),
-            );
-            range.default
-        }
-        Some(v) if v < range.min || v > range.max => {
-            let clamped = v.clamp(range.min, range.max);
-            warn_once(
-                shown,
-                raw,
-                format_args!(
-                    "dubbo parameter {shown}={v} is outside {}..={}; using {clamped}",
-                    range.min, range.max
-                ),
-            );
-            clamped
-        }
-        Some(v) => v,
-    }
+/// A positive setting as a `u64` (the ranges hold only positive values, so the conversion is exact).
+fn positive(range: IntRange, raw: Option<&str>, shown: &str) -> u64 {
+    u64::try_from(range.positive(raw, shown)).unwrap_or(1)
 }
 
 /// Connection settings from a provider URL.
 pub(crate) fn connection_config(url: &DubboUrl) -> ConnectionConfig {
-    let ms =
-        |range: Range| Duration::from_millis(ranged(url.parameter(range.key), range.key, range));
+    let ms = |range: IntRange| {
+        Duration::from_millis(positive(range, url.parameter(range.key), range.key))
+    };
     ConnectionConfig {
         // At most 64 MiB, so the conversion cannot fail.
-        payload_limit: usize::try_from(ranged(url.parameter("payload"), "payload", PAYLOAD))
+        payload_limit: usize::try_from(PAYLOAD.positive_value(url))
             .unwrap_or(DEFAULT_PAYLOAD_LIMIT),
         heartbeat: ms(HEARTBEAT),
         connect_timeout: ms(CONNECT_TIMEOUT),
@@ -121,17 +47,20 @@ pub(crate) fn connection_config(url: &DubboUrl) -> ConnectionConfig {
 /// The per-call deadline: the invocation's `timeout` attachment, else `<method>.timeout`, else
 /// `timeout`, else 1000 ms (`RpcUtils.getTimeout`). A bad attachment falls through to the URL.
 pub(crate) fn call_timeout(url: &DubboUrl, invocation: &Invocation) -> Duration {
-    let method = invocation.method_name();
-    let attached = invocation
-        .attachment("timeout")
-        .filter(|v| v.trim().parse::<u64>().is_ok_and(|v| v > 0));
-    let ms = match attached {
-        Some(v) => ranged(Some(v), "timeout (attachment)", TIMEOUT),
+    const SHOWN: &str = "timeout (attachment)";
+    let attachment = invocation.attachment("timeout");
+    let ms = match attachment.filter(|v| v.trim().parse::<i64>().is_ok_and(|v| v > 0)) {
+        Some(v) => positive(TIMEOUT, Some(v), SHOWN),
         None => {
-            if let Some(bad) = invocation.attachment("timeout") {
-                ranged(Some(bad), "timeout (attachment)", TIMEOUT);
+            // Read only to warn about it (once): a bad attachment is skipped.
+            if attachment.is_some() {
+                TIMEOUT.positive(attachment, SHOWN);
             }
-            ranged(url.method_parameter(method, "timeout"), "timeout", TIMEOUT)
+            positive(
+                TIMEOUT,
+                url.method_parameter(invocation.method_name(), "timeout"),
+                "timeout",
+            )
         }
     };
     Duration::from_millis(ms)
@@ -140,7 +69,7 @@ pub(crate) fn call_timeout(url: &DubboUrl, invocation: &Invocation) -> Duration 
 /// How many connections to keep to the provider's address.
 pub(crate) fn connections(url: &DubboUrl) -> usize {
     // At most 64.
-    ranged(url.parameter("connections"), "connections", CONNECTIONS) as usize
+    usize::try_from(CONNECTIONS.positive_value(url)).unwrap_or(1)
 }
 
 /// The `actives` limit of a method (0 = none).
@@ -154,7 +83,7 @@ pub(crate) fn max_active(url: &DubboUrl, method: &str) -> i32 {
     if unlimited {
         return 0;
     }
-    i32::try_from(ranged(raw, "actives", ACTIVES)).unwrap_or(i32::MAX)
+    i32::try_from(ACTIVES.positive(raw, "actives")).unwrap_or(i32::MAX)
 }
 
 /// Which exported service the provider should dispatch to.
@@ -178,6 +107,7 @@ pub(crate) fn target(url: &DubboUrl) -> ServiceTarget<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rudder_common::url::ranges::warn_once;
     use rudder_common::value::Value;
 
     fn url(s: &str) -> DubboUrl {
@@ -245,10 +175,6 @@ mod tests {
 
     #[test]
     fn a_bad_value_is_warned_about_once() {
-        let key = "test.only.key";
-        assert!(warn_once(key, "abc", format_args!("first")));
-        assert!(!warn_once(key, "abc", format_args!("again")));
-        assert!(warn_once(key, "abd", format_args!("another value")));
         // Through the parameter readers: the same bad URL read on every call warns once.
         let u = url("dubbo://h:1/s?heartbeat=soon");
         for _ in 0..3 {

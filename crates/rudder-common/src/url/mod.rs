@@ -41,6 +41,7 @@ pub mod merge;
 mod params;
 mod parse;
 pub mod ranges;
+pub mod transport;
 
 use std::fmt;
 

@@ -58,19 +58,7 @@ impl IntRange {
                 );
                 None
             }
-            Ok(v) if v < self.min || v > self.max => {
-                let clamped = v.clamp(self.min, self.max);
-                warn_once(
-                    shown,
-                    raw,
-                    format_args!(
-                        "parameter {shown}={v} is outside {}..={}; using {clamped}",
-                        self.min, self.max
-                    ),
-                );
-                Some(clamped)
-            }
-            Ok(v) => Some(v),
+            Ok(v) => Some(self.clamped(v, raw, shown)),
         }
     }
 
@@ -91,6 +79,74 @@ impl IntRange {
             }
         }
         self.value(url)
+    }
+}
+
+// Dubbo's `getPositiveParameter` reading, for settings where zero or less means "not set"
+// (`timeout`, `payload`, `heartbeat`...): the readings above clamp `timeout=0` to 1 ms, these give the
+// default, as Dubbo does.
+impl IntRange {
+    /// `raw` in range; the default when absent or empty, and (warned about once) when not a
+    /// positive whole number.
+    pub fn positive(&self, raw: Option<&str>, shown: &str) -> i64 {
+        let Some(raw) = raw.filter(|r| !r.trim().is_empty()) else {
+            return self.default;
+        };
+        match raw.trim().parse::<i64>() {
+            Ok(v) if v > 0 => self.clamped(v, raw, shown),
+            _ => {
+                warn_once(
+                    shown,
+                    raw,
+                    format_args!(
+                        "parameter {shown}={raw:?} is not a positive whole number; using the default {}",
+                        self.default
+                    ),
+                );
+                self.default
+            }
+        }
+    }
+
+    /// The service-level value, read as [`IntRange::positive`] does.
+    pub fn positive_value(&self, url: &DubboUrl) -> i64 {
+        self.positive(url.parameter(self.key), self.key)
+    }
+
+    /// `<method>.<key>`, else `key`, read as [`IntRange::positive`] does. As in Dubbo's
+    /// `getMethodPositiveParameter`, the value found first decides: a bad method-level value gives the
+    /// default, not the service-level value.
+    ///
+    /// ```
+    /// use rudder_common::url::{ranges::IntRange, DubboUrl};
+    ///
+    /// const TIMEOUT: IntRange = IntRange { key: "timeout", default: 1000, min: 1, max: 3_600_000 };
+    /// let url = DubboUrl::parse("dubbo://h:1/S?timeout=3000&a.timeout=0&b.timeout=x&c.timeout=9999999999")?;
+    /// assert_eq!(TIMEOUT.positive_method_value(&url, "a"), 1000); // zero: the default, not `timeout`
+    /// assert_eq!(TIMEOUT.positive_method_value(&url, "b"), 1000); // not a number: the default (warned)
+    /// assert_eq!(TIMEOUT.positive_method_value(&url, "c"), 3_600_000); // clamped (warned)
+    /// assert_eq!(TIMEOUT.positive_method_value(&url, "d"), 3000); // no method value: `timeout`
+    /// # Ok::<(), rudder_common::url::UrlError>(())
+    /// ```
+    pub fn positive_method_value(&self, url: &DubboUrl, method: &str) -> i64 {
+        self.positive(url.method_parameter(method, self.key), self.key)
+    }
+
+    /// `v` clamped into the range, warned about once when it was outside.
+    fn clamped(&self, v: i64, raw: &str, shown: &str) -> i64 {
+        if (self.min..=self.max).contains(&v) {
+            return v;
+        }
+        let clamped = v.clamp(self.min, self.max);
+        warn_once(
+            shown,
+            raw,
+            format_args!(
+                "parameter {shown}={v} is outside {}..={}; using {clamped}",
+                self.min, self.max
+            ),
+        );
+        clamped
     }
 }
 
