@@ -6,7 +6,9 @@ use rudder_common::url::DubboUrl;
 
 /// A parameter exactly as written (no `default.` fallback), as `getOriginalParameter` reads it.
 pub(crate) fn raw_param<'u>(url: &'u DubboUrl, key: &str) -> Option<&'u str> {
-    url.parameters().find(|(k, _)| *k == key).map(|(_, v)| v)
+    // A binary search: the consumer's parameters are read on every call (the tag router's
+    // `dubbo.tag`, a `when` on `application`), and a scan compared against each of them.
+    url.exact_parameter(key)
 }
 
 /// `toOriginalMap().get(key)`: the parameters plus `protocol`, `username`, `password`, `host`, `port`

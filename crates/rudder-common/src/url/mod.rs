@@ -217,6 +217,20 @@ impl DubboUrl {
         }
     }
 
+    /// The value of `key` exactly as written, without the `default.<key>` fallback (Dubbo's
+    /// `getOriginalParameter`, which routers read).
+    ///
+    /// ```
+    /// use rudder_common::url::DubboUrl;
+    /// let url = DubboUrl::parse("dubbo://h:1/S?default.timeout=5&weight=7")?;
+    /// assert_eq!((url.exact_parameter("weight"), url.exact_parameter("timeout")), (Some("7"), None));
+    /// assert_eq!(url.parameter("timeout"), Some("5"));
+    /// # Ok::<(), rudder_common::url::UrlError>(())
+    /// ```
+    pub fn exact_parameter(&self, key: &str) -> Option<&str> {
+        self.params.get(key)
+    }
+
     /// The exact value of `key`, falling back to the legacy alias `default.<key>`.
     pub fn parameter(&self, key: &str) -> Option<&str> {
         self.params
