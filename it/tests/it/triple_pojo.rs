@@ -81,6 +81,25 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
         .unwrap();
     assert_eq!(again, Value::Int(2));
 
+    // `timeout=0` on the provider URL is "not set" (Dubbo's getPositiveParameter: 1000 ms) over tri://
+    // as over dubbo://: a 300 ms call answers. It used to be clamped to a 1 ms deadline over tri://.
+    for (protocol, port) in [("tri", tri.port()), ("dubbo", dubbo.port())] {
+        let unset = Reference::builder(SERVICE)
+            .provider(&format!(
+                "{protocol}://127.0.0.1:{port}/{SERVICE}?version=1.0.0&group=g1&timeout=0"
+            ))
+            .retries(0)
+            .build()
+            .await
+            .unwrap();
+        let answer = unset.invoke("slow", &["int"], vec![Value::Int(300)]).await;
+        assert_eq!(
+            answer.map_err(|e| e.to_string()),
+            Ok(Value::from("slept 300")),
+            "{protocol}"
+        );
+    }
+
     // Through ZooKeeper: the tri:// and the dubbo:// provider of the interface are both used, as a Java
     // consumer uses both ...
     let registry = format!("zookeeper://{}", zookeeper.connect_string());
