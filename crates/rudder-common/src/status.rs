@@ -30,6 +30,34 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 
+use crate::url::ranges::IntRange;
+use crate::url::DubboUrl;
+
+/// `actives`, calls in flight per provider and method: ≤ 0 is no limit (Dubbo's), up to 2^31-1.
+/// Declared here, beside the counters it limits, for both the cluster's picks and rudder-rpc's
+/// `invoke_counted`.
+pub const ACTIVES: IntRange = IntRange {
+    key: "actives",
+    default: 0,
+    min: i32::MIN as i64,
+    max: i32::MAX as i64,
+};
+
+/// The `actives` limit of `method` on the provider at `url`: `<method>.actives`, else `actives`; 0 is
+/// no limit (so is anything ≤ 0, as in Dubbo), a bad method-level value disables only itself.
+///
+/// ```
+/// use rudder_common::{status::max_active, url::DubboUrl};
+/// let url = DubboUrl::parse("dubbo://h:1/S?actives=5&a.actives=-1&b.actives=x&c.actives=99999999999")?;
+/// assert_eq!([max_active(&url, "a"), max_active(&url, "b"), max_active(&url, "c"), max_active(&url, "d")],
+///            [0, 5, i32::MAX, 5]);
+/// # Ok::<(), rudder_common::url::UrlError>(())
+/// ```
+pub fn max_active(url: &DubboUrl, method: &str) -> i32 {
+    // Within i32 after `max(0)`: the range's bounds are i32's.
+    i32::try_from(ACTIVES.method_value(url, method).max(0)).unwrap_or(i32::MAX)
+}
+
 mod adaptive;
 mod outlier;
 pub use adaptive::{AdaptiveMetrics, ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST};

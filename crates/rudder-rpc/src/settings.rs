@@ -17,14 +17,6 @@ use rudder_common::url::DubboUrl;
 use crate::codec::{ServiceTarget, DEFAULT_PAYLOAD_LIMIT, NO_VERSION};
 use crate::connection::ConnectionConfig;
 
-/// Concurrent calls per method; ≤ 0 is "no limit". The counters are `i32`, like Java's.
-const ACTIVES: IntRange = IntRange {
-    key: "actives",
-    default: 0,
-    min: 1,
-    max: i32::MAX as i64,
-};
-
 /// A positive setting as a `u64` (the ranges hold only positive values, so the conversion is exact).
 fn positive(range: IntRange, raw: Option<&str>, shown: &str) -> u64 {
     u64::try_from(range.positive(raw, shown)).unwrap_or(1)
@@ -72,18 +64,9 @@ pub(crate) fn connections(url: &DubboUrl) -> usize {
     usize::try_from(CONNECTIONS.positive_value(url)).unwrap_or(1)
 }
 
-/// The `actives` limit of a method (0 = none).
+/// The `actives` limit of a method (0 = none): the cluster's reading, `rudder_common::status::max_active`.
 pub(crate) fn max_active(url: &DubboUrl, method: &str) -> i32 {
-    let raw = url.method_parameter(method, "actives");
-    // Dubbo: zero or negative is no limit, not a mistake.
-    let unlimited = match raw {
-        None => true,
-        Some(v) => v.trim().parse::<i64>().is_ok_and(|v| v <= 0),
-    };
-    if unlimited {
-        return 0;
-    }
-    i32::try_from(ACTIVES.positive(raw, "actives")).unwrap_or(i32::MAX)
+    rudder_common::status::max_active(url, method)
 }
 
 /// Which exported service the provider should dispatch to.

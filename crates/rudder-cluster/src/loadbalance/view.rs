@@ -6,19 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rudder_common::status::{MethodStatus, ProviderStatus, RpcStatus};
-use rudder_common::url::ranges::IntRange;
 
 use super::weight::effective_weight;
 use super::{Pick, PrefixSums, StateKey};
 use crate::provider::Provider;
 
-/// `actives`, calls in flight per provider and method: ≤ 0 is no limit (Dubbo's), up to 2^31-1.
-pub const ACTIVES: IntRange = IntRange {
-    key: "actives",
-    default: 0,
-    min: i32::MIN as i64,
-    max: i32::MAX as i64,
-};
+pub use rudder_common::status::ACTIVES;
 
 /// Strategy state slots per view; a view normally serves one strategy, rarely two.
 const STATE_SLOTS: usize = 4;
@@ -87,7 +80,7 @@ impl MethodView {
         let outlier = first.and_then(|p| super::outlier::OutlierSettings::of(p.url(), method));
         let max_active = providers
             .iter()
-            .map(|p| ACTIVES.method_value(p.url(), method).max(0) as i32)
+            .map(|p| rudder_common::status::max_active(p.url(), method))
             .collect();
         // Counters first created here are allocated together, in view order.
         let method_status =
