@@ -234,12 +234,7 @@ async fn instances_revisions_and_the_mapping_are_followed_live() {
     put(&zk, "/services/shop/127.0.0.1:29999", "not curator json").await;
     put_instance(&zk, "shop", 29998, "0").await;
 
-    let registry = ZookeeperRegistry::connect(
-        &format!("zookeeper://{}", zookeeper.connect_string()),
-        RegistryOptions::default(),
-    )
-    .await
-    .unwrap();
+    let registry = crate::common::registry(&zookeeper).await;
     let settings = DubboUrl::parse(&format!(
         "consumer://0.0.0.0/{LIVE}?migration.step=FORCE_APPLICATION"
     ))
@@ -325,12 +320,7 @@ async fn application_first_switches_views_as_instances_come_and_go() {
     put(&zk, &format!("/dubbo/mapping/{BOTH}"), "both").await;
     put_remote_metadata(&zk, "both", "r1", &[BOTH]).await;
 
-    let registry = ZookeeperRegistry::connect(
-        &format!("zookeeper://{}", zookeeper.connect_string()),
-        RegistryOptions::default(),
-    )
-    .await
-    .unwrap();
+    let registry = crate::common::registry(&zookeeper).await;
     let directory = Arc::new(Directory::default());
     // No migration.step: APPLICATION_FIRST.
     let subscription = registry
@@ -445,12 +435,7 @@ async fn a_thousand_instances_load_once_and_one_change_reaches_every_subscriptio
         created.await.expect("create instance");
     }
 
-    let registry = ZookeeperRegistry::connect(
-        &format!("zookeeper://{}", zookeeper.connect_string()),
-        RegistryOptions::default(),
-    )
-    .await
-    .unwrap();
+    let registry = crate::common::registry(&zookeeper).await;
     let started = std::time::Instant::now();
     let mut subscriptions = Vec::new();
     for _ in 0..REFERENCES {
@@ -627,12 +612,7 @@ async fn a_java_provider_with_remote_metadata_is_found_without_asking_it() {
     );
 
     // A registry with no MetadataService client finds it: the metadata came from ZooKeeper.
-    let registry = ZookeeperRegistry::connect(
-        &format!("zookeeper://{}", zookeeper.connect_string()),
-        RegistryOptions::default(),
-    )
-    .await
-    .unwrap();
+    let registry = crate::common::registry(&zookeeper).await;
     let settings = DubboUrl::parse(&format!(
         "consumer://0.0.0.0/{SERVICE}?migration.step=FORCE_APPLICATION"
     ))

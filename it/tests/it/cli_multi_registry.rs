@@ -5,7 +5,7 @@
 use rudder::internals::rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Value};
 use rudder_it::{run_rudder, ZooKeeperContainer};
-use rudder_registry::{RegistryOptions, ZookeeperRegistry};
+use rudder_registry::ZookeeperRegistry;
 
 const SERVICE: &str = "com.acme.Greeter";
 
@@ -16,12 +16,7 @@ async fn rudder(args: &[&str]) -> (i32, String, String) {
 
 /// A registry listing one provider of [`SERVICE`] at `address`.
 async fn registry_listing(zookeeper: &ZooKeeperContainer, address: &str) -> ZookeeperRegistry {
-    let registry = ZookeeperRegistry::connect(
-        &format!("zookeeper://{}", zookeeper.connect_string()),
-        RegistryOptions::default(),
-    )
-    .await
-    .expect("registry");
+    let registry = crate::common::registry(zookeeper).await;
     let url =
         format!("dubbo://{address}/{SERVICE}?interface={SERVICE}&methods=where&side=provider");
     registry

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use rudder::DubboUrl;
 use rudder_it::{run_rudder, ZooKeeperContainer};
-use rudder_registry::{RegistryOptions, ZookeeperRegistry};
+use rudder_registry::ZookeeperRegistry;
 
 async fn rudder(args: &[&str]) -> (i32, String, String) {
     let out = run_rudder(args).await;
@@ -14,12 +14,7 @@ async fn rudder(args: &[&str]) -> (i32, String, String) {
 const SERVICE: &str = "com.acme.Greeter";
 
 async fn registry_with_providers(zookeeper: &ZooKeeperContainer) -> ZookeeperRegistry {
-    let registry = ZookeeperRegistry::connect(
-        &format!("zookeeper://{}", zookeeper.connect_string()),
-        RegistryOptions::default(),
-    )
-    .await
-    .unwrap();
+    let registry = crate::common::registry(zookeeper).await;
     for (port, weight) in [(20881, 100), (20882, 300)] {
         let url = format!("dubbo://127.0.0.1:{port}/{SERVICE}?interface={SERVICE}&loadbalance=roundrobin&weight={weight}");
         registry

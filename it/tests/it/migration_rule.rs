@@ -12,7 +12,7 @@ use rudder_cluster::directory::Directory;
 use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 use rudder_it::{run_rudder, ZooKeeperContainer};
-use rudder_registry::{ConsumerSpec, RegistryOptions, Subscription, ZookeeperRegistry};
+use rudder_registry::{ConsumerSpec, Subscription};
 use zookeeper_client::Client;
 
 use crate::app_discovery::{put_instance, put_remote_metadata};
@@ -189,12 +189,7 @@ async fn refusals_force_delay_application_entries_and_broken_rules_act_as_in_dub
     let (_servers, interface_port, instance_port) = two_views(&zk).await;
     // A rule present before the subscription decides its first step, with no comparison.
     put_node(&zk, RULE, "step: FORCE_APPLICATION\n").await;
-    let registry = ZookeeperRegistry::connect(
-        &format!("zookeeper://{}", zookeeper.connect_string()),
-        RegistryOptions::default(),
-    )
-    .await
-    .unwrap();
+    let registry = crate::common::registry(&zookeeper).await;
     // The consumer says FORCE_INTERFACE; the rule wins.
     let settings = DubboUrl::parse(&format!(
         "consumer://0.0.0.0/{SERVICE}?migration.step=FORCE_INTERFACE"

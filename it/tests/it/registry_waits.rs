@@ -353,12 +353,7 @@ async fn closing_a_registry_ends_its_tasks_and_session_before_it_returns() {
     let zookeeper = common::zookeeper().await;
     let zk = common::writer(&zookeeper).await;
     put_provider(&zk, "127.0.0.1:20880").await;
-    let registry = rudder_registry::ZookeeperRegistry::connect(
-        &format!("zookeeper://{}", zookeeper.connect_string()),
-        rudder_registry::RegistryOptions::default(),
-    )
-    .await
-    .expect("connects");
+    let registry = crate::common::registry(&zookeeper).await;
     let (_directory, subscription) =
         common::subscribe(&registry, rudder_registry::ConsumerSpec::new(SERVICE)).await;
     let status = subscription.status();

@@ -39,6 +39,16 @@ pub(crate) async fn writer(zookeeper: &ZooKeeperContainer) -> Client {
         .expect("writer connects")
 }
 
+/// A registry client of `zookeeper` with the default options.
+pub(crate) async fn registry(zookeeper: &ZooKeeperContainer) -> ZookeeperRegistry {
+    ZookeeperRegistry::connect(
+        &format!("zookeeper://{}", zookeeper.connect_string()),
+        rudder_registry::RegistryOptions::default(),
+    )
+    .await
+    .expect("the registry connects")
+}
+
 /// Subscribes a fresh directory to `spec`; it holds the first listing when this returns.
 pub(crate) async fn subscribe(
     registry: &ZookeeperRegistry,
