@@ -9,23 +9,18 @@
 
 use std::time::Duration;
 
-use rudder_common::invocation::Invocation;
 use rudder_common::url::ranges::IntRange;
-use rudder_common::url::transport::{CONNECTIONS, CONNECT_TIMEOUT, HEARTBEAT, PAYLOAD, TIMEOUT};
+use rudder_common::url::transport::{CONNECTIONS, CONNECT_TIMEOUT, HEARTBEAT, PAYLOAD};
 use rudder_common::url::DubboUrl;
 
 use crate::codec::{ServiceTarget, DEFAULT_PAYLOAD_LIMIT, NO_VERSION};
 use crate::connection::ConnectionConfig;
 
-/// A positive setting as a `u64` (the ranges hold only positive values, so the conversion is exact).
-fn positive(range: IntRange, raw: Option<&str>, shown: &str) -> u64 {
-    u64::try_from(range.positive(raw, shown)).unwrap_or(1)
-}
-
 /// Connection settings from a provider URL.
 pub(crate) fn connection_config(url: &DubboUrl) -> ConnectionConfig {
     let ms = |range: IntRange| {
-        Duration::from_millis(positive(range, url.parameter(range.key), range.key))
+        // The range is positive, so the conversion cannot fail.
+        Duration::from_millis(u64::try_from(range.positive_value(url)).unwrap_or(1))
     };
     ConnectionConfig {
         // At most 64 MiB, so the conversion cannot fail.
@@ -38,25 +33,7 @@ pub(crate) fn connection_config(url: &DubboUrl) -> ConnectionConfig {
 
 /// The per-call deadline: the invocation's `timeout` attachment, else `<method>.timeout`, else
 /// `timeout`, else 1000 ms (`RpcUtils.getTimeout`). A bad attachment falls through to the URL.
-pub(crate) fn call_timeout(url: &DubboUrl, invocation: &Invocation) -> Duration {
-    const SHOWN: &str = "timeout (attachment)";
-    let attachment = invocation.attachment("timeout");
-    let ms = match attachment.filter(|v| v.trim().parse::<i64>().is_ok_and(|v| v > 0)) {
-        Some(v) => positive(TIMEOUT, Some(v), SHOWN),
-        None => {
-            // Read only to warn about it (once): a bad attachment is skipped.
-            if attachment.is_some() {
-                TIMEOUT.positive(attachment, SHOWN);
-            }
-            positive(
-                TIMEOUT,
-                url.method_parameter(invocation.method_name(), "timeout"),
-                "timeout",
-            )
-        }
-    };
-    Duration::from_millis(ms)
-}
+pub(crate) use rudder_common::url::transport::call_timeout;
 
 /// How many connections to keep to the provider's address.
 pub(crate) fn connections(url: &DubboUrl) -> usize {
@@ -90,6 +67,7 @@ pub(crate) fn target(url: &DubboUrl) -> ServiceTarget<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rudder_common::invocation::Invocation;
     use rudder_common::url::ranges::warn_once;
     use rudder_common::value::Value;
 

@@ -4,32 +4,18 @@
 
 use std::time::Duration;
 
-use rudder_common::invocation::Invocation;
-use rudder_common::url::transport::{CONNECTIONS, CONNECT_TIMEOUT, HEARTBEAT, PAYLOAD, TIMEOUT};
+use rudder_common::url::transport::{CONNECTIONS, CONNECT_TIMEOUT, HEARTBEAT, PAYLOAD};
 use rudder_common::url::DubboUrl;
 
 fn millis(v: i64) -> Duration {
     Duration::from_millis(u64::try_from(v).unwrap_or(1))
 }
 
-/// The per-call deadline: the invocation's `timeout` attachment, else `<method>.timeout`, else
-/// `timeout`, else 1000 ms. A bad attachment falls through to the URL, as on dubbo://.
-pub(crate) fn call_timeout(url: &DubboUrl, invocation: &Invocation) -> Duration {
-    attached_timeout(invocation)
-        .unwrap_or_else(|| millis(TIMEOUT.positive_method_value(url, invocation.method_name())))
-}
+/// The per-call deadline, as dubbo:// reads it.
+pub(crate) use rudder_common::url::transport::call_timeout;
 
-/// The deadline the caller set on this one call (the invocation's `timeout` attachment), if it is a
-/// positive number of milliseconds; another value is warned about (once) and skipped.
-pub(crate) fn attached_timeout(invocation: &Invocation) -> Option<Duration> {
-    const SHOWN: &str = "timeout (attachment)";
-    let attachment = invocation.attachment("timeout")?;
-    if attachment.trim().parse::<i64>().is_ok_and(|v| v > 0) {
-        return Some(millis(TIMEOUT.positive(Some(attachment), SHOWN)));
-    }
-    TIMEOUT.positive(Some(attachment), SHOWN);
-    None
-}
+/// The deadline the caller set on this one call (the invocation's `timeout` attachment), if usable.
+pub(crate) use rudder_common::url::transport::attached_timeout;
 
 /// The connect deadline.
 pub(crate) fn connect_timeout(url: &DubboUrl) -> Duration {
@@ -54,6 +40,7 @@ pub(crate) fn payload(url: &DubboUrl) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rudder_common::invocation::Invocation;
 
     #[test]
     fn the_attachment_wins_then_the_method_then_the_service() {

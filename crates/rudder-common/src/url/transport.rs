@@ -23,7 +23,11 @@
 //! # Ok::<(), rudder_common::url::UrlError>(())
 //! ```
 
+use std::time::Duration;
+
 use super::ranges::IntRange;
+use super::DubboUrl;
+use crate::invocation::Invocation;
 
 /// Per-call deadline, ms.
 pub const TIMEOUT: IntRange = IntRange {
@@ -64,3 +68,41 @@ pub const CONNECTIONS: IntRange = IntRange {
     min: 1,
     max: 64,
 };
+
+/// A call's deadline: the invocation's `timeout` attachment ([`attached_timeout`]), else
+/// `<method>.timeout`, else `timeout`, else 1000 ms (`RpcUtils.getTimeout`), each read as
+/// [`IntRange::positive`] does.
+///
+/// ```
+/// use std::time::Duration;
+/// use rudder_common::{invocation::Invocation, url::{transport, DubboUrl}};
+///
+/// let url = DubboUrl::parse("tri://10.0.0.1:50051/S?timeout=3000&add.timeout=0")?;
+/// let mut call = Invocation::new("sub", vec![], vec![]);
+/// assert_eq!(transport::call_timeout(&url, &call), Duration::from_millis(3000));
+/// call.set_attachment("timeout", "-1"); // skipped (warned), the URL decides
+/// assert_eq!(transport::call_timeout(&url, &call), Duration::from_millis(3000));
+/// let add = Invocation::new("add", vec![], vec![]);
+/// assert_eq!(transport::call_timeout(&url, &add), Duration::from_millis(1000)); // 0: the default
+/// # Ok::<(), rudder_common::url::UrlError>(())
+/// ```
+pub fn call_timeout(url: &DubboUrl, invocation: &Invocation) -> Duration {
+    attached_timeout(invocation)
+        .unwrap_or_else(|| millis(TIMEOUT.positive_method_value(url, invocation.method_name())))
+}
+
+/// The deadline the caller set on this one call, the invocation's `timeout` attachment, if it is a
+/// positive number of milliseconds (clamped into [`TIMEOUT`]'s range); any other value is warned about
+/// once and skipped, so the URL decides.
+pub fn attached_timeout(invocation: &Invocation) -> Option<Duration> {
+    let attachment = invocation.attachment("timeout")?;
+    let usable = attachment.trim().parse::<i64>().is_ok_and(|v| v > 0);
+    // One reading either way: it clamps a usable value, and warns about an unusable one.
+    let ms = TIMEOUT.positive(Some(attachment), "timeout (attachment)");
+    usable.then(|| millis(ms))
+}
+
+/// Milliseconds of a value read within one of these ranges (all positive).
+fn millis(ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from(ms).unwrap_or(1))
+}
