@@ -90,7 +90,7 @@ impl fmt::Display for RuleRef {
 
 /// What a router read of one call: everything its result depends on besides the providers. Results are
 /// cached under it, so it must be small and exact.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Eq, Hash)]
 pub enum RouteKey<'a> {
     /// The router reads nothing of the call beyond its method (one result per method).
     Fixed,
@@ -103,6 +103,26 @@ pub enum RouteKey<'a> {
         /// `dubbo.force.tag`.
         force: bool,
     },
+}
+
+/// Field by field, as derived, but without calling `memcmp` for two empty tags, the key of almost every
+/// call (an untagged request), compared on every routed pick. Rust compares strings of equal length
+/// with `memcmp` even when they are empty, and an empty string points at Rust's dangling address 0x1;
+/// glibc's AVX-512 `memcmp` reads short inputs with a masked load, which from an unmapped address takes
+/// a microcode assist even with a zero mask: 80–150 ns for `"" == ""` in a standalone loop here,
+/// against 1.3 ns for 8 equal bytes. In the `call_path` bench that one compare was a quarter of a
+/// routed call (`condition_rule` 640 -> 485 ns per call without it).
+impl PartialEq for RouteKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (RouteKey::Fixed, RouteKey::Fixed) => true,
+            (RouteKey::When(a), RouteKey::When(b)) => a == b,
+            (RouteKey::Tag { tag: x, force: f }, RouteKey::Tag { tag: y, force: g }) => {
+                f == g && x.len() == y.len() && (x.is_empty() || x == y)
+            }
+            _ => false,
+        }
+    }
 }
 
 impl RouteKey<'_> {
@@ -191,4 +211,50 @@ pub(crate) fn filter(
         .copied()
         .filter(|&i| keep(&ctx.providers[i as usize]))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::RouteKey;
+
+    /// The derived equality, written out: what the hand-written one must agree with.
+    fn structurally_equal(a: &RouteKey<'_>, b: &RouteKey<'_>) -> bool {
+        match (a, b) {
+            (RouteKey::Fixed, RouteKey::Fixed) => true,
+            (RouteKey::When(x), RouteKey::When(y)) => x == y,
+            (RouteKey::Tag { tag: x, force: f }, RouteKey::Tag { tag: y, force: g }) => {
+                x.as_bytes() == y.as_bytes() && f == g
+            }
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn route_key_equality_is_field_by_field() {
+        let tag = |t: &str, force| RouteKey::Tag {
+            tag: Cow::Owned(t.to_owned()),
+            force,
+        };
+        let keys = [
+            RouteKey::Fixed,
+            RouteKey::When(true),
+            RouteKey::When(false),
+            tag("", false),
+            tag("", true),
+            tag("gray", false),
+            tag("gray", true),
+            tag("blue", false),
+            RouteKey::Tag {
+                tag: Cow::Borrowed(""),
+                force: false,
+            },
+        ];
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(a == b, structurally_equal(a, b), "{a:?} against {b:?}");
+            }
+        }
+    }
 }

@@ -200,7 +200,7 @@ impl Table {
         let find = |edges: &Edges| {
             edges
                 .iter()
-                .find(|(k, _)| same_key(k, &key))
+                .find(|(k, _)| *k == key)
                 .map(|(_, e)| e.clone())
         };
         if let Some(edge) = find(&node.keyed.load()) {
@@ -346,54 +346,4 @@ fn draw(choices: &[(u64, Arc<Node>)], rng: &RngSource) -> Arc<Node> {
     let x = rng.with(|r| r.below(total.max(1)));
     let i = choices.partition_point(|(sum, _)| *sum <= x);
     Arc::clone(&choices[i.min(choices.len() - 1)].1)
-}
-
-/// `a == b`, without calling `memcmp` for two empty tags, the key of almost every call (an untagged
-/// request). Rust compares strings of equal length with `memcmp` even when they are empty, and an
-/// empty string points at Rust's dangling address 0x1; glibc's AVX-512 `memcmp` reads short inputs
-/// with a masked load, which from an unmapped address takes a microcode assist even with a zero
-/// mask: 80–150 ns for `"" == ""` in a standalone loop here, against 1.3 ns for 8 equal bytes. In
-/// the `call_path` bench that one compare was a quarter of a routed call (`condition_rule` 640 ->
-/// 485 ns per call without it).
-fn same_key(a: &RouteKey<'_>, b: &RouteKey<'_>) -> bool {
-    match (a, b) {
-        (RouteKey::Tag { tag: x, force: f }, RouteKey::Tag { tag: y, force: g }) => {
-            f == g && x.len() == y.len() && (x.is_empty() || x == y)
-        }
-        _ => a == b,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::borrow::Cow;
-
-    use super::{same_key, RouteKey};
-
-    #[test]
-    fn same_key_agrees_with_equality() {
-        let tag = |t: &str, force| RouteKey::Tag {
-            tag: Cow::Owned(t.to_owned()),
-            force,
-        };
-        let keys = [
-            RouteKey::Fixed,
-            RouteKey::When(true),
-            RouteKey::When(false),
-            tag("", false),
-            tag("", true),
-            tag("gray", false),
-            tag("gray", true),
-            tag("blue", false),
-            RouteKey::Tag {
-                tag: Cow::Borrowed(""),
-                force: false,
-            },
-        ];
-        for a in &keys {
-            for b in &keys {
-                assert_eq!(same_key(a, b), a == b, "{a:?} against {b:?}");
-            }
-        }
-    }
 }
