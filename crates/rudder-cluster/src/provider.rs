@@ -1,7 +1,8 @@
 //! One usable provider, parsed once when it enters a directory snapshot.
 
+use std::any::Any;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rudder_common::status::{ProviderStatus, StatusRegistry};
 use rudder_common::url::ranges::IntRange;
@@ -64,6 +65,8 @@ pub struct Provider {
     timestamp: i64,
     warmup: i64,
     status: Arc<ProviderStatus>,
+    /// What the caller made for this provider on first use (its endpoint): see [`Provider::cached`].
+    cached: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 impl Provider {
@@ -85,7 +88,29 @@ impl Provider {
             warmup,
             status,
             url,
+            cached: OnceLock::new(),
         })
+    }
+
+    /// The value of type `T` kept with this provider, made by `make` on first use and kept for the
+    /// provider's life: how a caller keeps each provider's endpoint (its connections resolved once,
+    /// not per call) without the cluster knowing what an endpoint is. One value per provider: `None`
+    /// when one of another type was kept first.
+    ///
+    /// ```
+    /// # use rudder_cluster::provider::Provider;
+    /// # use rudder_common::{status::StatusRegistry, url::DubboUrl};
+    /// let url = DubboUrl::parse("dubbo://10.0.0.1:20880/com.acme.Greeter")?;
+    /// let provider = Provider::new(url, &StatusRegistry::default())?;
+    /// assert_eq!(provider.cached(|| 7u32), Some(&7));
+    /// assert_eq!(provider.cached(|| 8u32), Some(&7)); // made once
+    /// assert_eq!(provider.cached(|| "other type"), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cached<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Option<&T> {
+        self.cached
+            .get_or_init(|| Box::new(make()))
+            .downcast_ref::<T>()
     }
 
     /// The provider URL as the registry (plus configurators) describes it.

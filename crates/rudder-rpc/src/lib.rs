@@ -46,6 +46,7 @@
 
 pub mod backoff;
 mod census;
+pub mod endpoint;
 // The codec's provider half (decode requests, encode responses) serves the test server and the fuzz
 // targets, both behind `internals`; the client alone leaves it unused.
 #[cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]

@@ -42,6 +42,7 @@
 
 mod body;
 mod codec;
+mod endpoint;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod grpc;

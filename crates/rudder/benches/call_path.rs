@@ -1,5 +1,5 @@
 //! The whole call path of a `Reference` over a transport that answers at once (`rudder-noop://`
-//! providers, see `rudder::internals`): reference, cluster mode, router chain (the tag router is
+//! providers, a [`Transport`] plugged in with `ConsumerBuilder::transport`): reference, cluster mode, router chain (the tag router is
 //! always on), balancer, statistics, spans. What a call costs rudder itself, without a socket or a
 //! codec to hide it; `e2e_load` (examples/) measures the same against a real dubbo:// provider.
 //!
@@ -18,7 +18,7 @@
 //! `/proc/thread-self/schedstat`: the calls run on this thread, and time spent waiting for a core on
 //! a shared machine is not counted), then criterion's figures (wall time).
 //!
-//! Run: `cargo bench -p rudder --features internals,metrics --bench call_path`.
+//! Run: `cargo bench -p rudder --features metrics --bench call_path`.
 
 // A global allocator that counts calls and forwards to `System` needs unsafe.
 #![allow(unsafe_code)]
@@ -31,10 +31,25 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use rudder::internals::cluster::router::RuleKey;
-use rudder::internals::NO_OP_PROTOCOL;
-use rudder::{Consumer, Invocation, Reference, Value};
+use std::sync::Arc;
+
+use rudder::transport::{Endpoint, Transport};
+use rudder::{Consumer, DubboUrl, Invocation, Reference, RpcResponse, Value};
+use rudder_cluster::router::RuleKey;
 use tokio::runtime::Runtime;
+
+/// The URL scheme of the providers that answer every call with `null` at once, without any I/O.
+const NO_OP_PROTOCOL: &str = "rudder-noop";
+
+/// The transport of `rudder-noop://` providers.
+#[derive(Debug)]
+struct NoOp;
+
+impl Transport for NoOp {
+    fn endpoint(&self, _: &DubboUrl) -> Endpoint {
+        Endpoint::from_fn(|_| std::future::ready(Ok(RpcResponse::from_value(Value::Null))))
+    }
+}
 
 struct CountingAllocator;
 
@@ -113,7 +128,10 @@ async fn call_once(case: &Case, prepared: &Invocation) {
 }
 
 async fn cases() -> Vec<Case> {
-    let consumer = Consumer::builder().application("bench").build();
+    let consumer = Consumer::builder()
+        .application("bench")
+        .transport(NO_OP_PROTOCOL, Arc::new(NoOp))
+        .build();
     let plain = providers(&consumer, 10).build().await.expect("reference");
     let ruled = providers(&consumer, 10).build().await.expect("reference");
     let rule = format!(
@@ -153,6 +171,7 @@ async fn cases() -> Vec<Case> {
     {
         let metered = Consumer::builder()
             .application("bench")
+            .transport(NO_OP_PROTOCOL, Arc::new(NoOp))
             .metrics(rudder::metrics::MetricsConfig::default())
             .build();
         let reference = providers(&metered, 1000).build().await.expect("reference");

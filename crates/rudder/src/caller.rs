@@ -1,4 +1,5 @@
-//! The bridge from the cluster invoker to the wire: one dubbo:// call to one provider.
+//! The bridge from the cluster invoker to the wire: the picked provider's [`Endpoint`](rudder_rpc::endpoint::Endpoint), made once per
+//! provider by the transport of its URL scheme and kept with it, called with the invocation.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,8 +14,8 @@ use rudder_rpc::RpcResponse;
 
 use crate::observer::{CallObserver, Observed};
 
-/// Calls providers over the protocol each provider URL names (dubbo://, tri://). The cluster invoker
-/// counts each call in the provider's statistics.
+/// Calls providers through the endpoint of each (dubbo://, tri://, or a plugged-in transport). The
+/// cluster invoker counts each call in the provider's statistics.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DubboCaller {
     pub(crate) protocol: crate::protocols::Protocols,
@@ -84,11 +85,17 @@ impl Caller for DubboCaller {
             .observer
             .as_deref()
             .map(|o| Observed::start(o, provider, invocation.method_name()));
-        #[cfg(feature = "internals")]
-        if provider.url().protocol() == crate::internals::NO_OP_PROTOCOL {
-            return Ok(RpcResponse::from_value(Value::Null));
+        // A provider keeps its endpoint for its life (a configurator's change makes a new provider,
+        // so a new endpoint reads the new URL).
+        match provider.cached(|| self.protocol.endpoint(provider.url())) {
+            Some(endpoint) => endpoint.call(invocation.clone()).await,
+            None => {
+                self.protocol
+                    .endpoint(provider.url())
+                    .call(invocation.clone())
+                    .await
+            }
         }
-        self.protocol.invoke(provider.url(), invocation).await
     }
 
     fn call_ended(&self) {

@@ -111,6 +111,7 @@ impl Consumer {
             policies: LoadBalanceRegistry::with_builtins(),
             clock: Arc::new(SystemClock),
             seed: None,
+            transports: Vec::new(),
             #[cfg(feature = "zookeeper")]
             config_center: None,
             #[cfg(feature = "zookeeper")]
@@ -372,6 +373,8 @@ pub struct ConsumerBuilder {
     policies: LoadBalanceRegistry,
     clock: Arc<dyn Clock>,
     seed: Option<u64>,
+    /// Transports plugged in by URL scheme ([`ConsumerBuilder::transport`]).
+    transports: Vec<(String, Arc<dyn crate::transport::Transport>)>,
     #[cfg(feature = "zookeeper")]
     config_center: Option<String>,
     #[cfg(feature = "zookeeper")]
@@ -423,6 +426,49 @@ impl ConsumerBuilder {
     /// Makes every reference's random choices reproducible from `seed`.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
+        self
+    }
+
+    /// Calls the providers whose URL scheme is `scheme` through `transport` (replacing the built-in one
+    /// for `dubbo` or `tri`): an in-memory transport for your tests, a protocol rudder does not speak.
+    /// Each provider's [`Endpoint`](crate::transport::Endpoint) is made once, on its first call, and the
+    /// transport's connections are closed for providers that left every reference and on
+    /// [`Consumer::shutdown`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use rudder::transport::{Endpoint, Transport};
+    /// use rudder::{Consumer, DubboUrl, RpcResponse, Value};
+    ///
+    /// /// Answers every call with "hi", without I/O.
+    /// #[derive(Debug)]
+    /// struct Canned;
+    ///
+    /// impl Transport for Canned {
+    ///     fn endpoint(&self, _: &DubboUrl) -> Endpoint {
+    ///         Endpoint::from_fn(|_| async { Ok(RpcResponse::from_value(Value::from("hi"))) })
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let consumer = Consumer::builder().transport("mem", Arc::new(Canned)).build();
+    /// let greeter = consumer
+    ///     .reference("com.acme.Greeter")
+    ///     .provider("mem://10.0.0.1:1/com.acme.Greeter")
+    ///     .build()
+    ///     .await?;
+    /// assert_eq!(greeter.invoke("sayHello", &[], vec![]).await?, Value::from("hi"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn transport(
+        mut self,
+        scheme: &str,
+        transport: Arc<dyn crate::transport::Transport>,
+    ) -> Self {
+        self.transports.retain(|(s, _)| s != scheme);
+        self.transports.push((scheme.to_owned(), transport));
         self
     }
 
@@ -483,7 +529,8 @@ impl ConsumerBuilder {
 
     /// Builds the consumer. Nothing is opened until a reference needs it.
     pub fn build(self) -> Consumer {
-        let protocol = crate::protocols::Protocols::new(self.application.as_deref());
+        let protocol =
+            crate::protocols::Protocols::with_plugged(self.application.as_deref(), self.transports);
         #[cfg(feature = "zookeeper")]
         let metadata_client = crate::metadata_client::MetadataClient::new(protocol.clone());
         Consumer {

@@ -111,6 +111,18 @@ pub mod value {
     };
 }
 
+/// The call to one provider, and how to plug in a transport of your own
+/// ([`ConsumerBuilder::transport`](crate::ConsumerBuilder::transport)): a provider's [`Endpoint`] is
+/// a `tower::Service<Invocation>` made by the [`Transport`] of its URL scheme.
+pub mod transport {
+    pub use rudder_rpc::endpoint::{Endpoint, ResponseFuture, ShutdownFuture, Transport};
+}
+
+/// Routing rules set on a reference in code ([`Reference::set_rule`](crate::Reference::set_rule)).
+pub mod rules {
+    pub use rudder_cluster::router::{RuleError, RuleKey};
+}
+
 /// A routing decision explained: what [`Reference::explain`](crate::Reference::explain) returns.
 pub mod explain {
     pub use rudder_cluster::loadbalance::outlier::Ejection;

@@ -1,22 +1,31 @@
-//! The wire protocols under one cluster: each call goes out over the protocol its provider URL names
-//! (`dubbo://` through rudder-rpc, `tri://` through rudder-triple with the cargo feature `triple`).
+//! The wire protocols under one cluster: each provider's calls go out through the endpoint the
+//! transport of its URL scheme made (`dubbo://` through rudder-rpc, `tri://` through rudder-triple with
+//! the cargo feature `triple`, any other scheme through a transport plugged in with
+//! `ConsumerBuilder::transport`).
 //! Whatever the protocol, the answer is an [`RpcResponse`] and a failure an [`RpcError`] of the same
 //! kinds, so statistics, metrics, spans, cluster modes, routers and balancers see no difference.
+
+use std::sync::Arc;
 
 use rudder_common::error::RpcError;
 #[cfg(not(feature = "triple"))]
 use rudder_common::error::RpcErrorKind;
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
+use rudder_rpc::endpoint::{Endpoint, Transport, Transports};
 use rudder_rpc::{DubboProtocol, RpcResponse};
 
 /// The URL protocol of Triple providers.
 pub(crate) const TRI: &str = "tri";
 
-/// A consumer's clients, one per protocol; clones share the connections.
+/// A consumer's transports, one per URL scheme (dubbo:// and tri:// built in, plus any the user
+/// plugged in); clones share the connections.
 #[derive(Debug, Clone)]
 pub(crate) struct Protocols {
+    transports: Transports,
+    /// The dubbo:// client itself, for its task diagnostics.
     dubbo: DubboProtocol,
+    /// The tri:// client itself, for protobuf (gRPC) calls, which are not `Invocation`s.
     #[cfg(feature = "triple")]
     triple: rudder_triple::TripleProtocol,
 }
@@ -30,39 +39,48 @@ impl Default for Protocols {
 impl Protocols {
     /// Clients with no connections; `application` is sent to tri:// providers.
     pub(crate) fn new(application: Option<&str>) -> Protocols {
+        Protocols::with_plugged(application, Vec::new())
+    }
+
+    /// [`Protocols::new`], plus `plugged` adding (or replacing) the transports of their schemes.
+    pub(crate) fn with_plugged(
+        application: Option<&str>,
+        plugged: Vec<(String, Arc<dyn Transport>)>,
+    ) -> Protocols {
+        let dubbo = DubboProtocol::new();
+        let transports = Transports::new(Arc::new(dubbo.clone()));
+        #[cfg(feature = "triple")]
+        let triple = rudder_triple::TripleProtocol::new(application.map(str::to_owned));
+        #[cfg(feature = "triple")]
+        let transports = transports.with(TRI, Arc::new(triple.clone()));
         #[cfg(not(feature = "triple"))]
-        let _ = application;
+        let (_, transports) = (application, transports.with(TRI, Arc::new(NoTriple)));
+        let transports = plugged
+            .into_iter()
+            .fold(transports, |t, (scheme, transport)| {
+                t.with(&scheme, transport)
+            });
         Protocols {
-            dubbo: DubboProtocol::new(),
+            transports,
+            dubbo,
             #[cfg(feature = "triple")]
-            triple: rudder_triple::TripleProtocol::new(application.map(str::to_owned)),
+            triple,
         }
     }
 
-    /// Calls `invocation` on the provider at `url` over the protocol the URL names.
+    /// The endpoint of the provider at `url`, by the transport of its scheme.
+    pub(crate) fn endpoint(&self, url: &DubboUrl) -> Endpoint {
+        self.transports.endpoint(url)
+    }
+
+    /// Calls `invocation` on the provider at `url` over the protocol the URL names (a one-off call:
+    /// the MetadataService; references keep each provider's endpoint instead).
     pub(crate) async fn invoke(
         &self,
         url: &DubboUrl,
         invocation: &Invocation,
     ) -> Result<RpcResponse, RpcError> {
-        match url.protocol() {
-            #[cfg(feature = "triple")]
-            // Boxed: tonic's call future is several KiB, and inline it would make every call's future
-            // (dubbo:// ones too) that large, copied at each await level; the box costs tri:// calls one
-            // allocation instead.
-            TRI => Box::pin(self.triple.invoke(url, invocation)).await,
-            #[cfg(not(feature = "triple"))]
-            TRI => Err(RpcError::new(
-                RpcErrorKind::Forbidden,
-                format!(
-                    "{} is a tri:// provider and rudder was built without the cargo feature `triple`",
-                    url.address()
-                ),
-            )),
-            // dubbo://, and anything else a directory was given by hand: the dubbo:// client says
-            // what it makes of it.
-            _ => self.dubbo.invoke(url, invocation).await,
-        }
+        self.endpoint(url).call(invocation.clone()).await
     }
 
     /// Sends a buffered gRPC request (a protobuf service's call) to the tri:// provider at `url`.
@@ -92,18 +110,12 @@ impl Protocols {
 
     /// Closes the connections of every address `keep` rejects (providers that left every directory).
     pub(crate) fn retain_addresses(&self, keep: impl Fn(&str) -> bool) {
-        #[cfg(feature = "triple")]
-        self.triple.retain_addresses(&keep);
-        self.dubbo.retain_addresses(keep);
+        self.transports.retain_addresses(&keep);
     }
 
-    /// Open connections over every protocol.
+    /// Open connections over every transport.
     pub(crate) fn open_connections(&self) -> usize {
-        #[cfg(feature = "triple")]
-        let triple = self.triple.open_connections();
-        #[cfg(not(feature = "triple"))]
-        let triple = 0;
-        self.dubbo.open_connections() + triple
+        self.transports.open_connections()
     }
 
     /// dubbo:// connection tasks alive (tri:// connections run on tonic's tasks, which end with them).
@@ -118,9 +130,26 @@ impl Protocols {
 
     /// Closes everything and refuses later calls.
     pub(crate) async fn shutdown(&self) {
-        #[cfg(feature = "triple")]
-        self.triple.shutdown();
-        self.dubbo.shutdown().await;
+        self.transports.shutdown().await;
+    }
+}
+
+/// tri:// when rudder was built without the cargo feature `triple`: every call refused, saying why.
+#[cfg(not(feature = "triple"))]
+#[derive(Debug)]
+struct NoTriple;
+
+#[cfg(not(feature = "triple"))]
+impl Transport for NoTriple {
+    fn endpoint(&self, url: &DubboUrl) -> Endpoint {
+        let message = format!(
+            "{} is a tri:// provider and rudder was built without the cargo feature `triple`",
+            url.address()
+        );
+        Endpoint::from_fn(move |_| {
+            let error = RpcError::new(RpcErrorKind::Forbidden, message.clone());
+            async move { Err(error) }
+        })
     }
 }
 

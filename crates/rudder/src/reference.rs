@@ -294,6 +294,43 @@ impl Reference {
         self.inner.consumer.is_shut_down()
     }
 
+    /// Sets (`Some(yaml)`) or deletes (`None`) a routing rule (a tag or condition rule, in the YAML
+    /// the config center holds) on this reference, beside the config center's: a rule for a
+    /// reference without a config center, or a test's. The config center's next change of the same
+    /// key overwrites it.
+    ///
+    /// ```
+    /// use rudder::rules::RuleKey;
+    /// use rudder::{Invocation, Reference};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let greeter = Reference::builder("com.acme.Greeter")
+    ///     .provider("dubbo://10.0.0.1:20880/com.acme.Greeter")
+    ///     .provider("dubbo://10.0.0.2:20880/com.acme.Greeter")
+    ///     .build()
+    ///     .await?;
+    /// let rule = "conditions:\n  - method = sayHello => host = 10.0.0.2\n";
+    /// greeter.set_rule(RuleKey::service_condition("com.acme.Greeter", "", ""), Some(rule))?;
+    /// let explained = greeter.explain(&Invocation::new("sayHello", vec![], vec![]));
+    /// assert_eq!(explained.kept(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// When the rule does not parse; the last good rule stays.
+    pub fn set_rule(
+        &self,
+        key: rudder_cluster::router::RuleKey,
+        text: Option<&str>,
+    ) -> Result<(), rudder_cluster::router::RuleError> {
+        for chain in &self.inner.routers {
+            chain.set_rule(key.clone(), text)?;
+        }
+        Ok(())
+    }
+
     /// The directory of each registry, in registry order.
     pub(crate) fn each_directory(&self) -> impl ExactSizeIterator<Item = &Arc<Directory>> + '_ {
         self.inner
@@ -334,23 +371,6 @@ impl Reference {
     #[doc(hidden)]
     pub fn routers(&self) -> &[Arc<RouterChain>] {
         &self.inner.routers
-    }
-
-    /// Sets (`Some(yaml)`) or deletes (`None`) a routing rule on every registry's chain, beside the
-    /// config-center watch (which overwrites it on its next change): for tests only.
-    ///
-    /// # Errors
-    /// When the rule does not parse; the last good rule stays.
-    #[doc(hidden)]
-    pub fn set_rule(
-        &self,
-        key: rudder_cluster::router::RuleKey,
-        text: Option<&str>,
-    ) -> Result<(), rudder_cluster::router::RuleError> {
-        for chain in &self.inner.routers {
-            chain.set_rule(key.clone(), text)?;
-        }
-        Ok(())
     }
 }
 
