@@ -200,8 +200,11 @@ pub trait Transport: Send + Sync + fmt::Debug + 'static {
 #[derive(Clone)]
 pub struct Transports {
     default: Arc<dyn Transport>,
-    by_scheme: Arc<[(Box<str>, Arc<dyn Transport>)]>,
+    by_scheme: Arc<[SchemeTransport]>,
 }
+
+/// A URL scheme and its transport.
+type SchemeTransport = (Box<str>, Arc<dyn Transport>);
 
 impl Transports {
     /// `default` serves every scheme no [`Transports::with`] names (dubbo:// as a rule).
