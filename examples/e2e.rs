@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder::internals::rpc::server::DubboServer;
-use rudder::internals::rpc::{DubboProtocol, RpcResponse};
+use rudder_rpc::server::DubboServer;
+use rudder_rpc::{DubboProtocol, RpcResponse};
 use rudder::{DubboUrl, Invocation, Reference, Value};
 use rudder_common::error::RpcError;
 use rudder_triple::TripleProtocol;

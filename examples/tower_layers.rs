@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{CallError, Invocation, Reference, RpcErrorKind, Value};
 use tower::retry::Policy;
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};

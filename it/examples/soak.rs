@@ -166,11 +166,11 @@ fn sample(consumer: &Consumer, listed: usize) -> Sample {
         tokio_tasks: tokio::runtime::Handle::current()
             .metrics()
             .num_alive_tasks(),
-        connection_tasks: consumer.live_tasks(),
+        connection_tasks: consumer.diagnostics().live_tasks(),
         listed,
         statistics: consumer.statuses().len(),
-        connections: consumer.open_connections(),
-        sessions: consumer.registry_sessions(),
+        connections: consumer.diagnostics().open_connections(),
+        sessions: consumer.diagnostics().registry_sessions(),
     }
 }
 

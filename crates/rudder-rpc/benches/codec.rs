@@ -1,6 +1,6 @@
 //! Encode + decode cost of dubbo:// request and response frames (header and hessian2 body).
 //!
-//! Run with `cargo bench -p rudder-rpc --features internals --bench codec`.
+//! Run with `cargo bench -p rudder-rpc --features wire --bench codec`.
 
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]
@@ -9,7 +9,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughpu
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
 use rudder_common::value::Value;
-use rudder_rpc::internals::{
+use rudder_rpc::wire::{
     decode_request_frame, decode_response_frame, encode_request_frame, encode_response_frame,
 };
 

@@ -5,7 +5,7 @@
 //!   connection to the URL's address and returns an [`RpcResponse`] (a value or the provider's
 //!   business exception, plus attachments) or an [`RpcError`](rudder_common::error::RpcError).
 //!   `invoke_counted` also counts the call in a [`ProviderStatus`](rudder_common::status::ProviderStatus).
-//! - `server` (feature `internals`, not a stable API) is a small dubbo:// provider for tests, demos
+//! - `server` (feature `server`) is a small dubbo:// provider for tests, demos
 //!   and benchmarks.
 //! - call statistics (Dubbo's `RpcStatus`, read by `leastactive` and `shortestresponse`) live below
 //!   every layer, in [`rudder_common::status`].
@@ -48,21 +48,22 @@ pub mod backoff;
 mod census;
 pub mod endpoint;
 // The codec's provider half (decode requests, encode responses) serves the test server and the fuzz
-// targets, both behind `internals`; the client alone leaves it unused.
-#[cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
+// targets (features `server` and `wire`); the client alone leaves it unused.
+#[cfg_attr(
+    not(any(feature = "server", feature = "wire")),
+    allow(dead_code, unused_imports)
+)]
 mod codec;
 mod connection;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod internals;
+#[cfg(feature = "wire")]
+pub mod wire;
 mod pool;
 mod protocol;
 mod response;
 #[cfg(feature = "fuzzing")]
 mod scripted_peer;
-// A small dubbo:// server for tests, examples and the CLI's demo (feature `internals`).
-#[cfg(feature = "internals")]
-#[doc(hidden)]
+// A small dubbo:// server for tests, examples and the CLI's demo (feature `server`).
+#[cfg(feature = "server")]
 pub mod server;
 mod settings;
 mod write_batch;

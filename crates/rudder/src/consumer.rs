@@ -42,7 +42,7 @@
 //! greeter.invoke("sayHello", &[], vec![]).await?;
 //! billing.invoke("charge", &[], vec![]).await?;
 //! assert_eq!(consumer.statuses().len(), 2); // statistics per provider (address and service)
-//! assert_eq!(consumer.open_connections(), 1); // one address, one connection, for both references
+//! assert_eq!(consumer.diagnostics().open_connections(), 1); // one address, one connection, for both references
 //! consumer.shutdown().await;
 //! # server.shutdown().await;
 //! # Ok(())
@@ -145,42 +145,10 @@ impl Consumer {
         &self.inner.statuses
     }
 
-    /// Open connections (dubbo:// and tri://), over all references.
-    pub fn open_connections(&self) -> usize {
-        self.inner.protocol.open_connections()
-    }
-
-    /// dubbo:// connection tasks (connect, driver, writer) alive, over all references (a tri://
-    /// connection's tasks are tonic's and end with it).
-    pub fn live_tasks(&self) -> usize {
-        self.inner.protocol.live_tasks()
-    }
-
-    /// Returns once no connection of this consumer is open and no connection task is alive (after its
-    /// references are gone, or its providers left). Bound it with a timeout if calls may still run.
-    pub async fn wait_until_idle(&self) {
-        self.inner.protocol.wait_until_idle().await;
-    }
-
-    /// ZooKeeper sessions this consumer holds open: one per distinct registry address some reference
-    /// (or the config center) uses, and those released less than the idle timeout ago
-    /// ([`ConsumerBuilder::registry_idle_timeout`]).
-    #[cfg(feature = "zookeeper")]
-    pub fn registry_sessions(&self) -> usize {
-        self.inner.registries.len()
-    }
-
-    /// Which MetadataService answered this consumer's application-level discovery, so far: V1
-    /// (hessian2) or MetadataServiceV2 (protobuf over tri://, asked of instances that say
-    /// `meta-v=2.0.0`), and how often V2 was not served and V1 was asked instead.
-    ///
-    /// ```
-    /// let consumer = rudder::Consumer::builder().build();
-    /// assert_eq!(consumer.metadata_service_calls().v2_answered, 0);
-    /// ```
-    #[cfg(feature = "zookeeper")]
-    pub fn metadata_service_calls(&self) -> crate::MetadataServiceCalls {
-        self.inner.metadata_calls.snapshot()
+    /// What this consumer holds open now (connections, tasks, registry sessions): for health
+    /// checks, leak tests and soak tools.
+    pub fn diagnostics(&self) -> crate::Diagnostics {
+        crate::Diagnostics::new(self.clone())
     }
 
     /// This consumer's metrics, if [`ConsumerBuilder::metrics`] turned them on (feature `metrics`).
@@ -223,6 +191,12 @@ impl ConsumerInner {
     /// unusable.
     pub(crate) fn host(&self) -> &Result<String, rudder_common::net::InvalidHost> {
         &self.host
+    }
+
+    /// What the registries' MetadataService calls got so far.
+    #[cfg(feature = "zookeeper")]
+    pub(crate) fn metadata_service_calls(&self) -> crate::MetadataServiceCalls {
+        self.metadata_calls.snapshot()
     }
 
     /// The connections, shared by every reference.
@@ -492,7 +466,7 @@ impl ConsumerBuilder {
     /// let consumer = rudder::Consumer::builder()
     ///     .registry_idle_timeout(Duration::from_secs(5))
     ///     .build();
-    /// assert_eq!(consumer.registry_sessions(), 0);
+    /// assert_eq!(consumer.diagnostics().registry_sessions(), 0);
     /// ```
     #[cfg(feature = "zookeeper")]
     pub fn registry_idle_timeout(mut self, idle: Duration) -> Self {
@@ -506,7 +480,7 @@ impl ConsumerBuilder {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use rudder_registry::RegistryOptions;
+    /// use rudder::RegistryOptions;
     ///
     /// let consumer = rudder::Consumer::builder()
     ///     .registry_options(RegistryOptions::default().with_connect_timeout(Duration::from_secs(3)))

@@ -52,6 +52,7 @@ mod arguments;
 mod builder;
 mod caller;
 mod consumer;
+mod diagnostics;
 mod error;
 #[cfg(feature = "triple")]
 mod grpc_channel;
@@ -76,6 +77,7 @@ mod strategy;
 pub use arguments::Arguments;
 pub use builder::ReferenceBuilder;
 pub use consumer::{Consumer, ConsumerBuilder};
+pub use diagnostics::Diagnostics;
 #[cfg(feature = "zookeeper")]
 pub use error::RegistryError;
 pub use error::{BuildError, CallError};
@@ -92,7 +94,7 @@ pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;
 pub use rudder_common::value::{JavaException, Value};
 #[cfg(feature = "zookeeper")]
-pub use rudder_registry::{DiscoveryView, SubscriptionStatus};
+pub use rudder_registry::{DiscoveryView, RegistryOptions, SubscriptionStatus};
 pub use rudder_rpc::{ProviderError, ResponseStatus, RpcResponse};
 pub use service::MethodService;
 pub use strategy::LoadBalanceStrategy;

@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A load-balance strategy for [`ReferenceBuilder::loadbalance`](crate::ReferenceBuilder::loadbalance):
-/// one of Dubbo's five built-ins, or a strategy registered on the consumer under a name
+/// one of the eight built-ins (Dubbo's six and rudder's `p2c` and `peakewma`), or a strategy registered on the consumer under a name
 /// ([`ConsumerBuilder::loadbalance_policy`](crate::ConsumerBuilder::loadbalance_policy)).
 ///
 /// Names as they come from URLs and configuration are accepted as they are: `"roundrobin".into()`
@@ -14,7 +14,8 @@ use std::str::FromStr;
 /// use rudder::LoadBalanceStrategy;
 /// assert_eq!(LoadBalanceStrategy::from("leastactive"), LoadBalanceStrategy::LeastActive);
 /// assert_eq!(LoadBalanceStrategy::RoundRobin.name(), "roundrobin");
-/// assert_eq!(LoadBalanceStrategy::custom("p2c").name(), "p2c");
+/// assert_eq!(LoadBalanceStrategy::from("p2c"), LoadBalanceStrategy::P2c);
+/// assert_eq!(LoadBalanceStrategy::custom("mine").name(), "mine");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
@@ -30,11 +31,29 @@ pub enum LoadBalanceStrategy {
     ShortestResponse,
     /// `consistenthash`: a ring over the call's first argument(s).
     ConsistentHash,
+    /// `adaptive`: Dubbo 3's adaptive balancer, from the providers' load reports.
+    Adaptive,
+    /// `p2c`: power of two choices by calls in flight (rudder's own).
+    P2c,
+    /// `peakewma`: latency (peak-sensitive moving average) × calls in flight (rudder's own).
+    PeakEwma,
     /// A strategy registered on the consumer under this name.
     Custom(String),
 }
 
 impl LoadBalanceStrategy {
+    /// Every built-in strategy, in the order the docs list them.
+    pub const BUILTINS: [LoadBalanceStrategy; 8] = [
+        LoadBalanceStrategy::Random,
+        LoadBalanceStrategy::RoundRobin,
+        LoadBalanceStrategy::LeastActive,
+        LoadBalanceStrategy::ShortestResponse,
+        LoadBalanceStrategy::ConsistentHash,
+        LoadBalanceStrategy::Adaptive,
+        LoadBalanceStrategy::P2c,
+        LoadBalanceStrategy::PeakEwma,
+    ];
+
     /// A strategy registered on the consumer under `name` (a built-in name gives the built-in).
     pub fn custom(name: impl Into<String>) -> LoadBalanceStrategy {
         LoadBalanceStrategy::from(name.into().as_str())
@@ -48,6 +67,9 @@ impl LoadBalanceStrategy {
             LoadBalanceStrategy::LeastActive => "leastactive",
             LoadBalanceStrategy::ShortestResponse => "shortestresponse",
             LoadBalanceStrategy::ConsistentHash => "consistenthash",
+            LoadBalanceStrategy::Adaptive => "adaptive",
+            LoadBalanceStrategy::P2c => "p2c",
+            LoadBalanceStrategy::PeakEwma => "peakewma",
             LoadBalanceStrategy::Custom(name) => name,
         }
     }
@@ -61,6 +83,9 @@ impl From<&str> for LoadBalanceStrategy {
             "leastactive" => LoadBalanceStrategy::LeastActive,
             "shortestresponse" => LoadBalanceStrategy::ShortestResponse,
             "consistenthash" => LoadBalanceStrategy::ConsistentHash,
+            "adaptive" => LoadBalanceStrategy::Adaptive,
+            "p2c" => LoadBalanceStrategy::P2c,
+            "peakewma" => LoadBalanceStrategy::PeakEwma,
             other => LoadBalanceStrategy::Custom(other.to_owned()),
         }
     }
@@ -78,5 +103,19 @@ impl FromStr for LoadBalanceStrategy {
 impl fmt::Display for LoadBalanceStrategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LoadBalanceStrategy;
+
+    #[test]
+    fn the_variants_are_the_cluster_builtins_in_order_and_round_trip_by_name() {
+        let names: Vec<&str> = LoadBalanceStrategy::BUILTINS.iter().map(|s| s.name()).collect();
+        assert_eq!(names, rudder_cluster::loadbalance::BUILTINS);
+        for strategy in LoadBalanceStrategy::BUILTINS {
+            assert_eq!(LoadBalanceStrategy::from(strategy.name()), strategy);
+        }
     }
 }

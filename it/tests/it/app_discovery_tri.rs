@@ -52,7 +52,7 @@ fn seen(consumer: &Consumer) -> (u64, u64, u64) {
         v2_answered,
         v2_fallbacks,
         ..
-    } = consumer.metadata_service_calls();
+    } = consumer.diagnostics().metadata_service_calls();
     (v1_answered, v2_answered, v2_fallbacks)
 }
 

@@ -104,7 +104,7 @@ async fn a_thousand_providers_come_and_go_and_leave_nothing_behind() {
     for _ in 0..N {
         reference.invoke("ping", &[], vec![]).await.expect("call");
     }
-    assert_eq!(consumer.open_connections(), N);
+    assert_eq!(consumer.diagnostics().open_connections(), N);
     assert_eq!(consumer.statuses().len(), N);
     assert!(servers.iter().all(|s| s.open_connections() == 1));
 
@@ -115,18 +115,18 @@ async fn a_thousand_providers_come_and_go_and_leave_nothing_behind() {
         providers_of(&reference) == 0
     })
     .await;
-    tokio::time::timeout(WAIT, consumer.wait_until_idle())
+    tokio::time::timeout(WAIT, consumer.diagnostics().wait_until_idle())
         .await
         .expect("every connection of the departed providers closes");
-    assert_eq!(consumer.open_connections(), 0);
-    assert_eq!(consumer.live_tasks(), 0);
+    assert_eq!(consumer.diagnostics().open_connections(), 0);
+    assert_eq!(consumer.diagnostics().live_tasks(), 0);
     assert_eq!(consumer.statuses().len(), 0, "statistics pruned");
     for server in &servers {
         tokio::time::timeout(WAIT, server.wait_for_open_connections(0))
             .await
             .expect("each provider sees its socket closed");
     }
-    assert_eq!(consumer.registry_sessions(), 1);
+    assert_eq!(consumer.diagnostics().registry_sessions(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -166,7 +166,7 @@ async fn two_hundred_references_share_one_session_and_one_connection_per_address
     assert!(references.iter().all(|r| providers_of(r) == PROVIDERS));
     let after_build = resident_bytes();
     assert_eq!(
-        consumer.registry_sessions(),
+        consumer.diagnostics().registry_sessions(),
         1,
         "one session for every reference"
     );
@@ -177,7 +177,7 @@ async fn two_hundred_references_share_one_session_and_one_connection_per_address
         }
     }
     assert_eq!(
-        consumer.open_connections(),
+        consumer.diagnostics().open_connections(),
         PROVIDERS,
         "one connection per provider address, shared by all 200 references"
     );
@@ -189,13 +189,13 @@ async fn two_hundred_references_share_one_session_and_one_connection_per_address
          ZooKeeper sessions {}; TCP connections {}; resident memory +{} KiB per reference \
          (after listing), +{} B per provider entry (after one call to each)",
         ready.as_millis(),
-        consumer.registry_sessions(),
-        consumer.open_connections(),
+        consumer.diagnostics().registry_sessions(),
+        consumer.diagnostics().open_connections(),
         per_reference / 1024,
         per_provider
     );
     drop(references);
-    tokio::time::timeout(WAIT, consumer.wait_until_idle())
+    tokio::time::timeout(WAIT, consumer.diagnostics().wait_until_idle())
         .await
         .expect("dropping every reference closes every connection");
 }

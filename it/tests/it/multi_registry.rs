@@ -175,7 +175,7 @@ async fn preferred_then_zone_then_force_choose_the_registry() {
     assert!(error.message().contains("zone: bj"), "{error}");
 
     // The registry parameters are not part of the session: four registry URLs, two sessions.
-    assert_eq!(consumer.registry_sessions(), 2);
+    assert_eq!(consumer.diagnostics().registry_sessions(), 2);
     consumer.shutdown().await;
 }
 

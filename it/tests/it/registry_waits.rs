@@ -167,7 +167,7 @@ async fn with_check_false_a_build_during_an_outage_succeeds_and_providers_arrive
         matches!(arrived, Ok(Ok(_))),
         "the provider arrived once the registry answered"
     );
-    assert_eq!(consumer.registry_sessions(), 1);
+    assert_eq!(consumer.diagnostics().registry_sessions(), 1);
     drop(reference);
     consumer.shutdown().await;
 }
@@ -213,7 +213,7 @@ async fn a_hung_registry_delays_only_its_own_builds_shares_one_attempt_and_shutd
         "one connection attempt for both builds (single flight)"
     );
     assert_eq!(
-        consumer.registry_sessions(),
+        consumer.diagnostics().registry_sessions(),
         2,
         "the hung one and the healthy one"
     );
@@ -326,7 +326,7 @@ async fn a_session_no_reference_uses_is_closed_after_the_idle_timeout_and_reused
     drop(second);
     let released = Instant::now();
     assert_eq!(
-        consumer.registry_sessions(),
+        consumer.diagnostics().registry_sessions(),
         1,
         "kept during the idle timeout"
     );
@@ -339,7 +339,7 @@ async fn a_session_no_reference_uses_is_closed_after_the_idle_timeout_and_reused
         "closed after {:?}, before the idle timeout",
         released.elapsed()
     );
-    assert_eq!(consumer.registry_sessions(), 0);
+    assert_eq!(consumer.diagnostics().registry_sessions(), 0);
     assert!(admin
         .list_children(CONSUMERS)
         .await

@@ -170,9 +170,9 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
         .await
         .unwrap();
     assert_eq!(sum, Value::Int(7));
-    assert_eq!(consumer.open_connections(), 1);
+    assert_eq!(consumer.diagnostics().open_connections(), 1);
     drop(owned);
-    assert_eq!(consumer.open_connections(), 0);
+    assert_eq!(consumer.diagnostics().open_connections(), 0);
     consumer.shutdown().await;
 
     // The CLI: `rudder invoke --url tri://...` calls exactly like dubbo://.

@@ -70,7 +70,7 @@ pub use crate::rng::PickRng;
 use least_key::least_key_weighted;
 pub use pick::Pick;
 pub use prefix_sums::PrefixSums;
-pub use registry::{LoadBalanceRegistry, UnknownLoadBalance};
+pub use registry::{LoadBalanceRegistry, UnknownLoadBalance, BUILTINS};
 pub use view::{MethodView, ACTIVES};
 
 /// The policy used when no provider names one: Dubbo's default.

@@ -14,6 +14,19 @@ use super::round_robin::RoundRobin;
 use super::shortest_response::ShortestResponse;
 use super::LoadBalance;
 
+/// The names of the built-in policies, as [`LoadBalanceRegistry::with_builtins`] registers them: Dubbo's
+/// six, then rudder's own.
+pub const BUILTINS: [&str; 8] = [
+    "random",
+    "roundrobin",
+    "leastactive",
+    "shortestresponse",
+    "consistenthash",
+    "adaptive",
+    "p2c",
+    "peakewma",
+];
+
 /// The name asked for is not registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown load balancer {name:?}; registered: {}", registered.join(", "))]
@@ -91,5 +104,18 @@ impl LoadBalanceRegistry {
 impl fmt::Debug for LoadBalanceRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.names()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtins_list_names_what_with_builtins_registers() {
+        let mut listed: Vec<&str> = BUILTINS.to_vec();
+        listed.sort_unstable();
+        let registry = LoadBalanceRegistry::with_builtins();
+        assert_eq!(registry.names().collect::<Vec<_>>(), listed);
     }
 }

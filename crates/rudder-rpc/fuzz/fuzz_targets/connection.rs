@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rudder_rpc::internals::drive_scripted_peer;
+use rudder_rpc::wire::drive_scripted_peer;
 
 fuzz_target!(|data: &[u8]| {
     let calls = usize::from(data.first().map_or(0, |b| b % 8)) + 1;

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rudder_rpc::internals::{decode_response_body, decode_stream};
+use rudder_rpc::wire::{decode_response_body, decode_stream};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&control, rest)) = data.split_first() else {

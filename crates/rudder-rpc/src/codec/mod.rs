@@ -15,7 +15,7 @@ mod response;
 pub(crate) use error::BodyError;
 pub(crate) use error::FrameError;
 pub(crate) use frame::{Frame, FrameDecoder, DEFAULT_PAYLOAD_LIMIT};
-#[cfg(feature = "internals")]
+#[cfg(feature = "wire")]
 pub(crate) use header::{Flags, Header};
 pub(crate) use request::{decode_request, encode_request, ServiceTarget, NO_VERSION};
 pub(crate) use response::{

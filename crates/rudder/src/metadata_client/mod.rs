@@ -32,7 +32,7 @@ use rudder_registry::{MetadataFetcher, MetadataFuture, MetadataInfo, MetadataReq
 ///
 /// ```
 /// let consumer = rudder::Consumer::builder().application("shop").build();
-/// let calls = consumer.metadata_service_calls();
+/// let calls = consumer.diagnostics().metadata_service_calls();
 /// assert_eq!((calls.v1_answered, calls.v2_answered, calls.v2_fallbacks), (0, 0, 0));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

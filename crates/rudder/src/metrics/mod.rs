@@ -76,9 +76,9 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 
-use prometheus_client::registry::Registry;
-
-pub use prometheus_client;
+/// The prometheus-client registry [`Metrics::register`] adds rudder's collector to: the one type of
+/// that crate in rudder's API (use the same version of prometheus-client, 0.26, for your own metrics).
+pub use prometheus_client::registry::Registry;
 pub use server::MetricsServer;
 pub use ticker::{ManualTicker, SystemTicker, Ticker};
 

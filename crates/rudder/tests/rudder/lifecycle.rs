@@ -40,21 +40,21 @@ async fn a_dropped_reference_frees_what_only_it_used() {
     on_a.invoke("x", &[], vec![]).await.unwrap();
     on_both.invoke("x", &[], vec![]).await.unwrap();
     on_both.invoke("x", &[], vec![]).await.unwrap();
-    assert_eq!(consumer.open_connections(), 2, "one per address, shared");
+    assert_eq!(consumer.diagnostics().open_connections(), 2, "one per address, shared");
     assert_eq!(consumer.statuses().len(), 3);
 
     // `a` is still used by `on_a`: only `b`'s connection goes, and `on_both`'s statistics.
     drop(on_both);
     b.wait_for_open_connections(0).await;
     assert_eq!(a.open_connections(), 1);
-    assert_eq!(consumer.open_connections(), 1);
+    assert_eq!(consumer.diagnostics().open_connections(), 1);
     assert_eq!(consumer.statuses().len(), 1);
     on_a.invoke("x", &[], vec![]).await.unwrap();
 
     drop(on_a);
     within("a's socket to close", a.wait_for_open_connections(0)).await;
-    within("the consumer to be idle", consumer.wait_until_idle()).await;
-    assert_eq!((consumer.open_connections(), consumer.live_tasks()), (0, 0));
+    within("the consumer to be idle", consumer.diagnostics().wait_until_idle()).await;
+    assert_eq!((consumer.diagnostics().open_connections(), consumer.diagnostics().live_tasks()), (0, 0));
     assert_eq!(consumer.statuses().len(), 0);
 }
 
@@ -102,9 +102,9 @@ async fn shutdown_waits_until_every_task_has_ended() {
         .await
         .unwrap();
     reference.invoke("x", &[], vec![]).await.unwrap();
-    assert!(consumer.live_tasks() > 0);
+    assert!(consumer.diagnostics().live_tasks() > 0);
     within("shutdown", consumer.shutdown()).await;
-    assert_eq!(consumer.live_tasks(), 0);
-    assert_eq!(consumer.open_connections(), 0);
+    assert_eq!(consumer.diagnostics().live_tasks(), 0);
+    assert_eq!(consumer.diagnostics().open_connections(), 0);
     within("a's socket to close", a.wait_for_open_connections(0)).await;
 }

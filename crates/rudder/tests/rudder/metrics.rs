@@ -239,7 +239,7 @@ async fn scraped_metrics_count_every_call_with_exact_durations_and_forget_pruned
         Some(&7.0)
     );
     within("b's connection to close", async {
-        while consumer.open_connections() != 1 {
+        while consumer.diagnostics().open_connections() != 1 {
             tokio::task::yield_now().await;
         }
     })

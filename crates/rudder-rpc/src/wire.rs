@@ -1,5 +1,16 @@
-//! Codec entry points for the cargo-fuzz targets in `fuzz/` and the codec bench; not part of the
-//! API (feature `internals`).
+//! dubbo:// frames from and to bytes, without a connection (feature `wire`): for tools that read
+//! captured traffic, the codec bench, and the cargo-fuzz targets in `fuzz/`.
+//!
+//! ```
+//! use rudder_common::{invocation::Invocation, url::DubboUrl};
+//! use rudder_rpc::wire::{decode_stream, encode_request_frame};
+//!
+//! let url = DubboUrl::parse("dubbo://127.0.0.1:20880/com.acme.Greeter")?;
+//! let frame = encode_request_frame(&url, &Invocation::new("sayHello", vec![], vec![]));
+//! // Fed 7 bytes at a time, as reads might deliver it: one whole frame.
+//! assert_eq!(decode_stream(&frame, 7, 8 * 1024 * 1024), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use bytes::{Bytes, BytesMut};
 use rudder_common::invocation::Invocation;
