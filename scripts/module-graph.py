@@ -29,6 +29,9 @@ and a child may read its parent's items, which is how Rust nests modules, not a 
 leaves them out without --cfg-test): the graph is the library as it compiles, and a unit test may
 drive its module through the API above it.
 
+Not followed: names that a glob import (`use super::*`) brings into scope (the glob is a reference to
+the module it names, which for `super::*` is the parent: no edge), and names a macro expands to.
+
 A circle is a strongly connected component of more than one module; each is printed with one concrete
 cycle through it and, for every edge inside it, the lines that make the edge.
 """
@@ -36,12 +39,12 @@ cycle through it and, for every edge inside it, the lines that make the edge.
 import argparse
 import os
 import re
+import signal
 import sys
 import tempfile
 from collections import defaultdict
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
-KEYWORD_ROOTS = ("crate", "super", "self")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -647,4 +650,6 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    # `module-graph.py ... | head` ends quietly, as other command-line tools do.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main(sys.argv[1:]))
