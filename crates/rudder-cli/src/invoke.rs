@@ -14,7 +14,8 @@ use rudder::{CallError, Consumer};
 use rudder_common::error::{RpcError, RpcErrorKind};
 
 use crate::call_report::{describe, Tally};
-// `main` turns these into the exit code and the error line; it names them here, with the command.
+// `main` names the command's flags, and the marker and label it turns into the exit code and the
+// error line, through the command's module.
 pub(crate) use crate::call_report::{label, Reported};
 pub(crate) use crate::invoke_args::InvokeArgs;
 use crate::invoke_target::{self, RegistryKnowledge};
