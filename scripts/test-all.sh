@@ -5,8 +5,9 @@
 #
 # 1. Integration prerequisites: Docker engine + the local ZooKeeper image (scripts/it-setup.sh), and the
 #    real Dubbo peers under it/ (Java Dubbo 3.3 provider via Maven, sofa-rpc-node via npm) when present.
-# 2. Formatting and lints (cargo fmt --check, clippy -D warnings), docs (also as docs.rs builds them),
-#    and `cargo package` of every library crate.
+# 2. Formatting and lints (cargo fmt --check, clippy -D warnings), no import circle among a crate's
+#    modules (scripts/module-graph.py), docs (also as docs.rs builds them), and `cargo package` of
+#    every library crate.
 # 3. cargo test for the whole workspace (unit, conformance, CLI and integration tests).
 # 4. Every fuzz target under crates/*/fuzz for a bounded time (scripts/fuzz.sh: needs the nightly
 #    toolchain; RUDDER_FUZZ_SECONDS per target, default 60; RUDDER_SKIP_FUZZ=1 skips it loudly).
@@ -25,6 +26,11 @@ done
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+
+step "no import circle among each crate's modules (scripts/module-graph.py)"
+python3 scripts/module-graph.py --self-test
+python3 scripts/module-graph.py --check crates/rudder-cli crates/rudder-cluster crates/rudder-common \
+    crates/rudder-hessian crates/rudder-rpc crates/rudder-triple
 
 step "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -9,7 +9,6 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::url::DubboUrl;
 use serde_json::Value as Json;
 
-use crate::invoke::InvokeArgs;
 use crate::params::ConsumerArgs;
 use crate::registry_args::RegistryArgs;
 use crate::service_info::{self, Overload};
@@ -160,15 +159,15 @@ pub(crate) struct RegistryKnowledge {
 /// Reads [`RegistryKnowledge`] through a short session of its own (the reference's sessions are
 /// internal to the consumer).
 pub(crate) async fn registry_knowledge(
-    args: &InvokeArgs,
+    registry_args: &RegistryArgs,
     interface: &str,
 ) -> Result<RegistryKnowledge> {
     let mut knowledge = RegistryKnowledge {
         all_providers: Vec::new(),
         overloads: Vec::new(),
     };
-    for target in args.registry.targets()? {
-        let registry = args.registry.connect(target.session_url()).await?;
+    for target in registry_args.targets()? {
+        let registry = registry_args.connect(target.session_url()).await?;
         let read = async {
             let providers = registry.provider_urls(interface).await?;
             let definitions = registry.service_definitions(interface).await?;
@@ -190,13 +189,13 @@ pub(crate) async fn registry_knowledge(
 /// The error for a reference without providers: which versions or groups exist, when that is why.
 pub(crate) fn no_provider(
     interface: &str,
-    args: &InvokeArgs,
+    target: &CallTarget<'_>,
     knowledge: &RegistryKnowledge,
 ) -> RpcError {
     let reason = service_info::missing_version_or_group(
         interface,
-        args.version.as_deref(),
-        args.group.as_deref(),
+        target.version,
+        target.group,
         &knowledge.all_providers,
     )
     .unwrap_or_else(|| {
@@ -215,23 +214,23 @@ pub(crate) fn no_provider(
     RpcError::new(RpcErrorKind::NoProvider, reason)
 }
 
-/// The parameter types to send: `--types`, checked against the metadata's overloads when it has
-/// some, else the one overload the arguments fit, else inferred from the JSON.
+/// The parameter types to send for `method`: `types` (`--types`), checked against the metadata's
+/// overloads when it has some, else the one overload the arguments fit, else inferred from the JSON.
 pub(crate) fn parameter_types(
-    args: &InvokeArgs,
+    method: &str,
+    types: Option<&str>,
     items: &[Json],
     overloads: &[Overload],
 ) -> Result<Vec<String>> {
-    let given: Option<Vec<String>> = args.types.as_ref().map(|t| {
+    let given: Option<Vec<String>> = types.map(|t| {
         t.split(',')
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty())
             .collect()
     });
     // Generic calls name the same Java types ($invoke looks the method up by them).
-    if let Some(types) =
-        service_info::choose_types(args.method()?, overloads, given.as_deref(), items)
-            .map_err(|e| RpcError::new(RpcErrorKind::MethodNotFound, format!("{e:#}")))?
+    if let Some(types) = service_info::choose_types(method, overloads, given.as_deref(), items)
+        .map_err(|e| RpcError::new(RpcErrorKind::MethodNotFound, format!("{e:#}")))?
     {
         return Ok(types);
     }

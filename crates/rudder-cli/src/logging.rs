@@ -64,8 +64,8 @@ pub(crate) fn install(attempts: bool) -> Option<AttemptLog> {
         AttemptLayer { log }.with_filter(filter::filter_fn(|meta| meta.name() == ATTEMPT_SPAN))
     });
     // `rudder bench` reads each attempt's provider from its span too, only while it records.
-    let bench = crate::bench::attempts::AttemptLayer
-        .with_filter(filter::filter_fn(crate::bench::attempts::wanted));
+    let bench = crate::bench_attempts::AttemptLayer
+        .with_filter(filter::filter_fn(crate::bench_attempts::wanted));
     tracing_subscriber::registry()
         .with(fmt)
         .with(capture)

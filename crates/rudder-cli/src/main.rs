@@ -2,12 +2,16 @@
 //!
 //! Exit codes: 0 success, 1 a call failed or no provider was found, 2 bad usage or an internal error.
 
+mod attachments;
 mod bench;
+mod bench_attempts;
 mod bounds;
+mod call_report;
 mod demo;
 mod grpc_call;
 mod grpc_channel;
 mod invoke;
+mod invoke_args;
 mod invoke_target;
 mod java_types;
 mod json;

@@ -14,12 +14,10 @@
 //! reflection for the service: a provider that does not know it there gets the POJO call as before.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use bytes::Bytes;
-use clap::Args;
 use prost_reflect::{DynamicMessage, SerializeOptions};
 use rudder::Reference;
 use rudder_common::error::RpcError;
@@ -28,9 +26,10 @@ use serde_json::Value as Json;
 use tonic::body::Body;
 use tonic::client::GrpcService;
 
+use crate::call_report::{self, Reported, Tally};
 use crate::grpc_call::{self, ProtoRequest};
 use crate::grpc_channel::{self, GrpcTarget};
-use crate::invoke::{self, InvokeArgs, Tally};
+use crate::invoke_args::InvokeArgs;
 use crate::invoke_target;
 use crate::logging::{self, AttemptLog, AttemptRecord};
 use crate::proto_descriptors;
@@ -38,34 +37,6 @@ use crate::proto_messages::{attachment_headers, request_messages, write_json};
 use crate::reflection::{self, ReflectionError};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// The protobuf flags of `rudder invoke`.
-#[derive(Debug, Clone, Default, Args)]
-pub(crate) struct ProtoArgs {
-    /// Call a protobuf (IDL) service over tri:// / gRPC, with the descriptors of this .proto file
-    /// (repeatable; parsed at run time, no protoc needed). --args holds the request message as proto3
-    /// JSON ('[{"name":"x"}]'); each answer is printed as one proto3 JSON line. Without --proto, a
-    /// provider serving gRPC server reflection gives the descriptors.
-    #[arg(long = "proto", value_name = "FILE")]
-    pub(crate) files: Vec<PathBuf>,
-    /// Where the --proto files' imports are looked up (repeatable; default: each file's directory).
-    #[arg(long = "import-path", value_name = "DIR", requires = "files")]
-    pub(crate) import_paths: Vec<PathBuf>,
-    /// List the services and methods (request and response types, streaming kind) of the --proto
-    /// files, or of the provider's reflection with --url / --registry, instead of calling.
-    #[arg(long)]
-    pub(crate) list: bool,
-    /// Print fields that have their default value (proto3 JSON omits them).
-    #[arg(long)]
-    pub(crate) emit_defaults: bool,
-}
-
-impl ProtoArgs {
-    /// Whether the command is protobuf whatever the provider answers.
-    fn explicit(&self) -> bool {
-        !self.files.is_empty() || self.list
-    }
-}
 
 /// Before any consumer exists: `--list` of files, and every protobuf call by `--url`. `None` when the
 /// command is not a protobuf one (the POJO path runs).
@@ -348,13 +319,13 @@ where
                     address: target.address.clone(),
                     outcome: Some(match &outcome {
                         Ok(()) => "ok".to_owned(),
-                        Err(e) => invoke::label(e.kind()),
+                        Err(e) => call_report::label(e.kind()),
                     }),
                 });
             }
             tried
         });
-        let line = invoke::describe(number, total, &outcome, elapsed, tried.as_deref());
+        let line = call_report::describe(number, total, &outcome, elapsed, tried.as_deref());
         match outcome {
             Ok(()) => {
                 tally.ok += 1;
@@ -363,7 +334,10 @@ where
                 }
             }
             Err(error) => {
-                *tally.failed.entry(invoke::label(error.kind())).or_insert(0) += 1;
+                *tally
+                    .failed
+                    .entry(call_report::label(error.kind()))
+                    .or_insert(0) += 1;
                 if total > 1 || args.verbose {
                     logging::say(line.unwrap_or_default());
                 }
@@ -376,7 +350,7 @@ where
     }
     match last_error {
         Some(error) if total == 1 && !args.verbose => Err(error.into()),
-        Some(error) => Err(invoke::Reported(error.kind()).into()),
+        Some(error) => Err(Reported(error.kind()).into()),
         None => Ok(()),
     }
 }

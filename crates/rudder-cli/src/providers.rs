@@ -103,7 +103,7 @@ pub(crate) struct ProvidersArgs {
     #[arg(long, requires = "method", conflicts_with_all = ["watch", "format"])]
     explain: bool,
     /// An attachment of the explained call, KEY=VALUE (repeatable): `dubbo.tag=gray`.
-    #[arg(long = "attachment", value_name = "KEY=VALUE", value_parser = crate::invoke::attachment, requires = "explain")]
+    #[arg(long = "attachment", value_name = "KEY=VALUE", value_parser = crate::attachments::attachment, requires = "explain")]
     attachments: Vec<(String, String)>,
     #[command(flatten)]
     consumer: ConsumerArgs,
@@ -374,7 +374,7 @@ async fn explain(
     out: &mut dyn Write,
 ) -> Result<()> {
     let disabled = &status.disabled;
-    crate::invoke::check_attachments(&args.attachments)?;
+    crate::attachments::check_attachments(&args.attachments)?;
     let consumer_url = args.consumer.service_consumer_url(
         &query.interface,
         query.version.as_deref(),

@@ -57,7 +57,7 @@ pub(crate) struct SimulateArgs {
     #[arg(long, default_value = "sayHello")]
     method: String,
     /// An attachment of every call, KEY=VALUE (repeatable): `registry_zone=hz` routes to that zone.
-    #[arg(long = "attachment", value_name = "KEY=VALUE", value_parser = crate::invoke::attachment)]
+    #[arg(long = "attachment", value_name = "KEY=VALUE", value_parser = crate::attachments::attachment)]
     attachments: Vec<(String, String)>,
     #[command(flatten)]
     consumer: ConsumerArgs,
@@ -91,7 +91,7 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
     }
     let interface = args.interface.clone().unwrap_or_default();
     let merge = args.consumer.merge(&interface)?;
-    crate::invoke::check_attachments(&args.attachments)?;
+    crate::attachments::check_attachments(&args.attachments)?;
     let groups = provider_groups(&args, &merge)?;
     let consumer_url = args.consumer.service_consumer_url(
         &interface,

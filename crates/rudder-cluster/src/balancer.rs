@@ -33,7 +33,6 @@ use rudder_common::invocation::Invocation;
 
 use crate::directory::{Directory, ProviderSet, PublishHook};
 use crate::loadbalance::outlier;
-use crate::loadbalance::view::ResolvedPolicy;
 use crate::loadbalance::weight::WeightSource;
 use crate::loadbalance::{
     select, LoadBalance, LoadBalanceRegistry, MethodView, Pick, StateKey, UnknownLoadBalance,
@@ -41,6 +40,7 @@ use crate::loadbalance::{
 use crate::provider::Provider;
 use crate::rng::RngSource;
 use crate::router::RouterChain;
+use crate::view::ResolvedPolicy;
 use rudder_common::status::{ejections_ever, ejections_in_force};
 
 /// Picks a provider for each call. Share it behind an `Arc`; `select` takes `&self`.

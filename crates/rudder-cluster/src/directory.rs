@@ -40,8 +40,8 @@ use rudder_common::url::DubboUrl;
 
 pub use rudder_common::discovery::{Change, UpdateOutcome};
 
-use crate::loadbalance::MethodView;
 use crate::provider::Provider;
+use crate::view::MethodView;
 
 /// Methods whose views a snapshot finds without any atomic read-modify-write.
 const VIEW_SLOTS: usize = 16;

@@ -18,4 +18,6 @@ pub mod loadbalance;
 pub mod provider;
 pub mod rng;
 pub mod router;
+// The per-method view and the pick context, below both `router` and `loadbalance` (public there).
+mod view;
 pub mod zone_aware;

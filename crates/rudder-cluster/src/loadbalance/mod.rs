@@ -51,85 +51,22 @@ mod least_key;
 pub mod outlier;
 pub mod p2c;
 pub mod peak_ewma;
-mod pick;
-mod prefix_sums;
 pub mod random;
 mod registry;
 pub mod round_robin;
 pub mod shortest_response;
-pub(crate) mod view;
-pub mod weight;
-
-use std::any::TypeId;
-use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use rudder_common::invocation::Invocation;
 
 pub use crate::rng::PickRng;
 use least_key::least_key_weighted;
-pub use pick::Pick;
-pub use prefix_sums::PrefixSums;
-pub use registry::{LoadBalanceRegistry, UnknownLoadBalance, BUILTINS};
-pub use view::{MethodView, ACTIVES};
-
-/// The policy used when no provider names one: Dubbo's default.
-pub const DEFAULT_LOADBALANCE: &str = "random";
-
-/// A load-balancing policy.
-///
-/// Implementations pick among the providers of `view` that `pick` allows, and return the index of the
-/// chosen one. They are called through [`select`], which has already handled the empty and
-/// single-candidate cases. State that must persist across picks lives in the policy (shared by all views,
-/// keyed as Dubbo keys it) or in per-view state from [`MethodView::with_state`].
-pub trait LoadBalance: Send + Sync + fmt::Debug {
-    /// Chooses a provider for `invocation`; `None` only when no candidate is allowed.
-    fn pick(
-        &self,
-        view: &MethodView,
-        invocation: &Invocation,
-        pick: &Pick<'_>,
-        rng: &mut dyn PickRng,
-    ) -> Option<usize>;
-
-    /// Builds the per-view state this policy's picks read (a ring, counter slots), so the first pick
-    /// after a registry change finds it ready. Called by the directory for every method view of a
-    /// snapshot before the snapshot is published; the default builds nothing.
-    fn prepare(&self, view: &MethodView) {
-        let _ = view;
-    }
-}
-
-/// What per-view state is filed under in a [`MethodView`]: one key per policy instance
-/// ([`StateKey::unique`]), or one per type for state that any instance would build the same way
-/// ([`StateKey::of`]).
-///
-/// ```
-/// use rudder_cluster::loadbalance::StateKey;
-/// assert_ne!(StateKey::unique(), StateKey::unique());
-/// assert_eq!(StateKey::of::<Vec<u32>>(), StateKey::of::<Vec<u32>>());
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct StateKey(Key);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Key {
-    Instance(u64),
-    Type(TypeId),
-}
-
-impl StateKey {
-    /// A key no other call returns: for state that belongs to one policy (or balancer) instance.
-    pub fn unique() -> StateKey {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        StateKey(Key::Instance(NEXT.fetch_add(1, Ordering::Relaxed)))
-    }
-
-    /// The key of state of type `T` that depends only on the view.
-    pub fn of<T: 'static>() -> StateKey {
-        StateKey(Key::Type(TypeId::of::<T>()))
-    }
-}
+pub use registry::{LoadBalanceRegistry, BUILTINS};
+// The view, the pick and the policy interface live below both this module and the routers.
+pub use crate::view::weight;
+pub use crate::view::{
+    LoadBalance, MethodView, Pick, PrefixSums, StateKey, UnknownLoadBalance, ACTIVES,
+    DEFAULT_LOADBALANCE,
+};
 
 /// Dubbo's `AbstractLoadBalance.select`: no candidate gives `None`, a single candidate is returned without
 /// consulting the policy (even with weight 0), otherwise the policy decides.

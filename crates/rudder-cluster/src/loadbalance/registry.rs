@@ -12,7 +12,7 @@ use super::peak_ewma::PeakEwma;
 use super::random::Random;
 use super::round_robin::RoundRobin;
 use super::shortest_response::ShortestResponse;
-use super::LoadBalance;
+use super::{LoadBalance, UnknownLoadBalance};
 
 /// The names of the built-in policies, as [`LoadBalanceRegistry::with_builtins`] registers them: Dubbo's
 /// six, then rudder's own.
@@ -26,16 +26,6 @@ pub const BUILTINS: [&str; 8] = [
     "p2c",
     "peakewma",
 ];
-
-/// The name asked for is not registered.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown load balancer {name:?}; registered: {}", registered.join(", "))]
-pub struct UnknownLoadBalance {
-    /// The name asked for.
-    pub name: String,
-    /// The names that are registered, sorted.
-    pub registered: Vec<String>,
-}
 
 /// Load-balancing policies by name. Each policy is one shared instance, so its state (round-robin
 /// counters, response-time windows) is shared by every service of the consumer and separated by the keys

@@ -27,8 +27,8 @@ use rudder_common::invocation::Invocation;
 
 use super::state::ChainState;
 use super::{Outcome, RouteContext, RouteKey, RuleRef};
-use crate::loadbalance::outlier::Ejection;
 use crate::provider::Provider;
+use crate::view::Ejection;
 
 /// The chain's decision for one call.
 #[derive(Debug, Clone)]

@@ -43,6 +43,7 @@ mod chain;
 pub mod condition;
 mod consumer;
 pub mod explain;
+mod rule_key;
 mod sample;
 mod scoped;
 mod state;
@@ -57,9 +58,10 @@ use std::sync::Arc;
 
 use rudder_common::invocation::Invocation;
 
-pub use chain::{RouterChain, RuleError, RuleKey, RuleSlot};
+pub use chain::RouterChain;
 pub use consumer::{Consumer, FORCE_TAG_KEY, TAG_KEY};
 pub use explain::{Explanation, ProviderFate, StepReport};
+pub use rule_key::{RuleError, RuleKey, RuleSlot};
 
 use crate::provider::Provider;
 

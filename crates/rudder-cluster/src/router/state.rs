@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use super::chain::{RuleKey, RuleSlot};
 use super::condition::ConditionRule;
+use super::rule_key::{RuleKey, RuleSlot};
 use super::scoped::ProviderAppScope;
 use super::tag::{TagRouter, TagRule};
 use super::{Consumer, Router};

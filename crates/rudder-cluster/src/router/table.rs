@@ -19,9 +19,9 @@ use super::state::ChainState;
 use super::tag::static_tag;
 use super::{Outcome, RouteContext, RouteKey, Router};
 use crate::directory::ProviderSet;
-use crate::loadbalance::MethodView;
 use crate::provider::Provider;
 use crate::rng::RngSource;
+use crate::view::MethodView;
 
 /// Routing nodes one table keeps at most.
 pub const MAX_NODES: usize = 1024;

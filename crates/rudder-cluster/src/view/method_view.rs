@@ -7,9 +7,15 @@ use std::sync::{Arc, OnceLock};
 
 use rudder_common::status::{MethodStatus, ProviderStatus, RpcStatus};
 
+use rudder_common::invocation::Invocation;
+
+use super::outlier::OutlierSettings;
+use super::pick::Pick;
+use super::prefix_sums::PrefixSums;
+use super::state_key::StateKey;
 use super::weight::effective_weight;
-use super::{Pick, PrefixSums, StateKey};
 use crate::provider::Provider;
+use crate::rng::PickRng;
 
 pub use rudder_common::status::ACTIVES;
 
@@ -43,7 +49,7 @@ pub struct MethodView {
     /// Each provider's `actives` limit for this method (0: none).
     max_active: Box<[i32]>,
     /// Outlier ejection, as the first provider sets it for this method.
-    outlier: Option<super::outlier::OutlierSettings>,
+    outlier: Option<OutlierSettings>,
     /// The policy the first balancer to prepare or pick here resolved for it, under that balancer's
     /// key: typed, so reading it costs no dynamic type check.
     policy: OnceLock<(StateKey, ResolvedPolicy)>,
@@ -51,7 +57,7 @@ pub struct MethodView {
 }
 
 /// A policy looked up by name: the policy, or why there is none.
-pub(crate) type ResolvedPolicy = Result<Arc<dyn super::LoadBalance>, super::UnknownLoadBalance>;
+pub(crate) type ResolvedPolicy = Result<Arc<dyn LoadBalance>, UnknownLoadBalance>;
 
 impl MethodView {
     /// Precomputes the view of `providers` for `method`.
@@ -73,11 +79,11 @@ impl MethodView {
         let loadbalance = first
             .and_then(|p| p.url().method_parameter(method, "loadbalance"))
             .filter(|name| !name.is_empty())
-            .unwrap_or(super::DEFAULT_LOADBALANCE)
+            .unwrap_or(DEFAULT_LOADBALANCE)
             .into();
         let sticky =
             first.is_some_and(|p| p.url().method_parameter(method, "sticky") == Some("true"));
-        let outlier = first.and_then(|p| super::outlier::OutlierSettings::of(p.url(), method));
+        let outlier = first.and_then(|p| OutlierSettings::of(p.url(), method));
         let max_active = providers
             .iter()
             .map(|p| rudder_common::status::max_active(p.url(), method))
@@ -267,7 +273,7 @@ impl MethodView {
     /// Runs `f` with the strategy state attached to this view, created by `init` on first use by `owner`.
     ///
     /// `owner` is the policy's [`StateKey`]. The state lives as long as the view, so it is rebuilt
-    /// exactly when the provider snapshot changes (in [`LoadBalance::prepare`](super::LoadBalance::prepare),
+    /// exactly when the provider snapshot changes (in [`LoadBalance::prepare`](LoadBalance::prepare),
     /// before the snapshot is published); reading it costs no reference counting.
     pub fn with_state<T: Any + Send + Sync, R>(
         &self,
@@ -318,4 +324,58 @@ fn runs_of(statuses: &[MethodStatus]) -> Box<[(MethodStatus, usize)]> {
         }
     }
     runs.into()
+}
+
+/// The policy used when no provider names one: Dubbo's default.
+pub const DEFAULT_LOADBALANCE: &str = "random";
+
+/// A load-balancing policy.
+///
+/// Implementations pick among the providers of `view` that `pick` allows, and return the index of the
+/// chosen one. They are called through [`select`](crate::loadbalance::select), which has already
+/// handled the empty and single-candidate cases. State that must persist across picks lives in the
+/// policy (shared by all views, keyed as Dubbo keys it) or in per-view state from
+/// [`MethodView::with_state`].
+pub trait LoadBalance: Send + Sync + fmt::Debug {
+    /// Chooses a provider for `invocation`; `None` only when no candidate is allowed.
+    fn pick(
+        &self,
+        view: &MethodView,
+        invocation: &Invocation,
+        pick: &Pick<'_>,
+        rng: &mut dyn PickRng,
+    ) -> Option<usize>;
+
+    /// Builds the per-view state this policy's picks read (a ring, counter slots), so the first pick
+    /// after a registry change finds it ready. Called by the directory for every method view of a
+    /// snapshot before the snapshot is published; the default builds nothing.
+    fn prepare(&self, view: &MethodView) {
+        let _ = view;
+    }
+}
+
+/// The name asked for is not registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown load balancer {name:?}; registered: {}", registered.join(", "))]
+pub struct UnknownLoadBalance {
+    /// The name asked for.
+    pub name: String,
+    /// The names that are registered, sorted.
+    pub registered: Vec<String>,
+}
+
+// Here rather than in pick.rs: the one method of a pick that reads a view.
+impl Pick<'_> {
+    /// Whether provider `index` of `view` may be picked.
+    #[inline]
+    pub fn allows(&self, view: &MethodView, index: usize) -> bool {
+        if self.excluded.is_empty() {
+            return true;
+        }
+        let p = &view.providers()[index];
+        !self
+            .excluded
+            .iter()
+            .any(|e| Arc::ptr_eq(e, p) || e.identity() == p.identity())
+    }
 }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use rudder_common::clock::Clock;
 
 use super::weight::WeightSource;
-use super::MethodView;
 use crate::provider::Provider;
 
 /// The per-pick context: time, exclusions and the optional weight hook.
@@ -129,19 +128,6 @@ impl<'a> Pick<'a> {
     /// Whether the time was given rather than read from a clock.
     pub(crate) fn is_fixed(&self) -> bool {
         matches!(self.time, Time::At(_))
-    }
-
-    /// Whether provider `index` of `view` may be picked.
-    #[inline]
-    pub fn allows(&self, view: &MethodView, index: usize) -> bool {
-        if self.excluded.is_empty() {
-            return true;
-        }
-        let p = &view.providers()[index];
-        !self
-            .excluded
-            .iter()
-            .any(|e| Arc::ptr_eq(e, p) || e.identity() == p.identity())
     }
 }
 

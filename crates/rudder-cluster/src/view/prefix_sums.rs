@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use super::PickRng;
+use crate::rng::PickRng;
 
 /// Precomputed running sums of the providers' weights, in view order.
 ///
