@@ -60,7 +60,10 @@ fn int_ranges() -> Vec<(String, IntRange)> {
 /// The table writes full paths; the list above uses the imports' short ones.
 fn full_path(path: &str) -> String {
     let prefixes = [
-        ("consistent_hash::", "rudder_cluster::loadbalance::consistent_hash::"),
+        (
+            "consistent_hash::",
+            "rudder_cluster::loadbalance::consistent_hash::",
+        ),
         ("adaptive::", "rudder_cluster::loadbalance::adaptive::"),
         ("outlier::", "rudder_cluster::loadbalance::outlier::"),
         ("cluster::", "rudder_cluster::cluster::"),
@@ -99,10 +102,14 @@ fn first_code(cell: &str) -> &str {
 /// A number as the table writes it: `2^31-1`, `-2^31`, `600,000`, each with an optional unit.
 fn quantity(text: &str) -> Result<i64, String> {
     let mut words = text.split_whitespace();
-    let number = words.next().ok_or_else(|| format!("empty quantity in {text:?}"))?;
+    let number = words
+        .next()
+        .ok_or_else(|| format!("empty quantity in {text:?}"))?;
     let unit = words.next().unwrap_or("");
     if let Some(extra) = words.next() {
-        return Err(format!("{text:?}: unexpected {extra:?} (notes go in the notes column)"));
+        return Err(format!(
+            "{text:?}: unexpected {extra:?} (notes go in the notes column)"
+        ));
     }
     let value = if let Some((base, rest)) = number.trim_start_matches('-').split_once('^') {
         let (exponent, minus_one) = match rest.strip_suffix("-1") {
@@ -110,9 +117,15 @@ fn quantity(text: &str) -> Result<i64, String> {
             None => (rest, 0),
         };
         let base: i128 = base.parse().map_err(|_| format!("bad base in {text:?}"))?;
-        let exponent: u32 = exponent.parse().map_err(|_| format!("bad exponent in {text:?}"))?;
+        let exponent: u32 = exponent
+            .parse()
+            .map_err(|_| format!("bad exponent in {text:?}"))?;
         let magnitude = base.pow(exponent) - minus_one;
-        let signed = if number.starts_with('-') { -magnitude } else { magnitude };
+        let signed = if number.starts_with('-') {
+            -magnitude
+        } else {
+            magnitude
+        };
         i64::try_from(signed).map_err(|_| format!("{text:?} overflows i64"))?
     } else {
         number
@@ -139,7 +152,10 @@ fn docs_tables_url_parameters_match_their_constants() {
     let mut without_constant = BTreeSet::new();
     for row in &rows {
         let [parameter, _from, default, range, _notes, constant] = row.as_slice() else {
-            panic!("a url-parameters row with {} cells, not 6: {row:?}", row.len());
+            panic!(
+                "a url-parameters row with {} cells, not 6: {row:?}",
+                row.len()
+            );
         };
         let key = first_code(parameter);
         if constant.starts_with("none") {
@@ -150,19 +166,44 @@ fn docs_tables_url_parameters_match_their_constants() {
         let at = unused
             .iter()
             .position(|(path, _)| path == constant)
-            .unwrap_or_else(|| panic!("`{key}` names {constant}, which is not a known IntRange (or is named twice)"));
+            .unwrap_or_else(|| {
+                panic!(
+                    "`{key}` names {constant}, which is not a known IntRange (or is named twice)"
+                )
+            });
         let (_, expected) = unused.remove(at);
-        assert_eq!(key, expected.key, "row `{key}` names the constant of `{}`", expected.key);
-        assert_eq!(quantity(default), Ok(expected.default), "default of `{key}` ({constant})");
+        assert_eq!(
+            key, expected.key,
+            "row `{key}` names the constant of `{}`",
+            expected.key
+        );
+        assert_eq!(
+            quantity(default),
+            Ok(expected.default),
+            "default of `{key}` ({constant})"
+        );
         let (min, max) = range
             .split_once("..=")
             .unwrap_or_else(|| panic!("range of `{key}` is not `MIN ..= MAX`: {range:?}"));
-        assert_eq!(quantity(min), Ok(expected.min), "smallest `{key}` ({constant})");
-        assert_eq!(quantity(max), Ok(expected.max), "largest `{key}` ({constant})");
+        assert_eq!(
+            quantity(min),
+            Ok(expected.min),
+            "smallest `{key}` ({constant})"
+        );
+        assert_eq!(
+            quantity(max),
+            Ok(expected.max),
+            "largest `{key}` ({constant})"
+        );
     }
     let missing: Vec<&str> = unused.iter().map(|(path, _)| path.as_str()).collect();
-    assert!(missing.is_empty(), "constants with no row in docs/url-parameters.md: {missing:?}");
-    let known: BTreeSet<String> = ["hash.arguments", BALANCE_FACTOR_KEY].map(String::from).into();
+    assert!(
+        missing.is_empty(),
+        "constants with no row in docs/url-parameters.md: {missing:?}"
+    );
+    let known: BTreeSet<String> = ["hash.arguments", BALANCE_FACTOR_KEY]
+        .map(String::from)
+        .into();
     assert_eq!(without_constant, known, "rows that name no constant");
 
     // The balance factor is a decimal, not an IntRange: its upper bound is checked on its own.
@@ -171,7 +212,11 @@ fn docs_tables_url_parameters_match_their_constants() {
         .find(|row| first_code(&row[0]) == BALANCE_FACTOR_KEY)
         .expect("a hash.balance-factor row");
     let upper = factor[3].rsplit('≤').next().unwrap_or_default().trim();
-    assert_eq!(upper.parse::<f64>(), Ok(MAX_BALANCE_FACTOR), "hash.balance-factor's bound");
+    assert_eq!(
+        upper.parse::<f64>(),
+        Ok(MAX_BALANCE_FACTOR),
+        "hash.balance-factor's bound"
+    );
 }
 
 #[test]
@@ -180,7 +225,10 @@ fn docs_tables_name_every_builtin_strategy() {
     let documented: BTreeSet<&str> = rows.iter().map(|row| first_code(&row[0])).collect();
     let registry = LoadBalanceRegistry::with_builtins();
     let built_in: BTreeSet<&str> = registry.names().collect();
-    assert_eq!(documented, built_in, "docs/balancing.md's strategies against the built-ins");
+    assert_eq!(
+        documented, built_in,
+        "docs/balancing.md's strategies against the built-ins"
+    );
     assert_eq!(rows.len(), built_in.len(), "a strategy listed twice");
     let defaults: Vec<&str> = rows
         .iter()
@@ -196,14 +244,18 @@ fn docs_tables_name_every_cluster_mode() {
     let mut names = BTreeSet::new();
     for row in &rows {
         let name = row[0].split_whitespace().next().unwrap_or_default();
-        let mode: ClusterMode = name
-            .parse()
-            .unwrap_or_else(|e| panic!("docs/balancing.md lists `{name}`, which rudder refuses: {e}"));
+        let mode: ClusterMode = name.parse().unwrap_or_else(|e| {
+            panic!("docs/balancing.md lists `{name}`, which rudder refuses: {e}")
+        });
         assert_eq!(mode.name(), name, "`{name}` parses to another mode");
         assert!(names.insert(name), "`{name}` listed twice");
     }
     // ClusterMode is non_exhaustive, so its variants cannot be listed here; its `name()` has eight arms.
-    assert_eq!(names.len(), 8, "docs/balancing.md's cluster modes: {names:?}");
+    assert_eq!(
+        names.len(),
+        8,
+        "docs/balancing.md's cluster modes: {names:?}"
+    );
     let unset = DubboUrl::new("consumer", "127.0.0.1", 0, "");
     let default = ClusterMode::from_consumer(&unset, "sayHello").expect("the default mode");
     let documented: Vec<&str> = rows
