@@ -1,5 +1,19 @@
 //! `rudder`: preview, inspect and call Dubbo services from the command line.
 //!
+//! The CLI sits on top of the whole data path (registry → directory → routers → cluster → load balance
+//! → rpc): `list` and `providers` read the registry as a consumer would, `simulate` runs the routers
+//! and balancers against a fixed clock and seed without calling anyone, and `invoke`, `bench` and
+//! `demo` make real calls through a reference, so what they show is what a rudder consumer does.
+//!
+//! ```text
+//! rudder list --registry zookeeper://127.0.0.1:2181
+//! rudder providers --registry zookeeper://127.0.0.1:2181 --interface com.acme.Greeter --method sayHello --explain
+//! rudder invoke --url dubbo://127.0.0.1:20880/com.acme.Greeter --method sayHello --args '["rust"]'
+//! rudder simulate --providers-file providers.txt --loadbalance consistenthash --args '["user-42"]'
+//! ```
+//!
+//! Every command and flag is described in the repository's `docs/cli.md`.
+//!
 //! Exit codes: 0 success, 1 a call failed or no provider was found, 2 bad usage or an internal error.
 
 mod attachments;

@@ -1,5 +1,11 @@
 //! Hessian 2.0 serialization, as Dubbo's `hessian-lite` writes and reads it.
 //!
+//! The wire format beneath rudder's rpc layer (registry → directory → routers → cluster → load balance
+//! → rpc): rudder-rpc writes each dubbo:// request and reads each answer with it, rudder-triple puts
+//! one stream per argument inside Dubbo's Triple wrapper messages (so application-level discovery
+//! reads the MetadataService's answers through them too). It knows nothing of URLs or calls, only
+//! values.
+//!
 //! A Dubbo `dubbo://` request or response body is one Hessian 2.0 *stream*: several values written
 //! one after another by one Java `Hessian2Output`, sharing its class definitions, type names and
 //! back-reference numbering. [`Hessian2Writer`] and [`Hessian2Reader`] each stand for one such

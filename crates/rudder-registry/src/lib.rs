@@ -1,5 +1,10 @@
 //! rudder-registry: finds a service's providers in ZooKeeper, exactly where and how a Dubbo consumer does.
 //!
+//! ```text
+//! registry ──▶ directory ──▶ routers ──▶ cluster ──▶ load balance ──▶ rpc
+//! ^ here: ZookeeperRegistry, Subscription, config_center
+//! ```
+//!
 //! A Dubbo provider registers `/dubbo/<interface>/providers/<URL.encode(provider URL)>`; operators change
 //! providers with `override://` rules under `/dubbo/<interface>/configurators`. This crate follows both for
 //! one consumer ([`ConsumerSpec`]): it keeps the providers that match (Dubbo's `UrlUtils.isMatch`),

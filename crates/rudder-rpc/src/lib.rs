@@ -1,6 +1,28 @@
 //! The last hop of rudder's data path: calls to Dubbo providers over `dubbo://` (hessian2), and the
 //! statistics every call updates.
 //!
+//! ```text
+//! registry ──▶ directory ──▶ routers ──▶ cluster ──▶ load balance ──▶ rpc
+//!                                                                      ^ here: DubboProtocol
+//! ```
+//!
+//! The layers above have chosen one provider URL; this crate sends the call there and hands back the
+//! answer. tri:// calls go through rudder-triple, which shares this crate's response and error types.
+//!
+//! ```no_run
+//! use rudder_common::{invocation::Invocation, url::DubboUrl, Value};
+//! use rudder_rpc::DubboProtocol;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let url = DubboUrl::parse("dubbo://127.0.0.1:20880/com.acme.Greeter?version=1.0.0&timeout=3000")?;
+//! let protocol = DubboProtocol::new();
+//! let call = Invocation::new("sayHello", vec!["java.lang.String".into()], vec![Value::from("rust")]);
+//! let answer = protocol.invoke(&url, &call).await?;
+//! println!("{:?}", answer.value());
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! - [`DubboProtocol`] is the client: `invoke(url, invocation)` sends one call over a multiplexed
 //!   connection to the URL's address and returns an [`RpcResponse`] (a value or the provider's
 //!   business exception, plus attachments) or an [`RpcError`](rudder_common::error::RpcError).

@@ -1,6 +1,11 @@
 //! Calls to Dubbo 3 providers over Triple (`tri://`), the second protocol under rudder's cluster beside
 //! dubbo:// (`rudder-rpc`).
 //!
+//! ```text
+//! registry ──▶ directory ──▶ routers ──▶ cluster ──▶ load balance ──▶ rpc
+//!                                                                      ^ here: TripleProtocol
+//! ```
+//!
 //! [`TripleProtocol`] calls Java interface (POJO) services, the common case of a Java shop moving a
 //! service to `protocol=tri`: HTTP/2 through tonic's client machinery (gRPC framing, one connection per
 //! provider address, keepalive pings as the heartbeat), Dubbo's wrapper messages

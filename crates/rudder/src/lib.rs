@@ -5,7 +5,7 @@
 //! reference, rudder's data path runs in layers, each a crate of its own:
 //!
 //! ```text
-//! registry ──▶ directory ──▶ cluster ──▶ load balance ──▶ rpc
+//! registry ──▶ directory ──▶ routers ──▶ cluster ──▶ load balance ──▶ rpc
 //! ```
 //!
 //! * the **registry** (`rudder-registry`, cargo feature `zookeeper`, on by default) watches ZooKeeper
@@ -40,13 +40,35 @@
 //!
 //! # Examples
 //!
-//! See [`Consumer`] and [`Reference`]; `rudder demo` runs the whole path against embedded providers.
+//! One consumer per process, one reference per remote service, calls by name or typed with serde:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use rudder::{Consumer, LoadBalanceStrategy, Value};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let consumer = Consumer::builder().application("orders").build();
+//! let greeter = consumer
+//!     .reference("com.acme.Greeter")
+//!     .registry("zookeeper://127.0.0.1:2181")
+//!     .version("1.0.0")
+//!     .timeout(Duration::from_secs(3))
+//!     .loadbalance(LoadBalanceStrategy::RoundRobin)
+//!     .build()
+//!     .await?;
+//! let answer = greeter.invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")]).await?;
+//! println!("{answer:?}");
+//! consumer.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! More in [`Consumer`] and [`Reference`], and in the guide (`docs/` in the repository: discovery,
+//! governance rules, balancing, several registries, Triple and gRPC, metrics, URL parameters);
+//! `rudder demo` runs the whole path against embedded providers.
 
-/// The workspace README's code blocks (its library section), compiled as doctests so the README
-/// stays true to the API.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeDoctests;
+mod guide_doctests;
 
 mod arguments;
 mod builder;

@@ -9,6 +9,7 @@ mod api;
 mod call_future;
 mod cluster_modes;
 mod consumer;
+mod docs_tables;
 mod lifecycle;
 #[cfg(feature = "metrics")]
 mod metrics;
