@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::metrics::MetricsConfig;
 use rudder::{Consumer, Invocation, Value};
 use rudder_common::url::DubboUrl;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Reference, Value};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::Pick;

@@ -208,7 +208,7 @@ fn with_headers<B>(body: B, metadata: &MetadataMap, timeout: Duration) -> tonic:
 
 /// The error kind of a gRPC status, as rudder's tri:// client classifies one, so `invoke` counts and
 /// labels a failure alike over either path.
-pub(crate) use rudder::internals::triple::error_kind;
+pub(crate) use rudder_triple::error_kind;
 
 /// A failed call as the [`RpcError`] `invoke` prints: `tri://ADDR pkg.Svc/Method: grpc-status 3
 /// InvalidArgument: name is required`, with the causes of a local failure (`tcp connect error:

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use rudder::internals::rpc::server::{DubboServer, ServerConfig};
+use rudder_rpc::server::{DubboServer, ServerConfig};
 use rudder::{Consumer, Invocation, Value};
 
 use crate::bench::{drive, Load, Stop};

@@ -272,7 +272,7 @@ async fn watch_shows_rule_changes_and_connection_loss(
     let rule = format!("override://{v1}/{SERVICE}?category=configurators&weight=300&version=1.0.0");
     let path = format!(
         "/dubbo/{SERVICE}/configurators/{}",
-        rudder::internals::common::url::java_url_encode(&rule)
+        rudder_common::url::java_url_encode(&rule)
     );
     let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
     client.create(&path, b"", &persistent).await.unwrap();

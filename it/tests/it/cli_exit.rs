@@ -9,7 +9,7 @@
 //! Needs Docker and the local image (`scripts/it-setup.sh`) and the debug binary
 //! (`cargo build -p rudder-cli`).
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{Invocation, Value};
 use rudder_common::url::DubboUrl;
 use rudder_it::{run_rudder, ZooKeeperContainer};

@@ -2,7 +2,7 @@
 //! `providers` lists each registry, `simulate` picks the registry per call as a reference would, and
 //! `invoke` sends the attachment that routes the call. Build the binary first: `cargo build -p rudder-cli`.
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Value};
 use rudder_it::{run_rudder, ZooKeeperContainer};
 use rudder_registry::ZookeeperRegistry;

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
 use zookeeper_client::Client;
@@ -103,7 +103,7 @@ async fn a_host_condition_routes_by_the_address_the_consumer_registers() {
     // The address Dubbo's rules give this machine: DUBBO_IP_TO_REGISTRY, else its first
     // non-loopback address.
     let expected =
-        rudder::internals::common::net::consumer_host().expect("a usable consumer address");
+        rudder_common::net::consumer_host().expect("a usable consumer address");
     let consumer = Consumer::builder().application("host-consumer").build();
     assert_eq!(consumer.host(), Some(expected.as_str()));
     let reference = consumer

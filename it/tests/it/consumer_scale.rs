@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
 use zookeeper_client::{Acls, Client, CreateMode};

@@ -330,7 +330,7 @@ async fn a_providers_stack_trace_reads_as_its_first_line() {
     };
     // The cluster mode's error wraps the one call's, whose source is the status answer.
     let provider = std::iter::successors(std::error::Error::source(rpc), |e| e.source())
-        .find_map(|e| e.downcast_ref::<rudder::internals::rpc::ProviderError>())
+        .find_map(|e| e.downcast_ref::<rudder_rpc::ProviderError>())
         .expect("a ProviderError in the source chain");
     let full = provider.message();
     assert!(full.lines().count() > 10, "a stack trace: {full}");

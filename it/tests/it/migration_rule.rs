@@ -29,7 +29,7 @@ const WAIT: Duration = Duration::from_secs(30);
 /// interface): the servers (keep them) and their ports.
 pub(crate) async fn two_views(
     zk: &Client,
-) -> (Vec<rudder::internals::rpc::server::DubboServer>, i32, i32) {
+) -> (Vec<rudder_rpc::server::DubboServer>, i32, i32) {
     let (legacy, interface_port) = registered_port_echo(zk, SERVICE, "legacy").await;
     let modern = port_echo().await;
     let instance_port = modern.local_addr().port();

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{CallError, Consumer, DubboUrl, Invocation, Reference, RpcErrorKind, Value};
 use rudder_it::ZooKeeperContainer;
 use zookeeper_client::{Acls, Client, CreateMode};

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rudder::extension::{Clock, ManualClock, SystemClock};
-use rudder::internals::cluster::router::RuleKey;
+use rudder::rules::RuleKey;
 use rudder::Invocation;
 use rudder::{CallError, Consumer, Reference, RpcErrorKind, Value};
 use rudder_it::{Peer, PeerConfig, PeerKind, ZooKeeperContainer};

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{Consumer, Invocation, Reference};
 use rudder_it::{run_rudder, ZooKeeperContainer};
 use zookeeper_client::Client;

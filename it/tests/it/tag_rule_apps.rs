@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use rudder::internals::cluster::router::RuleKey;
-use rudder::internals::rpc::server::DubboServer;
+use rudder::rules::RuleKey;
+use rudder_rpc::server::DubboServer;
 use rudder::Consumer;
 use rudder_it::ZooKeeperContainer;
 use zookeeper_client::Client;

@@ -1,6 +1,6 @@
 //! `rudder invoke --url` against an in-process dubbo:// provider: JSON results, types, errors, exit codes.
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{Invocation, Value};
 use rudder_common::value::JavaException;
 

@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{Invocation, Value};
 use rudder_common::value::JavaException;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

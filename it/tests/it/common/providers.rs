@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
-use rudder::internals::rpc::server::DubboServer;
+use rudder_rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Reference, Value};
 use zookeeper_client::{Acls, Client, CreateMode};
 
