@@ -4,10 +4,10 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder_rpc::server::DubboServer;
-use rudder_rpc::{DubboProtocol, RpcResponse};
 use rudder::{DubboUrl, Invocation, Reference, Value};
 use rudder_common::error::RpcError;
+use rudder_rpc::server::DubboServer;
+use rudder_rpc::{DubboProtocol, RpcResponse};
 use rudder_triple::TripleProtocol;
 
 /// Settings of a run.

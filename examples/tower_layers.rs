@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rudder_rpc::server::DubboServer;
 use rudder::{CallError, Invocation, Reference, RpcErrorKind, Value};
+use rudder_rpc::server::DubboServer;
 use tower::retry::Policy;
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
 

@@ -27,9 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder_rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
+use rudder_rpc::server::DubboServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use zookeeper_client::{Acls, Client, CreateMode};
 

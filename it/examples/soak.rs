@@ -25,10 +25,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder_rpc::server::DubboServer;
 use rudder::metrics::MetricsConfig;
 use rudder::{Consumer, Invocation, Value};
 use rudder_common::url::DubboUrl;
+use rudder_rpc::server::DubboServer;
 use zookeeper_client::{Acls, Client, CreateMode};
 
 const INTERFACE: &str = "com.acme.Soak";

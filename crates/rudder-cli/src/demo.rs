@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use rudder_rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Reference, Value};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, ManualClock, SystemClock};
 use rudder_registry::ZookeeperRegistry;
+use rudder_rpc::server::DubboServer;
 
 use crate::registry_args::RegistryArgs;
 

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use rudder_rpc::server::{DubboServer, ServerConfig};
 use rudder::{Consumer, Invocation, Value};
+use rudder_rpc::server::{DubboServer, ServerConfig};
 
 use crate::bench::{drive, Load, Stop};
 

@@ -77,13 +77,13 @@ pub mod endpoint;
 )]
 mod codec;
 mod connection;
-#[cfg(feature = "wire")]
-pub mod wire;
 mod pool;
 mod protocol;
 mod response;
 #[cfg(feature = "fuzzing")]
 mod scripted_peer;
+#[cfg(feature = "wire")]
+pub mod wire;
 // A small dubbo:// server for tests, examples and the CLI's demo (feature `server`).
 #[cfg(feature = "server")]
 pub mod server;

@@ -387,7 +387,7 @@ impl ReferenceBuilder {
         let clock = self.clock.unwrap_or_else(|| consumer.clock());
         let seed = self.seed.or(consumer.seed());
         // Every registry's caller shares one set of waiters, so back-pressure hears of every call's end.
-        let caller = DubboCaller::new(&consumer);
+        let caller = DubboCaller::new(consumer.protocol().clone(), consumer.call_observer());
         let timer: Arc<dyn rudder_cluster::cluster::Timer> =
             Arc::new(crate::caller::TokioTimer(runtime));
         let mut routers = Vec::with_capacity(sources.len());
@@ -434,7 +434,7 @@ impl ReferenceBuilder {
             .ok_or(BuildError::NoSource)?
             .with_failover(registry_failover(&self.consumer_url)?);
         #[cfg(feature = "triple")]
-        let grpc = crate::grpc_channel::grpc_invoker(&invoker, &timer, registry_pick_rng(seed));
+        let grpc = crate::grpc_caller::grpc_invoker(&invoker, &timer, registry_pick_rng(seed));
         Ok(Reference {
             inner: Arc::new(ReferenceInner {
                 consumer,
@@ -482,5 +482,19 @@ fn check_parameter(consumer_url: &DubboUrl) -> Result<(), BuildError> {
     {
         let _ = consumer_url;
         Ok(())
+    }
+}
+
+impl Consumer {
+    /// Starts configuring a reference to `interface` (a Java interface name) on this consumer.
+    pub fn reference(&self, interface: &str) -> ReferenceBuilder {
+        ReferenceBuilder::new(self.clone(), interface)
+    }
+}
+
+impl Reference {
+    /// Starts configuring a reference to `interface` (a Java interface name) with a consumer of its own.
+    pub fn builder(interface: &str) -> ReferenceBuilder {
+        Consumer::builder().build().reference(interface)
     }
 }

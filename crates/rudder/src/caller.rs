@@ -26,12 +26,16 @@ pub(crate) struct DubboCaller {
 }
 
 impl DubboCaller {
-    /// The caller of a reference built from `consumer`: its connections, its metrics.
-    pub(crate) fn new(consumer: &crate::consumer::ConsumerInner) -> DubboCaller {
+    /// A caller over the consumer's transports (`protocol`), telling `observer` (the metrics) of
+    /// every call.
+    pub(crate) fn new(
+        protocol: crate::protocols::Protocols,
+        observer: Option<Arc<dyn CallObserver>>,
+    ) -> DubboCaller {
         DubboCaller {
-            protocol: consumer.protocol().clone(),
+            protocol,
             waiters: Default::default(),
-            observer: consumer.call_observer(),
+            observer,
         }
     }
 }

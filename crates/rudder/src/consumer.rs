@@ -61,7 +61,6 @@ use rudder_cluster::loadbalance::{LoadBalance, LoadBalanceRegistry};
 use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::status::StatusRegistry;
 
-use crate::builder::ReferenceBuilder;
 use crate::observer::CallObserver;
 
 /// The process-level consumer runtime. Cheap to clone; clones share everything.
@@ -123,11 +122,6 @@ impl Consumer {
         }
     }
 
-    /// Starts configuring a reference to `interface` (a Java interface name) on this consumer.
-    pub fn reference(&self, interface: &str) -> ReferenceBuilder {
-        ReferenceBuilder::new(self.clone(), interface)
-    }
-
     /// The application name references register under, if set.
     pub fn application(&self) -> Option<&str> {
         self.inner.application()
@@ -143,12 +137,6 @@ impl Consumer {
     /// The call statistics of every provider this consumer calls.
     pub fn statuses(&self) -> &Arc<StatusRegistry> {
         &self.inner.statuses
-    }
-
-    /// What this consumer holds open now (connections, tasks, registry sessions): for health
-    /// checks, leak tests and soak tools.
-    pub fn diagnostics(&self) -> crate::Diagnostics {
-        crate::Diagnostics::new(self.clone())
     }
 
     /// This consumer's metrics, if [`ConsumerBuilder::metrics`] turned them on (feature `metrics`).

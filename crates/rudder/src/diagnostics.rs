@@ -23,11 +23,17 @@ pub struct Diagnostics {
     consumer: Consumer,
 }
 
-impl Diagnostics {
-    pub(crate) fn new(consumer: Consumer) -> Diagnostics {
-        Diagnostics { consumer }
+impl Consumer {
+    /// What this consumer holds open now (connections, tasks, registry sessions): for health
+    /// checks, leak tests and soak tools.
+    pub fn diagnostics(&self) -> Diagnostics {
+        Diagnostics {
+            consumer: self.clone(),
+        }
     }
+}
 
+impl Diagnostics {
     /// Open connections over every transport (dubbo://, tri://, plugged-in ones), over all references.
     pub fn open_connections(&self) -> usize {
         self.consumer.inner.protocol().open_connections()

@@ -77,6 +77,8 @@ mod consumer;
 mod diagnostics;
 mod error;
 #[cfg(feature = "triple")]
+mod grpc_caller;
+#[cfg(feature = "triple")]
 mod grpc_channel;
 #[cfg(feature = "internals")]
 #[doc(hidden)]

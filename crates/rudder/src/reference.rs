@@ -19,9 +19,8 @@ use rudder_rpc::RpcResponse;
 use serde::de::DeserializeOwned;
 
 use crate::arguments::Arguments;
-use crate::builder::ReferenceBuilder;
 use crate::caller::DubboCaller;
-use crate::consumer::{Consumer, ConsumerInner};
+use crate::consumer::ConsumerInner;
 use crate::error::CallError;
 
 /// A remote service: its providers, the balancer that picks among them, and the wire to call them.
@@ -81,7 +80,7 @@ pub(crate) struct ReferenceInner {
     pub(crate) invoker: ZoneAwareInvoker<DubboCaller>,
     /// The same registries' invokers for protobuf (gRPC) calls ([`Reference::grpc_channel`]).
     #[cfg(feature = "triple")]
-    pub(crate) grpc: ZoneAwareInvoker<crate::grpc_channel::GrpcCaller>,
+    pub(crate) grpc: ZoneAwareInvoker<crate::grpc_caller::GrpcCaller>,
     /// The routers of each registry's cluster, in the same order (one chain per directory, so each
     /// caches routes for its own snapshots); rules are set on all of them.
     pub(crate) routers: Vec<Arc<RouterChain>>,
@@ -109,11 +108,6 @@ impl Drop for ReferenceInner {
 }
 
 impl Reference {
-    /// Starts configuring a reference to `interface` (a Java interface name) with a consumer of its own.
-    pub fn builder(interface: &str) -> ReferenceBuilder {
-        Consumer::builder().build().reference(interface)
-    }
-
     /// Calls `method` with Java parameter types and arguments; the provider's return value, or its
     /// exception as [`CallError::Exception`].
     ///

@@ -112,7 +112,10 @@ mod tests {
 
     #[test]
     fn the_variants_are_the_cluster_builtins_in_order_and_round_trip_by_name() {
-        let names: Vec<&str> = LoadBalanceStrategy::BUILTINS.iter().map(|s| s.name()).collect();
+        let names: Vec<&str> = LoadBalanceStrategy::BUILTINS
+            .iter()
+            .map(|s| s.name())
+            .collect();
         assert_eq!(names, rudder_cluster::loadbalance::BUILTINS);
         for strategy in LoadBalanceStrategy::BUILTINS {
             assert_eq!(LoadBalanceStrategy::from(strategy.name()), strategy);

@@ -9,10 +9,10 @@
 //! Needs Docker and the local image (`scripts/it-setup.sh`) and the debug binary
 //! (`cargo build -p rudder-cli`).
 
-use rudder_rpc::server::DubboServer;
 use rudder::{Invocation, Value};
 use rudder_common::url::DubboUrl;
 use rudder_it::{run_rudder, ZooKeeperContainer};
+use rudder_rpc::server::DubboServer;
 use zookeeper_client::{Acls, Client, CreateMode};
 
 const SERVICE: &str = "com.acme.Greeter";

@@ -2,10 +2,10 @@
 //! `providers` lists each registry, `simulate` picks the registry per call as a reference would, and
 //! `invoke` sends the attachment that routes the call. Build the binary first: `cargo build -p rudder-cli`.
 
-use rudder_rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Value};
 use rudder_it::{run_rudder, ZooKeeperContainer};
 use rudder_registry::ZookeeperRegistry;
+use rudder_rpc::server::DubboServer;
 
 const SERVICE: &str = "com.acme.Greeter";
 

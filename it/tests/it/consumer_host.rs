@@ -8,9 +8,9 @@
 
 use std::time::{Duration, Instant};
 
-use rudder_rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
+use rudder_rpc::server::DubboServer;
 use zookeeper_client::Client;
 
 use crate::common::providers::{put_node as put, registered_port_echo};
@@ -102,8 +102,7 @@ async fn a_host_condition_routes_by_the_address_the_consumer_registers() {
 
     // The address Dubbo's rules give this machine: DUBBO_IP_TO_REGISTRY, else its first
     // non-loopback address.
-    let expected =
-        rudder_common::net::consumer_host().expect("a usable consumer address");
+    let expected = rudder_common::net::consumer_host().expect("a usable consumer address");
     let consumer = Consumer::builder().application("host-consumer").build();
     assert_eq!(consumer.host(), Some(expected.as_str()));
     let reference = consumer

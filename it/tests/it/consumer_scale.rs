@@ -8,9 +8,9 @@
 
 use std::time::{Duration, Instant};
 
-use rudder_rpc::server::DubboServer;
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
+use rudder_rpc::server::DubboServer;
 use zookeeper_client::{Acls, Client, CreateMode};
 
 use crate::common::changes::reference_reaches;

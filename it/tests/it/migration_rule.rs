@@ -27,9 +27,7 @@ const WAIT: Duration = Duration::from_secs(30);
 
 /// One interface-level provider (app `legacy`) and one instance (app `modern`, mapped to the
 /// interface): the servers (keep them) and their ports.
-pub(crate) async fn two_views(
-    zk: &Client,
-) -> (Vec<rudder_rpc::server::DubboServer>, i32, i32) {
+pub(crate) async fn two_views(zk: &Client) -> (Vec<rudder_rpc::server::DubboServer>, i32, i32) {
     let (legacy, interface_port) = registered_port_echo(zk, SERVICE, "legacy").await;
     let modern = port_echo().await;
     let instance_port = modern.local_addr().port();

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use rudder_rpc::server::DubboServer;
 use rudder::{CallError, Consumer, DubboUrl, Invocation, Reference, RpcErrorKind, Value};
 use rudder_it::ZooKeeperContainer;
+use rudder_rpc::server::DubboServer;
 use zookeeper_client::{Acls, Client, CreateMode};
 
 /// Two data centres, each with its registry and one provider process answering with its name.

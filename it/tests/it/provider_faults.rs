@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder_rpc::server::DubboServer;
 use rudder::{Invocation, Reference, Value};
+use rudder_rpc::server::DubboServer;
 use tokio::sync::watch;
 
 const CALLERS: usize = 32;

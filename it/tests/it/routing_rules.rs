@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use rudder_rpc::server::DubboServer;
 use rudder::{Consumer, Invocation, Reference};
 use rudder_it::{run_rudder, ZooKeeperContainer};
+use rudder_rpc::server::DubboServer;
 use zookeeper_client::Client;
 
 use crate::common::changes::reference_reaches;

@@ -8,9 +8,9 @@
 use std::collections::BTreeSet;
 
 use rudder::rules::RuleKey;
-use rudder_rpc::server::DubboServer;
 use rudder::Consumer;
 use rudder_it::ZooKeeperContainer;
+use rudder_rpc::server::DubboServer;
 use zookeeper_client::Client;
 
 use crate::common::providers::{ports_reached as reached, put_node as put, registered_port_echo};

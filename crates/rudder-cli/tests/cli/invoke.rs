@@ -1,8 +1,8 @@
 //! `rudder invoke --url` against an in-process dubbo:// provider: JSON results, types, errors, exit codes.
 
-use rudder_rpc::server::DubboServer;
 use rudder::{Invocation, Value};
 use rudder_common::value::JavaException;
+use rudder_rpc::server::DubboServer;
 
 async fn provider() -> DubboServer {
     DubboServer::bind(0, |call: Invocation| async move {

@@ -7,9 +7,9 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use rudder_rpc::server::DubboServer;
 use rudder::{Invocation, Value};
 use rudder_common::value::JavaException;
+use rudder_rpc::server::DubboServer;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// A provider whose first `failures` calls of `flaky` throw; `where` answers the service path and

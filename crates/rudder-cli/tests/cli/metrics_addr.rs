@@ -6,8 +6,8 @@ use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder_rpc::server::DubboServer;
 use rudder::{Invocation, Value};
+use rudder_rpc::server::DubboServer;
 use tokio::sync::Semaphore;
 
 /// Reads stderr until the `metrics: http://ADDR/metrics` line; the address.

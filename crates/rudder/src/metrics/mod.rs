@@ -1,6 +1,6 @@
-//! Prometheus metrics of a [`Consumer`] (cargo feature `metrics`, off by default).
+//! Prometheus metrics of a [`Consumer`](crate::Consumer) (cargo feature `metrics`, off by default).
 //!
-//! Turn them on with [`ConsumerBuilder::metrics`](crate::ConsumerBuilder::metrics); [`Consumer::metrics`]
+//! Turn them on with [`ConsumerBuilder::metrics`](crate::ConsumerBuilder::metrics); [`Consumer::metrics`](crate::Consumer::metrics)
 //! then gives a [`Metrics`] handle that renders the OpenMetrics text exposition ([`Metrics::encode`]),
 //! serves it over HTTP ([`Metrics::serve`]: `GET /metrics`), or adds rudder's collector to a
 //! prometheus-client registry of your own ([`Metrics::register`]).
@@ -87,9 +87,6 @@ use collector::RudderCollector;
 use recorder::Recorder;
 #[cfg(feature = "zookeeper")]
 pub(crate) use subscriptions::SubscriptionSample;
-
-#[cfg(doc)]
-use crate::Consumer;
 
 /// How a consumer's metrics are kept.
 #[derive(Debug, Clone)]

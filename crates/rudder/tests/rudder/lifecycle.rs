@@ -40,7 +40,11 @@ async fn a_dropped_reference_frees_what_only_it_used() {
     on_a.invoke("x", &[], vec![]).await.unwrap();
     on_both.invoke("x", &[], vec![]).await.unwrap();
     on_both.invoke("x", &[], vec![]).await.unwrap();
-    assert_eq!(consumer.diagnostics().open_connections(), 2, "one per address, shared");
+    assert_eq!(
+        consumer.diagnostics().open_connections(),
+        2,
+        "one per address, shared"
+    );
     assert_eq!(consumer.statuses().len(), 3);
 
     // `a` is still used by `on_a`: only `b`'s connection goes, and `on_both`'s statistics.
@@ -53,8 +57,18 @@ async fn a_dropped_reference_frees_what_only_it_used() {
 
     drop(on_a);
     within("a's socket to close", a.wait_for_open_connections(0)).await;
-    within("the consumer to be idle", consumer.diagnostics().wait_until_idle()).await;
-    assert_eq!((consumer.diagnostics().open_connections(), consumer.diagnostics().live_tasks()), (0, 0));
+    within(
+        "the consumer to be idle",
+        consumer.diagnostics().wait_until_idle(),
+    )
+    .await;
+    assert_eq!(
+        (
+            consumer.diagnostics().open_connections(),
+            consumer.diagnostics().live_tasks()
+        ),
+        (0, 0)
+    );
     assert_eq!(consumer.statuses().len(), 0);
 }
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
-use rudder_rpc::server::DubboServer;
 use rudder::{DubboUrl, Invocation, Reference, Value};
+use rudder_rpc::server::DubboServer;
 use zookeeper_client::{Acls, Client, CreateMode};
 
 /// Writes `data` at `path` (parents made, an existing node overwritten), as dubbo-admin writes a
