@@ -38,6 +38,7 @@ use rudder_cluster::loadbalance::{self, LoadBalance, LoadBalanceRegistry, Method
 use rudder_cluster::provider::Provider;
 use rudder_common::clock::ManualClock;
 use rudder_common::invocation::Invocation;
+use rudder_common::status::record::RecordCall;
 use rudder_common::status::ActiveCall;
 use rudder_common::url::DubboUrl;
 use rudder_common::Value;

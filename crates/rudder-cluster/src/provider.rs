@@ -4,6 +4,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+use rudder_common::status::record::RecordProviders;
 use rudder_common::status::{ProviderStatus, StatusRegistry};
 use rudder_common::url::ranges::IntRange;
 use rudder_common::url::{DubboUrl, UrlError};

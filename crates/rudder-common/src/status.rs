@@ -12,6 +12,7 @@
 //! [`ProviderStatus::methods_of`]), because balancers read all of them on every pick.
 //!
 //! ```
+//! # #[allow(unused_imports)] use rudder_common::status::record::*;
 //! use rudder_common::status::StatusRegistry;
 //!
 //! let registry = StatusRegistry::default();
@@ -60,8 +61,12 @@ pub fn max_active(url: &DubboUrl, method: &str) -> i32 {
 
 mod adaptive;
 mod outlier;
+pub mod record;
+// The write side, for the unit tests and the guards below (the inherent `write_*` methods are its bodies).
 pub use adaptive::{AdaptiveMetrics, ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST};
 pub use outlier::{ejections_ever, ejections_in_force, OutlierState};
+#[allow(unused_imports)]
+use record::{RecordAdaptive, RecordCall, RecordException, RecordOutcome, RecordProviders};
 
 /// Counters for one provider, or one method of one provider (Dubbo's `RpcStatus`).
 #[derive(Debug, Default)]
@@ -143,7 +148,7 @@ impl RpcStatus {
         self.exceptions.load(Relaxed)
     }
     /// Counts an answer that carried a business exception (the cluster does, after the call ended).
-    pub fn record_exception(&self) {
+    pub(crate) fn write_record_exception(&self) {
         self.exceptions.fetch_add(1, Relaxed);
     }
     /// Outlier ejection state: consecutive RPC errors and the ejection in force, if any.
@@ -215,6 +220,7 @@ const ONE_COMPLETED: u64 = 1 << 32;
 /// between two picks of a balancer that counts its own calls).
 ///
 /// ```
+/// # #[allow(unused_imports)] use rudder_common::status::record::*;
 /// use rudder_common::status::StatusRegistry;
 /// let provider = StatusRegistry::default().provider("dubbo://10.0.0.1:20880/S");
 /// let before = provider.method("m").activity();
@@ -266,6 +272,7 @@ fn average(sum: i64, count: i64) -> i64 {
 /// handle is one entry of such a block; cloning it is one reference-count increment.
 ///
 /// ```
+/// # #[allow(unused_imports)] use rudder_common::status::record::*;
 /// use rudder_common::status::{ProviderStatus, StatusRegistry};
 /// let registry = StatusRegistry::default();
 /// let (a, b) = (registry.provider("dubbo://10.0.0.1:1/S"), registry.provider("dubbo://10.0.0.2:1/S"));
@@ -397,13 +404,17 @@ impl ProviderStatus {
     /// Starts counting a call of `method`; `None` if `max_active` (> 0) calls of it are already running.
     ///
     /// The limit applies to the method counter only, as in Dubbo; the provider-wide counter just counts.
-    pub fn begin(self: &Arc<Self>, method: &str, max_active: i32) -> Option<ActiveCall> {
+    pub(crate) fn write_begin(
+        self: &Arc<Self>,
+        method: &str,
+        max_active: i32,
+    ) -> Option<ActiveCall> {
         let method = self.method(method);
         self.begin_with(method, max_active)
     }
 
     /// As [`ProviderStatus::begin`], with the method counters already looked up.
-    pub fn begin_with(
+    pub(crate) fn write_begin_with(
         self: &Arc<Self>,
         method: MethodStatus,
         max_active: i32,
@@ -420,6 +431,7 @@ impl ProviderStatus {
     /// counts, four atomic read-modify-writes fewer per call.
     ///
     /// ```
+    /// # #[allow(unused_imports)] use rudder_common::status::record::*;
     /// use rudder_common::status::StatusRegistry;
     /// let provider = StatusRegistry::default().provider("dubbo://10.0.0.1:20880/S");
     /// let method = provider.method("m");
@@ -428,7 +440,7 @@ impl ProviderStatus {
     /// call.finish(7, true);
     /// assert_eq!((method.active(), method.succeeded(), method.max_elapsed()), (0, 1, 7));
     /// ```
-    pub fn begin_borrowed<'a>(
+    pub(crate) fn write_begin_borrowed<'a>(
         &'a self,
         method: &'a MethodStatus,
         max_active: i32,
@@ -530,8 +542,13 @@ pub struct StatusRegistry {
 }
 
 impl StatusRegistry {
+    /// The statistics of the provider `identity`, if it has any (read-only: nothing is made).
+    pub fn get(&self, identity: &str) -> Option<Arc<ProviderStatus>> {
+        self.providers.get(identity).map(|p| Arc::clone(&p))
+    }
+
     /// The statistics of the provider with this identity, created on first use.
-    pub fn provider(&self, identity: &str) -> Arc<ProviderStatus> {
+    pub(crate) fn write_provider(&self, identity: &str) -> Arc<ProviderStatus> {
         if let Some(status) = self.providers.get(identity) {
             return Arc::clone(&status);
         }
@@ -539,7 +556,7 @@ impl StatusRegistry {
     }
 
     /// Forgets a provider's statistics (Dubbo never does; long-lived consumers may want to).
-    pub fn remove(&self, identity: &str) {
+    pub(crate) fn write_remove(&self, identity: &str) {
         self.providers.remove(identity);
     }
 
@@ -548,6 +565,7 @@ impl StatusRegistry {
     /// provider that comes back starts from zero. Returns how many went.
     ///
     /// ```
+    /// # #[allow(unused_imports)] use rudder_common::status::record::*;
     /// use rudder_common::status::StatusRegistry;
     /// let registry = StatusRegistry::default();
     /// registry.provider("dubbo://10.0.0.1:20880/S");
@@ -555,7 +573,7 @@ impl StatusRegistry {
     /// assert_eq!(registry.retain(|identity| identity.contains("10.0.0.1")), 1);
     /// assert_eq!(registry.len(), 1);
     /// ```
-    pub fn retain(&self, keep: impl Fn(&str) -> bool) -> usize {
+    pub(crate) fn write_retain(&self, keep: impl Fn(&str) -> bool) -> usize {
         let before = self.providers.len();
         self.providers.retain(|identity, _| keep(identity));
         before.saturating_sub(self.providers.len())

@@ -16,6 +16,7 @@ use crate::census::Census;
 use crate::pool::{PoolContext, ProviderPool};
 use crate::response::RpcResponse;
 use crate::settings;
+use rudder_common::status::record::RecordCall;
 
 /// The dubbo:// client: one multiplexed TCP connection per provider address (more with the URL
 /// parameter `connections`), opened on first use and reopened with backoff after a failure.
@@ -176,6 +177,7 @@ impl DubboProtocol {
     /// `actives` limit is already reached.
     ///
     /// ```
+    /// # #[allow(unused_imports)] use rudder_common::status::record::*;
     /// # use rudder_common::{invocation::Invocation, url::DubboUrl, Value};
     /// # use rudder_common::status::StatusRegistry;
     /// # use rudder_rpc::{server::DubboServer, DubboProtocol};

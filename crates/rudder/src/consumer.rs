@@ -49,6 +49,7 @@
 //! # }
 //! ```
 
+use rudder_common::status::record::RecordProviders;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};

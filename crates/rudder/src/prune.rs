@@ -24,6 +24,7 @@ use rudder_cluster::provider::Provider;
 use rudder_common::status::ProviderStatus;
 
 use crate::consumer::ConsumerInner;
+use rudder_common::status::record::RecordProviders;
 
 /// What the removed providers left behind that no snapshot lists: identities and addresses.
 #[derive(Debug, Default, PartialEq)]

@@ -54,6 +54,7 @@ use std::time::Instant;
 
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
+use rudder_common::status::record::{RecordAdaptive, RecordCall, RecordException, RecordOutcome};
 use rudder_common::status::{MethodStatus, ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST};
 use tracing::Instrument;
 

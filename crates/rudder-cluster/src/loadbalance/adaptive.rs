@@ -24,6 +24,7 @@ use rudder_common::invocation::Invocation;
 use rudder_common::url::ranges::IntRange;
 
 use super::{LoadBalance, MethodView, Pick, PickRng, StateKey};
+use rudder_common::status::record::RecordAdaptive;
 
 /// `timeout` as `RpcUtils.getTimeout` reads it for the load formula: `<method>.timeout`, `timeout`,
 /// else 1000 ms; positive.

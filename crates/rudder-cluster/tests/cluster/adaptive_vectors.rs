@@ -8,6 +8,7 @@ use rand::{rngs::SmallRng, SeedableRng};
 use rudder_cluster::loadbalance::{select, LoadBalanceRegistry, MethodView, Pick};
 use rudder_cluster::provider::Provider;
 use rudder_common::invocation::Invocation;
+use rudder_common::status::record::RecordAdaptive;
 use rudder_common::status::{AdaptiveMetrics, StatusRegistry};
 use rudder_common::url::DubboUrl;
 

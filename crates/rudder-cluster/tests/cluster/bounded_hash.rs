@@ -15,6 +15,7 @@ use rudder_cluster::loadbalance::consistent_hash::ConsistentHash;
 use rudder_cluster::loadbalance::{select, MethodView, Pick};
 use rudder_cluster::provider::Provider;
 use rudder_common::invocation::Invocation;
+use rudder_common::status::record::RecordCall;
 use rudder_common::status::{ActiveCall, StatusRegistry};
 use rudder_common::Value;
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use rudder_cluster::balancer::Balancer;
 use rudder_cluster::directory::Directory;
 use rudder_common::invocation::Invocation;
+use rudder_common::status::record::RecordCall;
 use rudder_common::url::DubboUrl;
 
 fn url(host: u8) -> DubboUrl {

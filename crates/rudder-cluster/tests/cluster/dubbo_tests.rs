@@ -13,6 +13,7 @@ use rudder_cluster::loadbalance::round_robin::RoundRobin;
 use rudder_cluster::loadbalance::shortest_response::ShortestResponse;
 use rudder_cluster::loadbalance::{select, MethodView, Pick};
 use rudder_common::invocation::Invocation;
+use rudder_common::status::record::RecordCall;
 use rudder_common::status::StatusRegistry;
 use rudder_common::url::DubboUrl;
 use rudder_common::Value;

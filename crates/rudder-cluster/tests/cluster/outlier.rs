@@ -13,6 +13,7 @@ use rudder_cluster::router::RouterChain;
 use rudder_common::clock::ManualClock;
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
+use rudder_common::status::record::RecordOutcome;
 use rudder_common::url::DubboUrl;
 
 const START: i64 = 1_800_000_000_000;

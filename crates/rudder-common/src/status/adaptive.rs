@@ -15,6 +15,7 @@
 //! shift (the count taken modulo 64). Time is passed in, never read, so tests choose it.
 //!
 //! ```
+//! # #[allow(unused_imports)] use rudder_common::status::record::*;
 //! use rudder_common::status::AdaptiveMetrics;
 //!
 //! let metrics = AdaptiveMetrics::default();
@@ -120,7 +121,7 @@ impl AdaptiveMetrics {
     }
 
     /// The balancer picked this provider at `now` (`addConsumerReq` and `setPickTime`).
-    pub fn picked(&self, now: i64) {
+    pub(crate) fn write_picked(&self, now: i64) {
         self.with(now, |m| {
             m.consumer_req += 1;
             m.pick_time = Some(now);
@@ -128,19 +129,19 @@ impl AdaptiveMetrics {
     }
 
     /// Counts a call picked for this provider, without moving its pick time (Dubbo's `addConsumerReq`).
-    pub fn count_request(&self, now: i64) {
+    pub(crate) fn write_count_request(&self, now: i64) {
         self.with(now, |m| m.consumer_req += 1);
     }
 
     /// Sets the time the provider was last picked (Dubbo's `setPickTime`, without counting a call).
-    pub fn set_pick_time(&self, millis: i64) {
+    pub(crate) fn write_set_pick_time(&self, millis: i64) {
         self.with(millis, |m| m.pick_time = Some(millis));
     }
 
     /// A call picked by the balancer was answered at `now`, `rt_millis` after its pick, with the
     /// provider's `lb_adaptive` attachment if it sent one (`addConsumerSuccess`, then what
     /// `AdaptiveLoadBalanceFilter.onResponse` does with the attachment).
-    pub fn answered(&self, attachment: Option<&str>, rt_millis: i64, now: i64) {
+    pub(crate) fn write_answered(&self, attachment: Option<&str>, rt_millis: i64, now: i64) {
         self.with(now, |m| {
             m.consumer_success += 1;
             let Some(report) = attachment.filter(|a| !a.is_empty()).and_then(Report::parse) else {
@@ -151,7 +152,7 @@ impl AdaptiveMetrics {
     }
 
     /// A call picked by the balancer failed with an RPC error (`addErrorReq`).
-    pub fn failed(&self, now: i64) {
+    pub(crate) fn write_failed(&self, now: i64) {
         self.with(now, |m| m.error_req += 1);
     }
 

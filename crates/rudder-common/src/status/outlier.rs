@@ -5,6 +5,7 @@
 //! share of providers that may be out at once) lives in `rudder-cluster`; this is only the state.
 //!
 //! ```
+//! # #[allow(unused_imports)] use rudder_common::status::record::*;
 //! use rudder_common::status::RpcStatus;
 //! let status = RpcStatus::default();
 //! let outlier = status.outlier();
@@ -48,7 +49,13 @@ impl OutlierState {
     /// Records a call's outcome at `now` (`ok`: answered, a business exception included). The
     /// `threshold`-th error in a row ejects the provider for `base_millis` × the number of times it has
     /// been ejected (at most 10 ×); returns whether this call ejected it.
-    pub fn record(&self, ok: bool, threshold: u32, base_millis: i64, now: i64) -> bool {
+    pub(crate) fn write_record(
+        &self,
+        ok: bool,
+        threshold: u32,
+        base_millis: i64,
+        now: i64,
+    ) -> bool {
         if ok {
             if self.consecutive.load(Relaxed) != 0 {
                 self.consecutive.store(0, Relaxed);

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::support::*;
 use rudder_common::error::RpcErrorKind;
+use rudder_common::status::record::RecordProviders;
 use rudder_common::status::StatusRegistry;
 use rudder_common::value::Value;
 use rudder_rpc::DubboProtocol;

@@ -6,6 +6,7 @@ use rudder_common::url::DubboUrl;
 
 use super::*;
 use crate::metrics::ticker::ManualTicker;
+use rudder_common::status::record::RecordProviders;
 
 fn provider(statuses: &StatusRegistry, url: &str) -> Arc<Provider> {
     Arc::new(Provider::new(DubboUrl::parse(url).unwrap(), statuses).unwrap())
