@@ -259,11 +259,21 @@ impl ZookeeperRegistry {
         keys: impl IntoIterator<Item = RuleKey>,
         sink: impl RuleSink,
     ) -> Result<RuleWatch, RegistryError> {
+        self.watch_shared(keys, Arc::new(sink)).await
+    }
+
+    /// [`ZookeeperRegistry::watch_rules`] with a sink already shared (the [`Registry`](crate::Registry)
+    /// trait's form).
+    pub(crate) async fn watch_shared(
+        &self,
+        keys: impl IntoIterator<Item = RuleKey>,
+        sink: Arc<dyn RuleSink>,
+    ) -> Result<RuleWatch, RegistryError> {
         let watcher = RuleWatcher::new(
             Arc::clone(&self.config_center),
             &self.rule_path(),
             keys,
-            Arc::new(sink),
+            sink,
         );
         match watcher.start().await {
             (watch, None) => Ok(watch),
@@ -348,6 +358,17 @@ impl ZookeeperRegistry {
         sink: impl ProviderSink,
         split: Option<ViewSplit>,
     ) -> Result<Subscription, RegistryError> {
+        self.subscribe_shared(spec, Arc::new(sink), split).await
+    }
+
+    /// [`ZookeeperRegistry::subscribe_split`] with a sink already shared (the
+    /// [`Registry`](crate::Registry) trait's form: no second `Arc` around it).
+    pub(crate) async fn subscribe_shared(
+        &self,
+        spec: ConsumerSpec,
+        sink: Arc<dyn ProviderSink>,
+        split: Option<ViewSplit>,
+    ) -> Result<Subscription, RegistryError> {
         spec.validate()?;
         let client = self.sessions.renew(None).await?;
         let host = match &spec.host {
@@ -397,7 +418,7 @@ impl ZookeeperRegistry {
             paths: ServicePaths::new(self.sessions.address().root(), spec.interface.trim()),
             registration,
             catalog: Catalog::new(&spec, side),
-            sink: Arc::new(sink),
+            sink,
             status: status_tx,
             pending: ProviderDelta::default(),
             fed_once: false,

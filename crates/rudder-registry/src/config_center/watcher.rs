@@ -22,7 +22,7 @@ use zookeeper_client::{Client, SessionState, WatchedEvent};
 
 use crate::error::RegistryError;
 use crate::session::Sessions;
-use crate::subscriber::sleep_opt;
+use crate::timing::sleep_opt;
 
 type WatchFuture = Pin<Box<dyn Future<Output = WatchedEvent> + Send>>;
 
