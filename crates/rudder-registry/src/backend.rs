@@ -183,7 +183,7 @@ pub trait Registry: fmt::Debug + Send + Sync + 'static {
 ///
 /// Each implementation has a [`RegistryFactory`] that reads its own URLs ([`RegistryFactory::locate`]:
 /// what identifies one registry, how it may be printed, every parameter checked) and opens a
-/// connection ([`RegistryFactory::open`]). [`factory`] maps a scheme to its factory: `zookeeper://`
+/// connection ([`RegistryFactory::open`]). [`factory`](crate::factory()) maps a scheme to its factory: `zookeeper://`
 /// (and a bare `host:port`, as Dubbo reads it) to ZooKeeper. A scheme rudder does not speak is
 /// refused with one line naming it; `nacos://` is named as not supported yet.
 ///
