@@ -7,7 +7,9 @@
 //! [`RegistryOptions::with_session_timeout`].
 
 use std::any::Any;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use rudder_common::discovery::{ProviderSink, RuleKey, RuleSink};
@@ -56,15 +58,15 @@ impl RegistryFactory for ZookeeperFactory {
         ZookeeperFactory::session(url)?;
         let mut hosts: Vec<&str> = address.hosts().iter().map(String::as_str).collect();
         hosts.sort_unstable();
-        // The credentials are part of the identity (two users are two sessions), which is never
-        // printed.
-        let credentials = address
-            .digest()
-            .map(|d| String::from_utf8_lossy(&d).into_owned())
-            .unwrap_or_default();
+        // The credentials are part of the identity (two users are two sessions), but only as a
+        // hash under a key drawn once per process: an identity may end up in a `Debug` print.
+        let credentials = address.digest().map_or(0, |digest| {
+            static KEY: OnceLock<RandomState> = OnceLock::new();
+            KEY.get_or_init(RandomState::new).hash_one(digest)
+        });
         Ok(RegistryLocation::new(
             format!(
-                "zookeeper|{}|{}|{credentials}",
+                "zookeeper|{}|{}|{credentials:016x}",
                 hosts.join(","),
                 address.root()
             ),
@@ -214,6 +216,11 @@ mod tests {
             .locate("zookeeper://bob:s3cret@10.0.0.1:2181")
             .unwrap();
         assert_ne!(alice.identity(), bob.identity());
+        let again = ZookeeperFactory
+            .locate("zookeeper://alice:s3cret@10.0.0.1:2181?backup=")
+            .unwrap();
+        assert_eq!(alice.identity(), again.identity());
+        assert!(!format!("{alice:?}").contains("s3cret"), "{alice:?}");
         assert!(!alice.address().contains("s3cret"), "{}", alice.address());
         assert!(!alice.servers().contains("alice"), "{}", alice.servers());
     }

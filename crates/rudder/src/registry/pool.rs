@@ -264,3 +264,66 @@ impl fmt::Debug for Registries {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rudder_registry::{MetadataFuture, MetadataRequest};
+
+    use super::*;
+
+    #[derive(Debug)]
+    struct NoMetadata;
+
+    impl MetadataFetcher for NoMetadata {
+        fn fetch(&self, _: MetadataRequest) -> MetadataFuture {
+            Box::pin(async { Err("no metadata in this test".to_owned()) })
+        }
+    }
+
+    fn registries(config_center: Option<&str>) -> Registries {
+        Registries::new(
+            config_center.map(str::to_owned),
+            Duration::from_secs(30),
+            RegistryOptions::default(),
+            Arc::new(NoMetadata),
+        )
+    }
+
+    fn target(url: &str) -> RegistryTarget {
+        RegistryTarget::parse(url).unwrap()
+    }
+
+    #[test]
+    fn one_registry_per_identity_closed_with_its_last_lease_outside_a_runtime() {
+        let registries = registries(None);
+        let (a, lease_a) = registries
+            .governed(&target(
+                "zookeeper://10.0.0.1:2181?backup=10.0.0.2:2181&zone=hz",
+            ))
+            .unwrap();
+        let (b, lease_b) = registries
+            .governed(&target("zookeeper://10.0.0.2:2181?backup=10.0.0.1:2181"))
+            .unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "one ensemble, one registry");
+        assert_eq!(registries.len(), 1);
+        let (_, lease_c) = registries
+            .governed(&target("zookeeper://10.0.0.3:2181"))
+            .unwrap();
+        assert_eq!(registries.len(), 2);
+        drop(lease_a);
+        assert_eq!(registries.len(), 2, "one lease still holds the ensemble");
+        drop((lease_b, lease_c));
+        assert_eq!(registries.len(), 0, "no runtime to wait on: closed at once");
+    }
+
+    #[test]
+    fn a_config_center_is_leased_beside_each_registry() {
+        let registries = registries(Some("zookeeper://10.0.0.5:2181?group=governance"));
+        let (registry, leases) = registries
+            .governed(&target("zookeeper://10.0.0.1:2181"))
+            .unwrap();
+        assert_eq!(leases.len(), 2);
+        assert_eq!(registries.len(), 2);
+        assert_eq!(registry.servers(), "10.0.0.1:2181");
+    }
+}
