@@ -49,8 +49,10 @@ impl RegistryArgs {
     pub(crate) fn targets(&self) -> Result<Vec<RegistryTarget>> {
         let mut targets: Vec<RegistryTarget> = Vec::with_capacity(self.registry.len());
         for (i, url) in self.registry.iter().enumerate() {
-            let target =
-                RegistryTarget::parse(url).with_context(|| format!("--registry #{}", i + 1))?;
+            let flag = || format!("--registry #{}", i + 1);
+            // A scheme rudder does not speak, said in one line before anything else is read.
+            rudder_registry::factory(url).with_context(flag)?;
+            let target = RegistryTarget::parse(url).with_context(flag)?;
             if targets
                 .iter()
                 .any(|t| t.choice().label() == target.choice().label())
