@@ -11,7 +11,6 @@ use std::time::Duration;
 use rudder_common::discovery::{ProviderSink, RuleKey, RuleSink};
 use rudder_common::url::DubboUrl;
 
-use crate::browse::ServiceDefinition;
 use crate::config_center::RuleWatch;
 use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
@@ -20,9 +19,51 @@ use crate::options::RegistryOptions;
 use crate::split::ViewSplit;
 use crate::subscription::Subscription;
 
+/// One service definition a provider application published to the metadata report: Dubbo's
+/// `FullServiceDefinition` as JSON (`methods[].name`, `methods[].parameterTypes`, `returnType`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServiceDefinition {
+    /// The node it was read from, under the registry root (`metadata/<interface>/1.0.0/provider/app`).
+    pub path: String,
+    /// The version segment of the path, if any.
+    pub version: Option<String>,
+    /// The group segment of the path, if any.
+    pub group: Option<String>,
+    /// The provider application that published it.
+    pub application: String,
+    /// The node's content as written by the provider (JSON), unread.
+    pub text: String,
+}
+
 /// The future of a [`Registry`] operation: boxed, so that the trait is object-safe and the layers
 /// above hold an `Arc<dyn Registry>`. Only registry events go through it, never a call.
 pub type RegistryFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where governance rules are kept (Dubbo's dynamic configuration): rule texts by group and key.
+///
+/// Every registry has its own ([`Registry::config_center`]), and may read its rules from another's
+/// ([`Registry::with_config_center`]), as Dubbo's `dubbo.config-center.address` says: configurators
+/// and router rules under the group `dubbo`, migration rules under
+/// `DUBBO_SERVICEDISCOVERY_MIGRATION`.
+pub trait ConfigCenter: fmt::Debug + Send + Sync + 'static {
+    /// The config centre as it may be printed (never credentials).
+    fn address(&self) -> String;
+
+    /// Follows `keys` of `group`: `sink` hears each key's current text (or `None`) before this
+    /// ends, then every creation, change and deletion, until the [`RuleWatch`] is dropped or closed.
+    /// A first read that fails does not end the watch, which keeps trying in the background: the
+    /// failure is returned beside it.
+    fn follow(
+        &self,
+        group: &str,
+        keys: Vec<RuleKey>,
+        sink: Arc<dyn RuleSink>,
+    ) -> RegistryFuture<'_, (RuleWatch, Option<RegistryError>)>;
+
+    /// This config centre as [`Any`], so that an implementation can recognise one of its own kind.
+    fn as_any(&self) -> &dyn Any;
+}
 
 /// One registry connection, shared by every subscription made through it: what a consumer asks of a
 /// registry, whatever the registry is.
@@ -124,15 +165,13 @@ pub trait Registry: fmt::Debug + Send + Sync + 'static {
         sink: Arc<dyn RuleSink>,
     ) -> RegistryFuture<'_, Result<RuleWatch, RegistryError>>;
 
-    /// This registry, reading governance rules from `config_center` instead of from itself.
-    ///
-    /// # Errors
-    /// [`RegistryError::BadRegistryUrl`] when this registry cannot read rules from a config centre of
-    /// `config_center`'s kind.
-    fn with_config_center(
-        &self,
-        config_center: &dyn Registry,
-    ) -> Result<Arc<dyn Registry>, RegistryError>;
+    /// Where this registry keeps governance rules itself (what another registry reads when it is
+    /// given this one as its config centre).
+    fn config_center(&self) -> Arc<dyn ConfigCenter>;
+
+    /// This registry, reading governance rules (configurators, router and migration rules) from
+    /// `config_center` instead of from itself.
+    fn with_config_center(&self, config_center: Arc<dyn ConfigCenter>) -> Arc<dyn Registry>;
 
     /// The services the registry lists, sorted; a service may have no provider now.
     ///
@@ -173,8 +212,7 @@ pub trait Registry: fmt::Debug + Send + Sync + 'static {
     /// to end) and the consumer registrations go. Await it before the tokio runtime shuts down.
     fn close(&self) -> RegistryFuture<'_, ()>;
 
-    /// This registry as [`Any`], so that an implementation can recognise a config centre of its own
-    /// kind in [`Registry::with_config_center`].
+    /// This registry as [`Any`] (a caller that knows the implementation may reach its own API).
     fn as_any(&self) -> &dyn Any;
 }
 

@@ -121,11 +121,13 @@ mod split;
 mod subscriber;
 mod subscription;
 mod timing;
+mod zk_rules;
 mod zookeeper;
 
 pub use address::RegistryAddress;
-pub use backend::{Registry, RegistryFactory, RegistryFuture, RegistryLocation};
-pub use browse::ServiceDefinition;
+pub use backend::{
+    ConfigCenter, Registry, RegistryFactory, RegistryFuture, RegistryLocation, ServiceDefinition,
+};
 pub use consumer::ConsumerSpec;
 pub use error::RegistryError;
 pub use factory::{connect, factory, locate, open};

@@ -29,8 +29,9 @@ use tokio::time::Instant;
 use zookeeper_client::Client;
 
 use crate::app_level::AppLevel;
+use crate::backend::ConfigCenter;
 use crate::catalog::Catalog;
-use crate::config_center::{RuleInbox, RuleSource, RuleWatch, RuleWatcher};
+use crate::config_center::{RuleInbox, RuleSource, RuleWatch};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
 use crate::instance::app_watch::AppWatches;
@@ -160,7 +161,7 @@ impl Migration {
     /// Reads the rule of `starter.spec`'s application once (through `config_center`) and follows it
     /// from then on; resolves the step the subscription starts with.
     pub(crate) async fn start(
-        config_center: Arc<Sessions>,
+        config_center: Arc<dyn ConfigCenter>,
         client: &Client,
         consumer: ConsumerMigration,
         starter: AppLevelStarter,
@@ -177,14 +178,13 @@ impl Migration {
         }
         let key = RuleKey::new(migration_rule::rule_key(&spec.application));
         let inbox = Arc::new(RuleInbox::default());
-        let root = migration_rule::group_path(config_center.address().root());
-        let watcher = RuleWatcher::new(
-            config_center,
-            &root,
-            [key.clone()],
-            Arc::clone(&inbox) as Arc<dyn RuleSink>,
-        );
-        let (watch, error) = watcher.start().await;
+        let (watch, error) = config_center
+            .follow(
+                migration_rule::MIGRATION_GROUP,
+                vec![key.clone()],
+                Arc::clone(&inbox) as Arc<dyn RuleSink>,
+            )
+            .await;
         if let Some(error) = error {
             tracing::warn!(%error, "migration rule not readable yet; following it in the background");
         }

@@ -16,8 +16,9 @@ use rudder_common::discovery::{ProviderSink, RuleKey, RuleSink};
 use rudder_common::url::DubboUrl;
 
 use crate::address::{query_parameter, RegistryAddress};
-use crate::backend::{Registry, RegistryFactory, RegistryFuture, RegistryLocation};
-use crate::browse::ServiceDefinition;
+use crate::backend::{
+    ConfigCenter, Registry, RegistryFactory, RegistryFuture, RegistryLocation, ServiceDefinition,
+};
 use crate::config_center::RuleWatch;
 use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
@@ -135,21 +136,12 @@ impl Registry for ZookeeperRegistry {
         Box::pin(self.watch_shared(keys, sink))
     }
 
-    fn with_config_center(
-        &self,
-        config_center: &dyn Registry,
-    ) -> Result<Arc<dyn Registry>, RegistryError> {
-        match config_center.as_any().downcast_ref::<ZookeeperRegistry>() {
-            Some(center) => Ok(Arc::new(ZookeeperRegistry::with_config_center(
-                self, center,
-            ))),
-            None => Err(RegistryError::BadRegistryUrl {
-                reason: format!(
-                    "a zookeeper:// registry reads its rules from a zookeeper:// config centre, not {}",
-                    config_center.address()
-                ),
-            }),
-        }
+    fn config_center(&self) -> Arc<dyn ConfigCenter> {
+        self.own_rules()
+    }
+
+    fn with_config_center(&self, config_center: Arc<dyn ConfigCenter>) -> Arc<dyn Registry> {
+        Arc::new(self.reading_rules_from(config_center))
     }
 
     fn services(&self) -> RegistryFuture<'_, Result<Vec<String>, RegistryError>> {
@@ -259,11 +251,87 @@ mod tests {
                 None,
             )
             .unwrap();
-        let governed = registry.with_config_center(&*center).unwrap();
+        let governed = registry.with_config_center(center.config_center());
         let governed = governed
             .as_any()
             .downcast_ref::<ZookeeperRegistry>()
             .unwrap();
         assert_eq!(governed.rule_path(), "/governance/config/dubbo");
+    }
+
+    /// A config centre of another kind, holding one text per key, that says which group was read.
+    #[derive(Debug, Default)]
+    struct Fixed {
+        groups: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl ConfigCenter for Fixed {
+        fn address(&self) -> String {
+            "fixed://rules".to_owned()
+        }
+
+        fn follow(
+            &self,
+            group: &str,
+            keys: Vec<RuleKey>,
+            sink: Arc<dyn RuleSink>,
+        ) -> RegistryFuture<'_, (RuleWatch, Option<RegistryError>)> {
+            self.groups.lock().unwrap().push(group.to_owned());
+            for key in &keys {
+                sink.rule(key, Some(&format!("text of {key}")));
+            }
+            let (stop, stopped) = tokio::sync::oneshot::channel();
+            let task = tokio::spawn(async move {
+                let _ = stopped.await;
+            });
+            Box::pin(async move { (RuleWatch::new(stop, task), None) })
+        }
+
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    #[derive(Debug, Default)]
+    struct Heard(std::sync::Mutex<Vec<(String, Option<String>)>>);
+
+    impl RuleSink for Heard {
+        fn rule(&self, key: &RuleKey, text: Option<&str>) {
+            self.0
+                .lock()
+                .unwrap()
+                .push((key.to_string(), text.map(str::to_owned)));
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn router_rules_come_from_a_config_centre_of_another_kind() {
+        let registry = ZookeeperFactory
+            .open(
+                "zookeeper://10.0.0.1:2181",
+                RegistryOptions::default(),
+                None,
+            )
+            .unwrap();
+        let fixed = Arc::new(Fixed::default());
+        let governed = registry.with_config_center(Arc::clone(&fixed) as Arc<dyn ConfigCenter>);
+        let heard = Arc::new(Heard::default());
+        let key = RuleKey::tag_router("shop");
+        let watch = governed
+            .watch_rules(vec![key.clone()], Arc::clone(&heard) as Arc<dyn RuleSink>)
+            .await
+            .unwrap();
+        assert_eq!(*fixed.groups.lock().unwrap(), ["dubbo"]);
+        assert_eq!(
+            *heard.0.lock().unwrap(),
+            [(key.to_string(), Some(format!("text of {key}")))]
+        );
+        let zookeeper = governed
+            .as_any()
+            .downcast_ref::<ZookeeperRegistry>()
+            .unwrap();
+        assert_eq!(zookeeper.rule_path(), "fixed://rules");
+        watch.close().await;
+        registry.close().await;
     }
 }

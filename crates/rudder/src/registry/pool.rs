@@ -112,7 +112,7 @@ impl Registries {
                 let config_center = RegistryTarget::parse(url)?;
                 let (center, center_lease) = self.lease(&config_center)?;
                 Ok((
-                    registry.with_config_center(&*center)?,
+                    registry.with_config_center(center.config_center()),
                     vec![lease, center_lease],
                 ))
             }
