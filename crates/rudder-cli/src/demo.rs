@@ -18,7 +18,7 @@ use rudder::{DubboUrl, Invocation, Reference, Value};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, ManualClock, SystemClock};
-use rudder_registry::ZookeeperRegistry;
+use rudder_registry::Registry;
 use rudder_rpc::server::DubboServer;
 
 use crate::registry_args::RegistryArgs;
@@ -199,20 +199,20 @@ fn redacted(registry: &str) -> String {
     DubboUrl::parse(registry).map_or_else(|_| "the registry".to_owned(), |u| u.to_string())
 }
 
-/// Registers the embedded providers in ZooKeeper, as Dubbo providers register themselves.
+/// Registers the embedded providers in the registry, as Dubbo providers register themselves.
 async fn register(
     flags: &RegistryArgs,
     registry: &str,
     urls: &[String],
-) -> Result<ZookeeperRegistry> {
-    let zookeeper = flags
+) -> Result<std::sync::Arc<dyn Registry>> {
+    let opened = flags
         .connect(registry)
         .await
         .with_context(|| format!("connecting to {}", redacted(registry)))?;
     for url in urls {
-        zookeeper.register_provider(&DubboUrl::parse(url)?).await?;
+        opened.register_provider(&DubboUrl::parse(url)?).await?;
     }
-    Ok(zookeeper)
+    Ok(opened)
 }
 
 fn provider_url(p: &DemoProvider, address: &str, now: i64) -> String {

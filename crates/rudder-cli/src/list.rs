@@ -14,7 +14,7 @@ use std::io::Write;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use rudder_common::url::DubboUrl;
-use rudder_registry::ZookeeperRegistry;
+use rudder_registry::Registry;
 use serde_json::json;
 
 use crate::output::Format;
@@ -55,8 +55,8 @@ pub(crate) fn run(args: ListArgs, out: &mut dyn Write) -> Result<()> {
     crate::providers::runtime()?.block_on(async {
         let registry = args.registry.connect(target.session_url()).await?;
         let listed = match &interface {
-            None => list_services(&registry, args.format, out).await,
-            Some(interface) => describe(&registry, &args, interface, out).await,
+            None => list_services(&*registry, args.format, out).await,
+            Some(interface) => describe(&*registry, &args, interface, out).await,
         };
         registry.close().await;
         listed
@@ -70,11 +70,7 @@ struct ServiceRow {
     protocols: BTreeSet<String>,
 }
 
-async fn list_services(
-    registry: &ZookeeperRegistry,
-    format: Format,
-    out: &mut dyn Write,
-) -> Result<()> {
+async fn list_services(registry: &dyn Registry, format: Format, out: &mut dyn Write) -> Result<()> {
     let mut rows: BTreeMap<(String, String, String), ServiceRow> = BTreeMap::new();
     for service in registry.services().await.context("listing the services")? {
         let urls = registry
@@ -137,7 +133,7 @@ async fn list_services(
 }
 
 async fn describe(
-    registry: &ZookeeperRegistry,
+    registry: &dyn Registry,
     args: &ListArgs,
     interface: &str,
     out: &mut dyn Write,

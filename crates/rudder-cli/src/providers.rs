@@ -26,8 +26,7 @@ use rudder_common::invocation::Invocation;
 use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 use rudder_registry::{
-    ConsumerSpec, DiscoveryView, RegistryOptions, Subscription, SubscriptionStatus,
-    ZookeeperRegistry,
+    ConsumerSpec, DiscoveryView, Registry, RegistryOptions, Subscription, SubscriptionStatus,
 };
 
 use crate::output::Format;
@@ -193,7 +192,7 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
 
 /// One registry's subscription for the listing: the directory it fills and its status.
 struct Session {
-    registry: ZookeeperRegistry,
+    registry: Arc<dyn Registry>,
     subscription: Subscription,
     directory: Arc<Directory>,
     interface: String,
@@ -204,7 +203,7 @@ impl Session {
         let registry = flags.connect(&query.registry).await?;
         let directory = Arc::new(Directory::sorted(Default::default()));
         let subscription = registry
-            .subscribe(query.spec(), Arc::clone(&directory))
+            .subscribe(query.spec(), Arc::clone(&directory) as _, None)
             .await
             .context("subscribing")?;
         Ok(Session {
@@ -309,14 +308,10 @@ pub(crate) fn list_providers(query: &RegistryQuery) -> Result<Vec<DubboUrl>> {
 /// As [`list_providers`], an empty list being an answer.
 pub(crate) fn list_providers_in(query: &RegistryQuery) -> Result<Vec<DubboUrl>> {
     runtime()?.block_on(async {
-        crate::registry_args::refuse_if_nobody_listens(&query.registry).await?;
-        let registry = ZookeeperRegistry::connect(&query.registry, query.options)
-            .await
-            .context("connecting to the registry")?
-            .with_metadata_fetcher(rudder::internals::metadata_fetcher());
+        let registry = crate::registry_args::connect(&query.registry, query.options).await?;
         let directory = Arc::new(Directory::sorted(Default::default()));
         let subscription = registry
-            .subscribe(query.spec(), Arc::clone(&directory))
+            .subscribe(query.spec(), Arc::clone(&directory) as _, None)
             .await
             .context("subscribing")?;
         if let Some(note) = migration_note(&subscription.status().borrow()) {

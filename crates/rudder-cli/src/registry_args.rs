@@ -6,7 +6,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use rudder::internals::RegistryTarget;
-use rudder_registry::{RegistryAddress, RegistryOptions, ZookeeperRegistry};
+use std::sync::Arc;
+
+use rudder_registry::{Registry, RegistryOptions};
 
 use crate::bounds;
 
@@ -47,8 +49,10 @@ impl RegistryArgs {
     pub(crate) fn targets(&self) -> Result<Vec<RegistryTarget>> {
         let mut targets: Vec<RegistryTarget> = Vec::with_capacity(self.registry.len());
         for (i, url) in self.registry.iter().enumerate() {
-            let target =
-                RegistryTarget::parse(url).with_context(|| format!("--registry #{}", i + 1))?;
+            let flag = || format!("--registry #{}", i + 1);
+            // A scheme rudder does not speak, said in one line before anything else is read.
+            rudder_registry::factory(url).with_context(flag)?;
+            let target = RegistryTarget::parse(url).with_context(flag)?;
             if targets
                 .iter()
                 .any(|t| t.choice().label() == target.choice().label())
@@ -73,23 +77,36 @@ impl RegistryArgs {
         Ok(())
     }
 
-    /// Opens a session to `session_url` with these options, after [`refuse_if_nobody_listens`].
-    pub(crate) async fn connect(&self, session_url: &str) -> Result<ZookeeperRegistry> {
-        refuse_if_nobody_listens(session_url).await?;
-        let registry = ZookeeperRegistry::connect(session_url, self.options())
-            .await
-            .context("connecting to the registry")?;
-        // Application-level discovery asks instances for their MetadataInfo, as a consumer does.
-        Ok(registry.with_metadata_fetcher(rudder::internals::metadata_fetcher()))
+    /// Opens the registry at `session_url` (the implementation its scheme names) with these
+    /// options, after [`refuse_if_nobody_listens`].
+    pub(crate) async fn connect(&self, session_url: &str) -> Result<Arc<dyn Registry>> {
+        connect(session_url, self.options()).await
     }
+}
+
+/// Opens the registry at `session_url` with `options`, after [`refuse_if_nobody_listens`]; its
+/// application-level discovery asks instances for their MetadataInfo, as a consumer does.
+pub(crate) async fn connect(
+    session_url: &str,
+    options: RegistryOptions,
+) -> Result<Arc<dyn Registry>> {
+    refuse_if_nobody_listens(session_url).await?;
+    rudder_registry::connect(
+        session_url,
+        options,
+        Some(rudder::internals::metadata_fetcher()),
+    )
+    .await
+    .context("connecting to the registry")
 }
 
 /// One TCP connection attempt per server, all at once; an error only when all of them are refused.
 /// Anything else (a server that accepts, or one that does not answer within [`PROBE`]) is left to the
-/// ZooKeeper client and its timeout.
+/// registry client and its timeout.
 pub(crate) async fn refuse_if_nobody_listens(session_url: &str) -> Result<()> {
-    let address = RegistryAddress::parse(session_url).context("--registry")?;
-    let probes = address.hosts().iter().cloned().map(|host| async move {
+    let location = rudder_registry::locate(session_url).context("--registry")?;
+    let servers: Vec<String> = location.servers().split(',').map(str::to_owned).collect();
+    let probes = servers.into_iter().map(|host| async move {
         let attempt = tokio::time::timeout(PROBE, tokio::net::TcpStream::connect(host));
         matches!(attempt.await, Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused)
     });
@@ -99,8 +116,9 @@ pub(crate) async fn refuse_if_nobody_listens(session_url: &str) -> Result<()> {
     }
     if all_refused {
         bail!(
-            "registry {address}: connection refused by {} (is ZooKeeper running there?)",
-            address.connect_string()
+            "registry {}: connection refused by {} (is the registry running there?)",
+            location.address(),
+            location.servers()
         );
     }
     Ok(())

@@ -163,6 +163,15 @@ impl RegistryAddress {
     }
 }
 
+/// The registry URL parameter `key` (the last one if repeated), found as [`RegistryAddress::parse`]
+/// finds the query (after the credentials).
+pub(crate) fn query_parameter<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let (_, rest) = split_scheme(text.trim());
+    let (_, rest) = split_userinfo(rest);
+    let (_, query) = rest.split_once('?')?;
+    parse_query(query).get(key).copied()
+}
+
 /// `(scheme, rest)`: the scheme is what comes before the first `://` when it looks like one.
 fn split_scheme(text: &str) -> (&str, &str) {
     match text.find("://") {

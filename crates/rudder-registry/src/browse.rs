@@ -20,6 +20,7 @@
 
 use rudder_common::url::{java_url_decode, java_url_encode, DubboUrl};
 
+use crate::backend::ServiceDefinition;
 use crate::error::RegistryError;
 use crate::registry::ZookeeperRegistry;
 
@@ -28,23 +29,6 @@ const NOT_SERVICES: [&str; 3] = ["config", "mapping", "metadata"];
 
 /// How deep under `<root>/metadata/<interface>` a `provider` node may sit: `[version]/[group]/provider`.
 const METADATA_DEPTH: usize = 3;
-
-/// One service definition a provider application published to the metadata report: Dubbo's
-/// `FullServiceDefinition` as JSON (`methods[].name`, `methods[].parameterTypes`, `returnType`, ...).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ServiceDefinition {
-    /// The node it was read from, under the registry root (`metadata/<interface>/1.0.0/provider/app`).
-    pub path: String,
-    /// The version segment of the path, if any.
-    pub version: Option<String>,
-    /// The group segment of the path, if any.
-    pub group: Option<String>,
-    /// The provider application that published it.
-    pub application: String,
-    /// The node's content as written by the provider (JSON), unread.
-    pub text: String,
-}
 
 impl ZookeeperRegistry {
     /// The services listed under the registry root (`/dubbo` by default), decoded and sorted; Dubbo's

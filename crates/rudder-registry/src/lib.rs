@@ -15,6 +15,9 @@
 //!
 //! The parts:
 //!
+//! * [`Registry`]: what a consumer asks of any registry (discovery at both levels, consumer
+//!   registration, config-centre watches, browsing), as a trait object; [`open`] picks the
+//!   implementation by the URL's scheme ([`RegistryFactory`]), [`ZookeeperRegistry`] the first;
 //! * [`RegistryAddress`]: the `zookeeper://` URL (backup hosts, group/root, chroot, digest credentials);
 //! * the catalog: child names to provider URLs, with no I/O (unit-tested, benchmarked, fuzzed);
 //! * [`ZookeeperRegistry`] and [`Subscription`]: the session, watches and recovery;
@@ -104,9 +107,11 @@ pub mod app_level_fuzzing {
 
 mod address;
 mod app_level;
+mod backend;
 mod browse;
 mod consumer;
 mod error;
+mod factory;
 mod instance;
 mod migrating;
 mod migration;
@@ -120,11 +125,17 @@ mod session;
 mod split;
 mod subscriber;
 mod subscription;
+mod timing;
+mod zk_rules;
+mod zookeeper;
 
 pub use address::RegistryAddress;
-pub use browse::ServiceDefinition;
+pub use backend::{
+    ConfigCenter, Registry, RegistryFactory, RegistryFuture, RegistryLocation, ServiceDefinition,
+};
 pub use consumer::ConsumerSpec;
 pub use error::RegistryError;
+pub use factory::{connect, factory, locate, open};
 pub use instance::metadata::{
     MetadataFetcher, MetadataFuture, MetadataInfo, MetadataRequest, ServiceInfo, METADATA_SERVICE,
 };
@@ -133,3 +144,4 @@ pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
 pub use split::ViewSplit;
 pub use subscription::{DisabledProvider, ReweightedProvider, Subscription, SubscriptionStatus};
+pub use zookeeper::ZookeeperFactory;

@@ -23,25 +23,23 @@
 //! not retried until the rule changes again, as in Dubbo.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rudder_common::discovery::{RuleKey, RuleSink};
 use tokio::time::Instant;
 use zookeeper_client::Client;
 
 use crate::app_level::AppLevel;
-use crate::catalog::{Catalog, ProviderDelta};
-use crate::config_center::{RuleInbox, RuleSource, RuleWatch, RuleWatcher};
+use crate::backend::ConfigCenter;
+use crate::catalog::Catalog;
+use crate::config_center::{RuleInbox, RuleSource, RuleWatch};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
 use crate::instance::app_watch::AppWatches;
 use crate::instance::feed::InstanceFeed;
 use crate::instance::mapping::app_names;
 use crate::instance::metadata::MetadataFetcher;
-use crate::migration::{prefers_application, MigrationStep};
 use crate::migration_rule::{self, ConsumerMigration, MigrationRule, Resolved};
 use crate::session::Sessions;
-use crate::subscriber::{Subscriber, Watches};
 
 /// What a subscription needs to start its application-level view later (a rule moving it off
 /// `FORCE_INTERFACE`).
@@ -114,7 +112,7 @@ impl RuleMirror {
         *slot = Some(text.map(str::to_owned));
     }
 
-    fn apply(&self, catalog: &mut Catalog) {
+    pub(crate) fn apply(&self, catalog: &mut Catalog) {
         if let Some(children) = &self.configurators {
             catalog.set_configurators(children.clone());
         }
@@ -130,28 +128,28 @@ impl RuleMirror {
 }
 
 /// A `FORCE_*` switch waiting for its `delay`.
-struct Pending {
-    target: Resolved,
-    due: Instant,
+pub(crate) struct Pending {
+    pub(crate) target: Resolved,
+    pub(crate) due: Instant,
 }
 
 /// One subscription's migration state.
 pub(crate) struct Migration {
-    consumer: ConsumerMigration,
+    pub(crate) consumer: ConsumerMigration,
     /// `<interface>[:<version>]`, what `interfaces` entries are keyed by.
-    display_key: String,
+    pub(crate) display_key: String,
     key: RuleKey,
     inbox: Arc<RuleInbox>,
     watch: Option<RuleWatch>,
     /// The last good rule.
-    rule: MigrationRule,
+    pub(crate) rule: MigrationRule,
     /// The settings in effect.
     pub(crate) resolved: Resolved,
-    pending: Option<Pending>,
+    pub(crate) pending: Option<Pending>,
     /// Whether `/dubbo/<interface>/providers` is listed (not under `FORCE_APPLICATION`).
     pub(crate) follow_interface: bool,
     /// Why the last switch was refused, until the next one is made.
-    refused: Option<String>,
+    pub(crate) refused: Option<String>,
     updates: u64,
     errors: u64,
     last_error: Option<String>,
@@ -163,7 +161,7 @@ impl Migration {
     /// Reads the rule of `starter.spec`'s application once (through `config_center`) and follows it
     /// from then on; resolves the step the subscription starts with.
     pub(crate) async fn start(
-        config_center: Arc<Sessions>,
+        config_center: Arc<dyn ConfigCenter>,
         client: &Client,
         consumer: ConsumerMigration,
         starter: AppLevelStarter,
@@ -180,14 +178,13 @@ impl Migration {
         }
         let key = RuleKey::new(migration_rule::rule_key(&spec.application));
         let inbox = Arc::new(RuleInbox::default());
-        let root = migration_rule::group_path(config_center.address().root());
-        let watcher = RuleWatcher::new(
-            config_center,
-            &root,
-            [key.clone()],
-            Arc::clone(&inbox) as Arc<dyn RuleSink>,
-        );
-        let (watch, error) = watcher.start().await;
+        let (watch, error) = config_center
+            .follow(
+                migration_rule::MIGRATION_GROUP,
+                vec![key.clone()],
+                Arc::clone(&inbox) as Arc<dyn RuleSink>,
+            )
+            .await;
         if let Some(error) = error {
             tracing::warn!(%error, "migration rule not readable yet; following it in the background");
         }
@@ -221,7 +218,7 @@ impl Migration {
     }
 
     /// Takes a rule text that arrived; whether a new good rule is in `self.rule`.
-    fn take_rule(&mut self) -> bool {
+    pub(crate) fn take_rule(&mut self) -> bool {
         let Some((_, text)) = self.inbox.take().into_iter().next_back() else {
             return false;
         };
@@ -242,7 +239,7 @@ impl Migration {
 
     /// The provider applications `applications` entries are matched against (none needed when the
     /// rule has no such entry).
-    async fn apps(&self, followed: Option<&[String]>, client: &Client) -> Vec<String> {
+    pub(crate) async fn apps(&self, followed: Option<&[String]>, client: &Client) -> Vec<String> {
         if !self.rule.has_application_entries() {
             return Vec::new();
         }
@@ -307,176 +304,5 @@ impl Migration {
             text.push_str(refused);
         }
         text
-    }
-}
-
-impl Subscriber {
-    /// A rule text arrived or a delayed switch is due.
-    pub(crate) async fn on_migration(&mut self, client: &Client, watches: &mut Watches) {
-        if self.migration.take_rule() {
-            self.begin_migration(client, watches).await;
-        }
-        let due = self
-            .migration
-            .pending
-            .as_ref()
-            .is_some_and(|p| p.due <= Instant::now());
-        if due {
-            if let Some(pending) = self.migration.pending.take() {
-                self.complete_migration(pending.target, watches).await;
-            }
-        }
-        // A rule that changed only its proportion switches nothing, but shares the calls anew.
-        self.share_calls();
-        self.report_views();
-    }
-
-    /// `MigrationRuleHandler.doMigrate` with the new rule.
-    async fn begin_migration(&mut self, client: &Client, watches: &mut Watches) {
-        let followed = self.app_level.as_ref().map(|a| a.apps.clone());
-        let apps = self.migration.apps(followed.as_deref(), client).await;
-        let target = self.migration.rule.resolve(
-            &self.migration.display_key,
-            &apps,
-            &self.migration.consumer,
-        );
-        self.migration.pending = None;
-        if target.step == self.step && target.threshold == self.threshold {
-            // The same step: only the other settings (proportion, ...) change.
-            self.migration.resolved = target;
-            return;
-        }
-        tracing::info!(from = %self.step, to = %target.step, by = %target.step_from, "migration rule changed the step");
-        match target.step {
-            MigrationStep::ApplicationFirst => {
-                self.ensure_application().await;
-                self.ensure_interface(client, watches).await;
-                self.accept(target);
-                self.feed();
-            }
-            MigrationStep::ForceApplication => {
-                self.ensure_application().await;
-                if self.migration.follow_interface {
-                    self.switch_after_delay(target, watches).await;
-                } else {
-                    self.accept(target);
-                    self.feed();
-                }
-            }
-            MigrationStep::ForceInterface => {
-                self.ensure_interface(client, watches).await;
-                if self.app_level.is_some() {
-                    self.switch_after_delay(target, watches).await;
-                } else {
-                    self.accept(target);
-                    self.feed();
-                }
-            }
-        }
-    }
-
-    async fn switch_after_delay(&mut self, target: Resolved, watches: &mut Watches) {
-        if target.delay > 0 && !target.force {
-            let delay = Duration::from_secs(u64::from(target.delay.unsigned_abs()));
-            self.migration.pending = Some(Pending {
-                target,
-                due: Instant::now() + delay,
-            });
-        } else {
-            self.complete_migration(target, watches).await;
-        }
-    }
-
-    /// `migrateToForceApplicationInvoker` / `migrateToForceInterfaceInvoker` after the wait: force
-    /// or compare, then switch (dropping the other view) or keep the step.
-    async fn complete_migration(&mut self, target: Resolved, watches: &mut Watches) {
-        let application = self
-            .app_level
-            .as_ref()
-            .map_or(0, |a| a.catalog.usable_count());
-        let interface = if self.migration.follow_interface {
-            self.catalog.usable_count()
-        } else {
-            0
-        };
-        let (new, old) = match target.step {
-            MigrationStep::ForceInterface => (interface, application),
-            _ => (application, interface),
-        };
-        if target.force || prefers_application(new, old, target.threshold) {
-            match target.step {
-                MigrationStep::ForceApplication => self.stop_interface(watches),
-                MigrationStep::ForceInterface => self.stop_application().await,
-                MigrationStep::ApplicationFirst => {}
-            }
-            self.accept(target);
-        } else {
-            let (new_view, old_view) = match target.step {
-                MigrationStep::ForceInterface => ("interface", "application"),
-                _ => ("application", "interface"),
-            };
-            let refused = format!(
-                "{} refused: {new} {new_view}-level / {old} {old_view}-level providers below threshold {}",
-                target.step, target.threshold
-            );
-            tracing::warn!(%refused, step = %self.step, "migration not made; the step stays");
-            // Dubbo drops again the view it started only for the attempt.
-            match (self.step, target.step) {
-                (MigrationStep::ForceInterface, MigrationStep::ForceApplication) => {
-                    self.stop_application().await;
-                }
-                (MigrationStep::ForceApplication, MigrationStep::ForceInterface) => {
-                    self.stop_interface(watches);
-                }
-                _ => {}
-            }
-            self.migration.refused = Some(refused);
-        }
-        self.feed();
-    }
-
-    fn accept(&mut self, target: Resolved) {
-        self.step = target.step;
-        self.threshold = target.threshold;
-        self.migration.resolved = target;
-        self.migration.refused = None;
-    }
-
-    /// Starts the application-level view if it is not followed, with the rules seen so far.
-    async fn ensure_application(&mut self) {
-        if self.app_level.is_some() {
-            return;
-        }
-        let mut app_level = self.migration.starter.start().await;
-        self.migration.mirror.apply(&mut app_level.catalog);
-        self.app_level = Some(app_level);
-        self.take_instances();
-    }
-
-    /// Lists the interface-level providers if they are not followed.
-    async fn ensure_interface(&mut self, client: &Client, watches: &mut Watches) {
-        if self.migration.follow_interface {
-            return;
-        }
-        self.migration.follow_interface = true;
-        watches.providers_dirty = true;
-        if let Err(error) = self.refresh(client, watches).await {
-            // The loop retries the dirty listing with backoff.
-            tracing::warn!(%error, "interface-level listing failed; retrying");
-        }
-    }
-
-    fn stop_interface(&mut self, watches: &mut Watches) {
-        self.migration.follow_interface = false;
-        watches.providers = None;
-        watches.providers_dirty = false;
-        let _ = self.catalog.set_providers(Vec::new());
-        self.pending = ProviderDelta::default();
-    }
-
-    async fn stop_application(&mut self) {
-        if let Some(app_level) = self.app_level.take() {
-            app_level.feed.close().await;
-        }
     }
 }

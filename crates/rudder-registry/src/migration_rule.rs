@@ -41,11 +41,6 @@ pub(crate) const PROMOTION_KEY: &str = "migration.promotion";
 pub(crate) const DELAY_KEY: &str = "migration.delay";
 pub(crate) const FORCE_KEY: &str = "migration.force";
 
-/// The node holding the migration rules of a config center whose root is `root`.
-pub(crate) fn group_path(root: &str) -> String {
-    format!("{root}/config/{MIGRATION_GROUP}")
-}
-
 /// The rule key of a consumer application: `<app>.migration`.
 pub(crate) fn rule_key(application: &str) -> String {
     format!("{application}.migration")
@@ -547,7 +542,11 @@ mod tests {
     #[test]
     fn the_node_is_under_the_migration_group() {
         assert_eq!(
-            format!("{}/{}", group_path("/dubbo"), rule_key("shop")),
+            format!(
+                "{}/{}",
+                crate::config_center::group_path("/dubbo", MIGRATION_GROUP),
+                rule_key("shop")
+            ),
             "/dubbo/config/DUBBO_SERVICEDISCOVERY_MIGRATION/shop.migration"
         );
     }

@@ -10,8 +10,9 @@ use tokio::sync::{oneshot, watch};
 use zookeeper_client::CreateMode;
 
 use crate::address::RegistryAddress;
+use crate::backend::ConfigCenter;
 use crate::catalog::{Catalog, ProviderDelta};
-use crate::config_center::{group_path, RuleInbox, RuleWatch, RuleWatcher};
+use crate::config_center::{RuleInbox, RuleWatch, RULE_GROUP};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
@@ -28,6 +29,7 @@ use crate::session::{local_host, Sessions};
 use crate::split::{SplitFeed, ViewSplit};
 use crate::subscriber::{RuleFeed, Subscriber, Watches};
 use crate::subscription::{Subscription, SubscriptionStatus};
+use crate::zk_rules::ZookeeperRules;
 
 /// A connection to a ZooKeeper registry, shared by every subscription made through it.
 ///
@@ -60,7 +62,7 @@ use crate::subscription::{Subscription, SubscriptionStatus};
 pub struct ZookeeperRegistry {
     pub(crate) sessions: Arc<Sessions>,
     /// Where governance rules are read: this registry's own session unless another was given.
-    config_center: Arc<Sessions>,
+    config_center: Arc<dyn ConfigCenter>,
     /// Whether subscriptions follow the config center's configurator rules.
     dynamic_configuration: bool,
     /// The application watches of this session, shared by every subscription.
@@ -115,7 +117,7 @@ impl ZookeeperRegistry {
         let address = RegistryAddress::parse(registry_url)?;
         let sessions = Arc::new(Sessions::new(address, options));
         Ok(ZookeeperRegistry {
-            config_center: Arc::clone(&sessions),
+            config_center: Arc::new(ZookeeperRules::new(Arc::clone(&sessions))),
             sessions,
             dynamic_configuration: true,
             app_watches: Arc::new(AppWatches::default()),
@@ -170,10 +172,26 @@ impl ZookeeperRegistry {
     pub fn with_config_center(&self, config_center: &ZookeeperRegistry) -> ZookeeperRegistry {
         ZookeeperRegistry {
             sessions: Arc::clone(&self.sessions),
-            config_center: Arc::clone(&config_center.sessions),
+            config_center: Arc::new(ZookeeperRules::new(Arc::clone(&config_center.sessions))),
             dynamic_configuration: self.dynamic_configuration,
             app_watches: Arc::clone(&self.app_watches),
             metadata: self.metadata.clone(),
+        }
+    }
+
+    /// Where this registry keeps governance rules itself (its own session's `<root>/config/...`).
+    pub(crate) fn own_rules(&self) -> Arc<dyn ConfigCenter> {
+        Arc::new(ZookeeperRules::new(Arc::clone(&self.sessions)))
+    }
+
+    /// This registry, reading governance rules from `config_center` (any kind).
+    pub(crate) fn reading_rules_from(
+        &self,
+        config_center: Arc<dyn ConfigCenter>,
+    ) -> ZookeeperRegistry {
+        ZookeeperRegistry {
+            config_center,
+            ..self.clone()
         }
     }
 
@@ -220,7 +238,11 @@ impl ZookeeperRegistry {
 
     /// The node under which the config center keeps governance rules (`/dubbo/config/dubbo` by default).
     pub fn rule_path(&self) -> String {
-        group_path(self.config_center.address().root())
+        match self.config_center.as_any().downcast_ref::<ZookeeperRules>() {
+            Some(rules) => rules.group_path(RULE_GROUP),
+            // Rules kept elsewhere: where they are.
+            None => self.config_center.address(),
+        }
     }
 
     /// Follows governance rules in the config center: `sink` hears each key's current text (or `None`)
@@ -259,13 +281,18 @@ impl ZookeeperRegistry {
         keys: impl IntoIterator<Item = RuleKey>,
         sink: impl RuleSink,
     ) -> Result<RuleWatch, RegistryError> {
-        let watcher = RuleWatcher::new(
-            Arc::clone(&self.config_center),
-            &self.rule_path(),
-            keys,
-            Arc::new(sink),
-        );
-        match watcher.start().await {
+        self.watch_shared(keys, Arc::new(sink)).await
+    }
+
+    /// [`ZookeeperRegistry::watch_rules`] with a sink already shared (the [`Registry`](crate::Registry)
+    /// trait's form).
+    pub(crate) async fn watch_shared(
+        &self,
+        keys: impl IntoIterator<Item = RuleKey>,
+        sink: Arc<dyn RuleSink>,
+    ) -> Result<RuleWatch, RegistryError> {
+        let keys: Vec<RuleKey> = keys.into_iter().collect();
+        match self.config_center.follow(RULE_GROUP, keys, sink).await {
             (watch, None) => Ok(watch),
             (watch, Some(error)) => {
                 watch.close().await;
@@ -288,13 +315,14 @@ impl ZookeeperRegistry {
         );
         let application = RuleKey::app_configurators(&spec.application);
         let inbox = Arc::new(RuleInbox::default());
-        let watcher = RuleWatcher::new(
-            Arc::clone(&self.config_center),
-            &self.rule_path(),
-            [application.clone(), service.clone()],
-            Arc::clone(&inbox) as Arc<dyn RuleSink>,
-        );
-        let (watch, error) = watcher.start().await;
+        let (watch, error) = self
+            .config_center
+            .follow(
+                RULE_GROUP,
+                vec![application.clone(), service.clone()],
+                Arc::clone(&inbox) as Arc<dyn RuleSink>,
+            )
+            .await;
         if let Some(error) = error {
             tracing::warn!(%error, "config center not readable yet; following it in the background");
         }
@@ -348,6 +376,17 @@ impl ZookeeperRegistry {
         sink: impl ProviderSink,
         split: Option<ViewSplit>,
     ) -> Result<Subscription, RegistryError> {
+        self.subscribe_shared(spec, Arc::new(sink), split).await
+    }
+
+    /// [`ZookeeperRegistry::subscribe_split`] with a sink already shared (the
+    /// [`Registry`](crate::Registry) trait's form: no second `Arc` around it).
+    pub(crate) async fn subscribe_shared(
+        &self,
+        spec: ConsumerSpec,
+        sink: Arc<dyn ProviderSink>,
+        split: Option<ViewSplit>,
+    ) -> Result<Subscription, RegistryError> {
         spec.validate()?;
         let client = self.sessions.renew(None).await?;
         let host = match &spec.host {
@@ -397,7 +436,7 @@ impl ZookeeperRegistry {
             paths: ServicePaths::new(self.sessions.address().root(), spec.interface.trim()),
             registration,
             catalog: Catalog::new(&spec, side),
-            sink: Arc::new(sink),
+            sink,
             status: status_tx,
             pending: ProviderDelta::default(),
             fed_once: false,

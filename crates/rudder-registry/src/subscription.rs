@@ -35,9 +35,9 @@ pub struct SubscriptionStatus {
     pub malformed: u64,
     /// Provider URLs the sink refused (e.g. an unreadable `weight`), since the last full listing.
     pub rejected: u64,
-    /// Whether the ZooKeeper connection is up. While it is down the directory keeps its providers.
+    /// Whether the registry connection is up. While it is down the directory keeps its providers.
     pub connected: bool,
-    /// ZooKeeper sessions this subscription has been attached to (2 after one expiry).
+    /// Registry sessions this subscription has been attached to (with ZooKeeper, 2 after one expiry).
     pub sessions: u64,
     /// Whether the consumer node is registered in the current session. A failed registration does not
     /// stop discovery: it is retried in the background until it works.

@@ -375,8 +375,14 @@ impl ReferenceBuilder {
             // Each registry's config center feeds its cluster's router chain.
             #[cfg(feature = "zookeeper")]
             Source::Registries(urls) => {
-                let (attached, followed) =
-                    crate::registry::attach_all(&consumer, &urls, &self.consumer_url).await?;
+                let keeper: Arc<dyn crate::prune::Keeper> = consumer.clone();
+                let (attached, followed) = crate::registry::attach_all(
+                    consumer.registries(),
+                    &keeper,
+                    &urls,
+                    &self.consumer_url,
+                )
+                .await?;
                 attachments = followed;
                 attached
                     .into_iter()

@@ -93,12 +93,9 @@ pub(crate) struct ConsumerInner {
     metrics: Option<Arc<crate::metrics::recorder::Recorder>>,
     /// The directories of live references, to tell which providers are still in use.
     directories: Mutex<Vec<Weak<Directory>>>,
-    /// Providers directories took out, to be checked by the next prune ([`ConsumerInner::prune_soon`]).
-    #[cfg_attr(not(feature = "zookeeper"), allow(dead_code))]
-    pub(crate) prune_queue: Mutex<Vec<Arc<rudder_cluster::provider::Provider>>>,
-    /// A prune is asked for and has not started yet.
-    #[cfg_attr(not(feature = "zookeeper"), allow(dead_code))]
-    pub(crate) prune_pending: AtomicBool,
+    /// Providers registries took out of directories, waiting for a check (see `prune`).
+    #[cfg(feature = "zookeeper")]
+    prune_queue: crate::prune::PruneQueue,
     shut_down: AtomicBool,
 }
 
@@ -289,6 +286,34 @@ impl ConsumerInner {
     /// Whether the consumer has been shut down.
     pub(crate) fn is_shut_down(&self) -> bool {
         self.shut_down.load(Ordering::Acquire)
+    }
+}
+
+/// What pruning sees of the consumer (the registry wiring hands it to each directory's sink).
+#[cfg(feature = "zookeeper")]
+impl crate::prune::Keeper for ConsumerInner {
+    fn prune_queue(&self) -> &crate::prune::PruneQueue {
+        &self.prune_queue
+    }
+
+    fn statistics(&self) -> Arc<StatusRegistry> {
+        ConsumerInner::statistics(self)
+    }
+
+    fn track(&self, directory: &Arc<Directory>) {
+        ConsumerInner::track(self, directory);
+    }
+
+    fn live_directories(&self) -> Vec<Arc<Directory>> {
+        ConsumerInner::live_directories(self)
+    }
+
+    fn call_observer(&self) -> Option<Arc<dyn CallObserver>> {
+        ConsumerInner::call_observer(self)
+    }
+
+    fn protocol(&self) -> &crate::protocols::Protocols {
+        &self.protocol
     }
 }
 
@@ -523,8 +548,8 @@ impl ConsumerBuilder {
                     .as_ref()
                     .map(crate::metrics::MetricsConfig::recorder),
                 directories: Mutex::new(Vec::new()),
-                prune_queue: Mutex::new(Vec::new()),
-                prune_pending: AtomicBool::new(false),
+                #[cfg(feature = "zookeeper")]
+                prune_queue: crate::prune::PruneQueue::default(),
                 shut_down: AtomicBool::new(false),
             }),
         }

@@ -13,18 +13,48 @@
 //! allocation per provider, where a full prune hashed every identity and address of every
 //! directory (50,000 of each with 1,000 instances × 50 interfaces).
 //!
-//! A reference that goes away still runs the full prune ([`ConsumerInner::prune`]): it also closes
+//! A reference that goes away still runs the full prune (the consumer's own): it also closes
 //! connections no directory ever listed (a MetadataService on a port of its own).
+//!
+//! This module sees the consumer only through [`Keeper`]: the directories it keeps and the state
+//! beside them, never the rest of it.
 
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use rudder_cluster::directory::ProviderSet;
+use rudder_cluster::directory::{Directory, ProviderSet};
 use rudder_cluster::provider::Provider;
-use rudder_common::status::ProviderStatus;
+use rudder_common::discovery::{ProviderSink, ProviderUpdate, UpdateOutcome};
+use rudder_common::status::{ProviderStatus, StatusRegistry};
 
-use crate::consumer::ConsumerInner;
+use crate::observer::CallObserver;
+use crate::protocols::Protocols;
 use rudder_common::status::record::RecordProviders;
+
+/// What pruning needs of a consumer: the directories of its live references and the state kept
+/// beside them (statistics, the observer's series, connections), and a queue of its own.
+pub(crate) trait Keeper: Send + Sync + 'static {
+    /// The providers directories took out, waiting for a check.
+    fn prune_queue(&self) -> &PruneQueue;
+    /// The call statistics, shared by every directory.
+    fn statistics(&self) -> Arc<StatusRegistry>;
+    /// Notes a live reference's directory (once, however often it is given).
+    fn track(&self, directory: &Arc<Directory>);
+    /// The directories of live references.
+    fn live_directories(&self) -> Vec<Arc<Directory>>;
+    /// Who hears of every call (the metrics), if anyone.
+    fn call_observer(&self) -> Option<Arc<dyn CallObserver>>;
+    /// The connections.
+    fn protocol(&self) -> &Protocols;
+}
+
+/// Providers directories took out, to be checked by the next prune ([`prune_soon`]), and whether
+/// one is asked for and has not started yet.
+#[derive(Debug, Default)]
+pub(crate) struct PruneQueue {
+    queue: Mutex<Vec<Arc<Provider>>>,
+    pending: AtomicBool,
+}
 
 /// What the removed providers left behind that no snapshot lists: identities and addresses.
 #[derive(Debug, Default, PartialEq)]
@@ -87,78 +117,114 @@ pub(crate) fn unlisted(candidates: &[Arc<Provider>], snapshots: &[Arc<ProviderSe
     }
 }
 
-impl ConsumerInner {
-    /// Queues `removed` (providers a directory took out) to be checked soon, once for a burst: when
-    /// one registry event removes providers from many directories (an instance of an application
-    /// that 50 references follow), each directory queues its own, and one check after them all does
-    /// the work. A removal queued while a check runs is checked after it, so none goes unchecked.
-    /// Outside a tokio runtime it checks at once.
-    pub(crate) fn prune_soon(self: &Arc<Self>, removed: Vec<Arc<Provider>>) {
-        if removed.is_empty() {
-            return;
+/// Queues `removed` (providers a directory took out) to be checked soon, once for a burst: when
+/// one registry event removes providers from many directories (an instance of an application
+/// that 50 references follow), each directory queues its own, and one check after them all does
+/// the work. A removal queued while a check runs is checked after it, so none goes unchecked.
+/// Outside a tokio runtime it checks at once.
+pub(crate) fn prune_soon(keeper: &Arc<dyn Keeper>, removed: Vec<Arc<Provider>>) {
+    if removed.is_empty() {
+        return;
+    }
+    let queue = keeper.prune_queue();
+    queue
+        .queue
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .extend(removed);
+    if queue.pending.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        queue.pending.store(false, Ordering::Release);
+        prune_queued(&**keeper);
+        return;
+    };
+    let keeper = Arc::downgrade(keeper);
+    // The task ends after one check, or at once when the consumer is gone.
+    drop(runtime.spawn(async move {
+        // Let the directories fed by the same delivery take their updates first.
+        tokio::task::yield_now().await;
+        if let Some(keeper) = keeper.upgrade() {
+            keeper.prune_queue().pending.store(false, Ordering::Release);
+            prune_queued(&*keeper);
         }
-        self.prune_queue
+    }));
+}
+
+/// Forgets the statistics, series and connections of the queued providers that no live
+/// directory lists.
+fn prune_queued(keeper: &dyn Keeper) {
+    let candidates = std::mem::take(
+        &mut *keeper
+            .prune_queue()
+            .queue
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend(removed);
-        if self.prune_pending.swap(true, Ordering::AcqRel) {
-            return;
+            .unwrap_or_else(PoisonError::into_inner),
+    );
+    if candidates.is_empty() {
+        return;
+    }
+    let snapshots: Vec<Arc<ProviderSet>> = keeper
+        .live_directories()
+        .iter()
+        .map(|d| d.snapshot())
+        .collect();
+    let gone = unlisted(&candidates, &snapshots);
+    drop(candidates);
+    forget(keeper, &gone);
+}
+
+/// Forgets `gone`: statistics first, so whoever sees the connections close
+/// (`wait_until_idle`) then sees the statistics gone too.
+fn forget(keeper: &dyn Keeper, gone: &Unlisted) {
+    if !gone.identities.is_empty() {
+        let statistics = keeper.statistics();
+        for identity in &gone.identities {
+            statistics.remove(identity);
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            self.prune_pending.store(false, Ordering::Release);
-            self.prune_queued();
-            return;
-        };
-        let consumer = Arc::downgrade(self);
-        // The task ends after one check, or at once when the consumer is gone.
-        drop(runtime.spawn(async move {
-            // Let the directories fed by the same delivery take their updates first.
-            tokio::task::yield_now().await;
-            if let Some(consumer) = consumer.upgrade() {
-                consumer.prune_pending.store(false, Ordering::Release);
-                consumer.prune_queued();
-            }
-        }));
+        if let Some(observer) = keeper.call_observer() {
+            observer.retain(&|identity| !gone.identities.iter().any(|g| &**g == identity));
+        }
+    }
+    if !gone.addresses.is_empty() {
+        keeper
+            .protocol()
+            .retain_addresses(|address| !gone.addresses.iter().any(|g| &**g == address));
+    }
+}
+
+/// One registry's directory of one reference: every update goes to the directory, and a provider that
+/// left may free statistics and connections.
+#[derive(Clone)]
+pub(crate) struct PruningSink {
+    directory: Arc<Directory>,
+    keeper: Weak<dyn Keeper>,
+}
+
+impl PruningSink {
+    /// A sink feeding `directory`, pruning through `keeper` after removals.
+    pub(crate) fn new(directory: Arc<Directory>, keeper: &Arc<dyn Keeper>) -> PruningSink {
+        PruningSink {
+            directory,
+            keeper: Arc::downgrade(keeper),
+        }
     }
 
-    /// Forgets the statistics, series and connections of the queued providers that no live
-    /// directory lists.
-    fn prune_queued(&self) {
-        let candidates = std::mem::take(
-            &mut *self
-                .prune_queue
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        if candidates.is_empty() {
-            return;
-        }
-        let snapshots: Vec<Arc<ProviderSet>> = self
-            .live_directories()
-            .iter()
-            .map(|d| d.snapshot())
-            .collect();
-        let gone = unlisted(&candidates, &snapshots);
-        drop(candidates);
-        self.forget(&gone);
+    /// The directory fed.
+    pub(crate) fn directory(&self) -> &Arc<Directory> {
+        &self.directory
     }
+}
 
-    /// Forgets `gone`: statistics first, so whoever sees the connections close
-    /// (`wait_until_idle`) then sees the statistics gone too.
-    pub(crate) fn forget(&self, gone: &Unlisted) {
-        if !gone.identities.is_empty() {
-            let statistics = self.statistics();
-            for identity in &gone.identities {
-                statistics.remove(identity);
-            }
-            if let Some(observer) = self.call_observer() {
-                observer.retain(&|identity| !gone.identities.iter().any(|g| &**g == identity));
-            }
+impl ProviderSink for PruningSink {
+    fn update(&self, update: ProviderUpdate) -> UpdateOutcome {
+        let mut removed = Vec::new();
+        let outcome = self.directory.update_reporting(update, &mut removed);
+        if let Some(keeper) = self.keeper.upgrade() {
+            prune_soon(&keeper, removed);
         }
-        if !gone.addresses.is_empty() {
-            self.protocol()
-                .retain_addresses(|address| !gone.addresses.iter().any(|g| &**g == address));
-        }
+        outcome
     }
 }
 

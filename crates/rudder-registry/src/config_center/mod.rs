@@ -33,10 +33,10 @@ pub(crate) use watcher::RuleWatcher;
 /// The group every governance rule is written under (Dubbo's `GovernanceRuleRepository.DEFAULT_GROUP`).
 pub const RULE_GROUP: &str = "dubbo";
 
-/// The node holding the rules of a config center whose root (chroot and namespace) is `root`:
-/// `<root>/config/dubbo`.
-pub(crate) fn group_path(root: &str) -> String {
-    format!("{root}/config/{RULE_GROUP}")
+/// The node holding the rules of `group` in a config center whose root (chroot and namespace) is
+/// `root`: `<root>/config/<group>` (`<root>/config/dubbo` for configurators and router rules).
+pub(crate) fn group_path(root: &str, group: &str) -> String {
+    format!("{root}/config/{group}")
 }
 
 #[cfg(test)]
@@ -45,7 +45,11 @@ mod tests {
 
     #[test]
     fn rules_live_under_the_namespace_config_and_group() {
-        assert_eq!(group_path("/dubbo"), "/dubbo/config/dubbo");
-        assert_eq!(group_path("/prod/g"), "/prod/g/config/dubbo");
+        assert_eq!(group_path("/dubbo", RULE_GROUP), "/dubbo/config/dubbo");
+        assert_eq!(group_path("/prod/g", RULE_GROUP), "/prod/g/config/dubbo");
+        assert_eq!(
+            group_path("/dubbo", "DUBBO_SERVICEDISCOVERY_MIGRATION"),
+            "/dubbo/config/DUBBO_SERVICEDISCOVERY_MIGRATION"
+        );
     }
 }

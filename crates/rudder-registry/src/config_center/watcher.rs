@@ -22,7 +22,7 @@ use zookeeper_client::{Client, SessionState, WatchedEvent};
 
 use crate::error::RegistryError;
 use crate::session::Sessions;
-use crate::subscriber::sleep_opt;
+use crate::timing::sleep_opt;
 
 type WatchFuture = Pin<Box<dyn Future<Output = WatchedEvent> + Send>>;
 
@@ -51,6 +51,17 @@ pub struct RuleWatch {
 }
 
 impl RuleWatch {
+    /// A watch whose background `task` ends when `stop` fires (or its receiver sees the sender
+    /// dropped): how a [`ConfigCenter`](crate::ConfigCenter) other than ZooKeeper's hands one out.
+    // Only the tests' config centre uses it until a second implementation does.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn new(stop: oneshot::Sender<()>, task: JoinHandle<()>) -> RuleWatch {
+        RuleWatch {
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
     /// Stops following and waits for the background task to end.
     pub async fn close(mut self) {
         if let Some(stop) = self.stop.take() {

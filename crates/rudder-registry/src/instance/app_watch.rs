@@ -33,7 +33,7 @@ use super::metadata::{
 use crate::error::RegistryError;
 use crate::junk::JunkLog;
 use crate::session::Sessions;
-use crate::subscriber::sleep_opt;
+use crate::timing::sleep_opt;
 
 /// The most instances of one application followed (the rest are left out, with one warning).
 pub(crate) const MAX_INSTANCES: usize = 10_000;

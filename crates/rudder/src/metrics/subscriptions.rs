@@ -70,13 +70,13 @@ pub(crate) fn encode(
         ),
         (
             "rudder_registry_connected",
-            "1 while the ZooKeeper connection is up.",
+            "1 while the registry connection is up.",
             MetricType::Gauge,
             |s| u64::from(s.connected),
         ),
         (
             "rudder_registry_sessions",
-            "ZooKeeper sessions the subscription has been attached to.",
+            "Registry sessions the subscription has been attached to (one more after each expiry).",
             MetricType::Counter,
             |s| s.sessions,
         ),

@@ -44,6 +44,11 @@ use crate::registration::Registration;
 use crate::session::Sessions;
 use crate::split::SplitFeed;
 use crate::subscription::SubscriptionStatus;
+use crate::timing::sleep_opt;
+
+mod migrate;
+mod registering;
+mod views;
 
 type WatchFuture = Pin<Box<dyn Future<Output = WatchedEvent> + Send>>;
 
@@ -470,13 +475,6 @@ async fn changed(watcher: OneshotWatcher) -> WatchedEvent {
 async fn poll_armed(slot: &mut Option<WatchFuture>) -> WatchedEvent {
     match slot {
         Some(future) => future.await,
-        None => std::future::pending().await,
-    }
-}
-
-pub(crate) async fn sleep_opt(delay: Option<std::time::Duration>) {
-    match delay {
-        Some(delay) => tokio::time::sleep(delay).await,
         None => std::future::pending().await,
     }
 }
