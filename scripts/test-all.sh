@@ -29,7 +29,7 @@ cargo fmt --all -- --check
 
 step "no import circle among each crate's modules (scripts/module-graph.py)"
 python3 scripts/module-graph.py --self-test
-python3 scripts/module-graph.py --check crates/rudder-cli crates/rudder-cluster crates/rudder-common \
+python3 scripts/module-graph.py --check crates/rudder crates/rudder-registry crates/rudder-cli crates/rudder-cluster crates/rudder-common \
     crates/rudder-hessian crates/rudder-rpc crates/rudder-triple
 
 step "cargo clippy"

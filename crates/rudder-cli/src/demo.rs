@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use rudder::{DubboUrl, Invocation, Reference, Value};
-use rudder_cluster::directory::Directory;
+use rudder::{DubboUrl, Invocation, ProviderSet, Reference, Value};
+
 use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, ManualClock, SystemClock};
 use rudder_registry::Registry;
@@ -177,7 +177,7 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         let started = Instant::now();
         let samples = drive(&reference, &addresses, args.calls, args.concurrency).await;
         let elapsed = started.elapsed();
-        print_table(out, name, reference.directory(), &samples, elapsed, now)?;
+        print_table(out, name, &reference.snapshot(), &samples, elapsed, now)?;
         writeln!(out, "  {note}\n")?;
         out.flush()?;
     }
@@ -313,12 +313,11 @@ async fn call_once(reference: &Reference, addresses: &[String], n: usize) -> Sam
 fn print_table(
     out: &mut dyn Write,
     name: &str,
-    directory: &Directory,
+    snapshot: &ProviderSet,
     samples: &[Sample],
     elapsed: Duration,
     now: i64,
 ) -> Result<()> {
-    let snapshot = directory.snapshot();
     let view = snapshot.view("sayHello");
     let pick = Pick::at(now);
     let total_weight: i64 = (0..view.len())

@@ -138,9 +138,10 @@ impl CallTarget<'_> {
 /// Every provider URL the reference sees now, in every registry.
 pub(crate) fn provider_urls(reference: &Reference) -> Vec<DubboUrl> {
     reference
-        .directories()
-        .flat_map(|d| {
-            d.snapshot()
+        .snapshots()
+        .into_iter()
+        .flat_map(|snapshot| {
+            snapshot
                 .providers()
                 .iter()
                 .map(|p| p.url().clone())

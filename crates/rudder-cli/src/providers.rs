@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rudder::internals::RegistryTarget;
+use rudder::tools::RegistryTarget;
 use rudder_cluster::directory::Directory;
 use rudder_common::clock::{Clock, SystemClock};
 use rudder_common::error::{RpcError, RpcErrorKind};
@@ -381,7 +381,7 @@ async fn explain(
         .iter()
         .map(|p| p.url().clone())
         .collect();
-    let chain = rudder::internals::load_router_rules(&query.registry, &consumer_url, &providers)
+    let chain = rudder::tools::load_router_rules(&query.registry, &consumer_url, &providers)
         .await
         .context("reading the router rules")?;
     for error in chain.errors() {

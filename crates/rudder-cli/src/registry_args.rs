@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rudder::internals::RegistryTarget;
+use rudder::tools::RegistryTarget;
 use std::sync::Arc;
 
 use rudder_registry::{Registry, RegistryOptions};
@@ -94,7 +94,7 @@ pub(crate) async fn connect(
     rudder_registry::connect(
         session_url,
         options,
-        Some(rudder::internals::metadata_fetcher()),
+        Some(rudder::tools::metadata_fetcher()),
     )
     .await
     .context("connecting to the registry")

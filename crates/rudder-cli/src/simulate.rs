@@ -109,7 +109,7 @@ pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
         // reference would route them; given URLs by static tags only.
         let routers = match &registry {
             Some(registry) => crate::providers::runtime()?
-                .block_on(rudder::internals::load_router_rules(
+                .block_on(rudder::tools::load_router_rules(
                     registry,
                     &consumer_url,
                     &urls,

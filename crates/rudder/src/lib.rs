@@ -35,8 +35,8 @@
 //! * `triple` (default): calls to tri:// (Triple) providers of Java interface services, and of
 //!   protobuf services through [`Reference::grpc_channel`];
 //! * `metrics`: Prometheus metrics (`Consumer::metrics`);
-//! * `internals`: the layers beneath the facade, for rudder's own CLI, tests, benches and fuzz
-//!   targets. Not a stable API: nothing under it follows semver.
+//! * `internals`: hidden accessors of a reference's directories and router chains for rudder's own
+//!   integration tests (`it/`). Not a stable API; nothing else turns it on.
 //!
 //! # Examples
 //!
@@ -80,9 +80,6 @@ mod error;
 mod grpc_caller;
 #[cfg(feature = "triple")]
 mod grpc_channel;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod internals;
 #[cfg(feature = "zookeeper")]
 mod metadata_client;
 #[cfg(feature = "metrics")]
@@ -97,6 +94,8 @@ mod reference;
 mod registry;
 mod service;
 mod strategy;
+#[cfg(feature = "zookeeper")]
+pub mod tools;
 
 pub use arguments::Arguments;
 pub use builder::ReferenceBuilder;

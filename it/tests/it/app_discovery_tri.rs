@@ -149,7 +149,7 @@ async fn an_unknown_revision_is_a_failure_of_the_v2_call_not_a_fallback() {
         peer.port()
     ))
     .unwrap();
-    let fetcher = rudder::internals::metadata_fetcher();
+    let fetcher = rudder::tools::metadata_fetcher();
     let error = fetcher
         .fetch(rudder_registry::MetadataRequest {
             url,

@@ -25,8 +25,6 @@ mod target;
 
 pub(crate) use attach::{attach_all, Attachment};
 pub(crate) use pool::Registries;
-#[cfg(feature = "internals")]
 pub use rules::load_router_rules;
 pub(crate) use target::check;
-#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub use target::RegistryTarget;

@@ -84,7 +84,6 @@ fn rule_slots(
 ///
 /// # Errors
 /// [`BuildError::Registry`] when the registry cannot be reached or read.
-#[cfg(feature = "internals")]
 pub async fn load_router_rules(
     registry_url: &str,
     consumer_url: &DubboUrl,

@@ -15,10 +15,17 @@ use rudder_common::url::DubboUrl;
 use crate::error::BuildError;
 
 /// One registry URL as a reference reads it: the URL its registry is opened with, and how the
-/// registry is chosen among several (`preferred`, `zone`, `weight`, stripped from the URL). Public
-/// only through `rudder::internals` (the CLI reads registry URLs as references do).
+/// registry is chosen among several (`preferred`, `zone`, `weight`, stripped from the URL): for tools
+/// that read registry URLs as references do (`rudder::tools`; the CLI does).
+///
+/// ```
+/// use rudder::tools::RegistryTarget;
+/// let target = RegistryTarget::parse("zookeeper://127.0.0.1:2181?zone=hz&weight=300")?;
+/// assert_eq!(target.session_url(), "zookeeper://127.0.0.1:2181");
+/// assert_eq!(target.choice().label(), "127.0.0.1:2181");
+/// # Ok::<(), rudder::BuildError>(())
+/// ```
 #[derive(Debug, Clone)]
-#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 pub struct RegistryTarget {
     /// The registry URL without the choice parameters.
     pub(crate) session_url: String,
@@ -35,7 +42,6 @@ pub struct RegistryTarget {
     pub(crate) timeout: Option<Duration>,
 }
 
-#[cfg_attr(not(feature = "internals"), allow(unreachable_pub))]
 impl RegistryTarget {
     /// Reads a registry URL as [`ReferenceBuilder::registry`](crate::ReferenceBuilder::registry) takes it.
     ///
@@ -73,13 +79,11 @@ impl RegistryTarget {
     }
 
     /// The registry URL without the choice parameters: what opens the registry.
-    #[cfg(feature = "internals")]
     pub fn session_url(&self) -> &str {
         &self.session_url
     }
 
     /// How this registry is chosen among several, labelled with its address (never its password).
-    #[cfg(feature = "internals")]
     pub fn choice(&self) -> &RegistryChoice {
         &self.choice
     }

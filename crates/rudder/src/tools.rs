@@ -1,8 +1,12 @@
-//! The layers beneath the facade, for rudder's own CLI, tests, benches and fuzz targets (feature
-//! `internals`): not part of the API, no stability promise.
+//! For tools that read a registry themselves, beside the references a consumer builds (rudder's CLI
+//! does: `rudder list`, `providers --explain`, `simulate --registry`): registry URLs read as references
+//! read them, the router rules in force, and a MetadataService client for application-level
+//! discovery. A service calling providers needs none of it.
 
-#[cfg(feature = "zookeeper")]
 pub use crate::registry::{load_router_rules, RegistryTarget};
+pub use rudder_cluster::router::RouterChain;
+pub use rudder_cluster::zone_aware::RegistryChoice;
+pub use rudder_registry::MetadataFetcher;
 
 /// A MetadataService client (over the protocol each instance names for it, its own connections) for a
 /// [`ZookeeperRegistry`](rudder_registry::ZookeeperRegistry) a tool opens itself: what a
@@ -12,17 +16,11 @@ pub use crate::registry::{load_router_rules, RegistryTarget};
 /// use rudder_registry::{RegistryOptions, ZookeeperRegistry};
 ///
 /// let registry = ZookeeperRegistry::open("zookeeper://127.0.0.1:2181", RegistryOptions::default())?
-///     .with_metadata_fetcher(rudder::internals::metadata_fetcher());
+///     .with_metadata_fetcher(rudder::tools::metadata_fetcher());
 /// # Ok::<(), rudder_registry::RegistryError>(())
 /// ```
-#[cfg(feature = "zookeeper")]
 pub fn metadata_fetcher() -> std::sync::Arc<dyn rudder_registry::MetadataFetcher> {
     std::sync::Arc::new(crate::metadata_client::MetadataClient::new(
         crate::protocols::Protocols::new(None),
     ))
 }
-pub use rudder_cluster as cluster;
-pub use rudder_common as common;
-pub use rudder_rpc as rpc;
-#[cfg(feature = "triple")]
-pub use rudder_triple as triple;
