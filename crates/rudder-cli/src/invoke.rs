@@ -323,8 +323,33 @@ fn failure(error: CallError) -> RpcError {
             },
         ),
         CallError::Rpc(e) => e,
+        CallError::Conversion(e) => {
+            RpcError::new(RpcErrorKind::Unknown, "conversion failed").with_source(e)
+        }
         other => RpcError::new(RpcErrorKind::Unknown, other.to_string()),
     }
+}
+
+/// `message: cause: cause ...`: what `error: <kind>:` and `call N failed: <kind>:` lines print after
+/// the kind. Each error says its own part and gives its cause as `source()`, so walking the chain
+/// prints every part once; an inner [`RpcError`] (the call a cluster mode retried) by its message
+/// only, as its kind is the one already shown.
+pub(crate) fn chain_text(error: &RpcError) -> String {
+    let mut text = error.message().to_owned();
+    let mut cause = std::error::Error::source(error);
+    while let Some(link) = cause {
+        if let Some(rpc) = link.downcast_ref::<RpcError>() {
+            text.push_str(": ");
+            text.push_str(rpc.message());
+        } else if link.downcast_ref::<tonic::Status>().is_none() {
+            // A tri:// call's message already says the gRPC status and its message, and tonic's
+            // `Display` repeats the status's own source: skip the status, follow its source.
+            text.push_str(": ");
+            text.push_str(&link.to_string());
+        }
+        cause = link.source();
+    }
+    text
 }
 
 /// How a failure kind is counted and shown: `exception` for a provider's exception, else the kind.
@@ -355,7 +380,7 @@ pub(crate) fn describe(
             let mut line = format!(
                 "{head} failed: {}: {}",
                 label(error.kind()),
-                error.message()
+                chain_text(error)
             );
             if let Some(detail) = detail {
                 line.push_str(&format!(" [{detail}]"));

@@ -90,11 +90,12 @@ fn main() -> ExitCode {
         Err(error) if error.downcast_ref::<invoke::Reported>().is_some() => ExitCode::from(1),
         Err(error) => {
             let label = logging::error_label();
+            // One line, `a: b: c`: each error of the chain says its own part once.
             match error.downcast_ref::<RpcError>() {
                 Some(rpc) => logging::say(format!(
                     "{label} {}: {}",
                     invoke::label(rpc.kind()),
-                    rpc.message()
+                    invoke::chain_text(rpc)
                 )),
                 None => logging::say(format!("{label} {error:#}")),
             }

@@ -54,12 +54,12 @@ impl<C: Caller + 'static> Core<C> {
         let last = last_error.expect("at least one attempt failed");
         let attempts = failures.len();
         let addresses: Vec<&str> = failures.iter().map(|a| a.provider.as_str()).collect();
+        // The last error is the source, not part of the message: printers show it after this one.
         let message = format!(
-            "failed to invoke method {} after {attempts} attempt{} on providers [{}]; last error: {}",
+            "failed to invoke method {} after {attempts} attempt{} on providers [{}]",
             invocation.method_name(),
             if attempts == 1 { "" } else { "s" },
             addresses.join(", "),
-            last.message()
         );
         Err(RpcError::new(last.kind(), message)
             .with_attempts(failures)

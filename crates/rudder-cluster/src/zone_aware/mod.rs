@@ -518,11 +518,8 @@ impl<C: Caller + 'static> ZoneAwareInvoker<C> {
         Some(
             RpcError::new(
                 last.kind(),
-                format!(
-                    "failed in every registry tried [{}]; last error: {}",
-                    names.join(", "),
-                    last.message()
-                ),
+                // The last error is the source, which printers show after this message.
+                format!("failed in every registry tried [{}]", names.join(", ")),
             )
             .with_source(last),
         )
