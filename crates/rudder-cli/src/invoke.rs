@@ -246,7 +246,9 @@ async fn invoke_with(
                 }
             }
             Err(error) => {
-                if last_error.is_none() && error.message().contains("Fail to decode request") {
+                if last_error.is_none()
+                    && crate::error_chain::provider_said(&error, "Fail to decode request")
+                {
                     crate::logging::say(format!(
                         "hint: a Dubbo provider answers \"Fail to decode request\" when it exports no {} \
                          (check --version and --group: `rudder list --registry R --interface {interface}`) \
@@ -330,28 +332,6 @@ fn failure(error: CallError) -> RpcError {
     }
 }
 
-/// `message: cause: cause ...`: what `error: <kind>:` and `call N failed: <kind>:` lines print after
-/// the kind. Each error says its own part and gives its cause as `source()`, so walking the chain
-/// prints every part once; an inner [`RpcError`] (the call a cluster mode retried) by its message
-/// only, as its kind is the one already shown.
-pub(crate) fn chain_text(error: &RpcError) -> String {
-    let mut text = error.message().to_owned();
-    let mut cause = std::error::Error::source(error);
-    while let Some(link) = cause {
-        if let Some(rpc) = link.downcast_ref::<RpcError>() {
-            text.push_str(": ");
-            text.push_str(rpc.message());
-        } else if link.downcast_ref::<tonic::Status>().is_none() {
-            // A tri:// call's message already says the gRPC status and its message, and tonic's
-            // `Display` repeats the status's own source: skip the status, follow its source.
-            text.push_str(": ");
-            text.push_str(&link.to_string());
-        }
-        cause = link.source();
-    }
-    text
-}
-
 /// How a failure kind is counted and shown: `exception` for a provider's exception, else the kind.
 pub(crate) fn label(kind: RpcErrorKind) -> String {
     match kind {
@@ -380,7 +360,7 @@ pub(crate) fn describe(
             let mut line = format!(
                 "{head} failed: {}: {}",
                 label(error.kind()),
-                chain_text(error)
+                crate::error_chain::chain_text(error)
             );
             if let Some(detail) = detail {
                 line.push_str(&format!(" [{detail}]"));

@@ -5,6 +5,7 @@
 mod bench;
 mod bounds;
 mod demo;
+mod error_chain;
 mod grpc_call;
 mod grpc_channel;
 mod invoke;
@@ -95,7 +96,7 @@ fn main() -> ExitCode {
                 Some(rpc) => logging::say(format!(
                     "{label} {}: {}",
                     invoke::label(rpc.kind()),
-                    invoke::chain_text(rpc)
+                    error_chain::chain_text(rpc)
                 )),
                 None => logging::say(format!("{label} {error:#}")),
             }
