@@ -83,6 +83,19 @@ impl RegistryError {
         }
     }
 
+    /// The message and each cause, `a: b`: for the status fields that keep an error as text
+    /// ([`SubscriptionStatus::registration_error`](crate::SubscriptionStatus::registration_error)).
+    pub(crate) fn chain_text(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(error) = cause {
+            text.push_str(": ");
+            text.push_str(&error.to_string());
+            cause = error.source();
+        }
+        text
+    }
+
     pub(crate) fn zookeeper(
         operation: &'static str,
         path: &str,

@@ -189,7 +189,10 @@ impl Migration {
         );
         let (watch, error) = watcher.start().await;
         if let Some(error) = error {
-            tracing::warn!(%error, "migration rule not readable yet; following it in the background");
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "migration rule not readable yet; following it in the background"
+            );
         }
         let resolved = MigrationRule::default().resolve(&display_key, &[], &consumer);
         let mut migration = Migration {
@@ -462,7 +465,10 @@ impl Subscriber {
         watches.providers_dirty = true;
         if let Err(error) = self.refresh(client, watches).await {
             // The loop retries the dirty listing with backoff.
-            tracing::warn!(%error, "interface-level listing failed; retrying");
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "interface-level listing failed; retrying"
+            );
         }
     }
 

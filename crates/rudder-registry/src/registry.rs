@@ -296,7 +296,10 @@ impl ZookeeperRegistry {
         );
         let (watch, error) = watcher.start().await;
         if let Some(error) = error {
-            tracing::warn!(%error, "config center not readable yet; following it in the background");
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "config center not readable yet; following it in the background"
+            );
         }
         Some(RuleFeed {
             inbox,

@@ -271,9 +271,9 @@ impl Sessions {
                         let delay = sessions.options.retry_delay(attempt);
                         attempt = attempt.saturating_add(1);
                         if attempt == 1 {
-                            tracing::warn!(%error, retry_in = ?delay, "ZooKeeper session not established");
+                            tracing::warn!(error = &error as &dyn std::error::Error, retry_in = ?delay, "ZooKeeper session not established");
                         } else {
-                            tracing::debug!(%error, retry_in = ?delay, "ZooKeeper session not established");
+                            tracing::debug!(error = &error as &dyn std::error::Error, retry_in = ?delay, "ZooKeeper session not established");
                         }
                         sessions.link.send_if_modified(|l| match l {
                             Link::Down {

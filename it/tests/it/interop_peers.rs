@@ -97,6 +97,8 @@ async fn sofa_rpc_node_provider_answers_with_its_quirks() {
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::Rpc(_)), "{err}");
-    let status = err.provider_error().expect("the status answer is the cause");
+    let status = err
+        .provider_error()
+        .expect("the status answer is the cause");
     assert!(status.message().contains("boom"), "{status:#}");
 }

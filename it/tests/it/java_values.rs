@@ -336,9 +336,11 @@ async fn a_providers_stack_trace_reads_as_its_first_line() {
     assert!(full.lines().count() > 10, "a stack trace: {full}");
     // The chain on one line, as anyhow prints it: each part once, the headline of the trace last.
     let chain: Vec<String> =
-        std::iter::successors(Some(rpc as &(dyn std::error::Error + 'static)), |e| e.source())
-            .map(ToString::to_string)
-            .collect();
+        std::iter::successors(Some(rpc as &(dyn std::error::Error + 'static)), |e| {
+            e.source()
+        })
+        .map(ToString::to_string)
+        .collect();
     let short = chain.join(": ");
     assert_eq!(short.lines().count(), 1, "{short}");
     assert!(

@@ -44,7 +44,12 @@ impl<C: Caller + 'static> Core<C> {
                 Err(error) if !error.kind().is_retryable() => return Err(error),
                 Err(error) => {
                     let provider = picked.provider.address();
-                    tracing::debug!(%error, provider, attempt, "failover: trying another provider");
+                    tracing::debug!(
+                        error = &error as &dyn std::error::Error,
+                        provider,
+                        attempt,
+                        "failover: trying another provider"
+                    );
                     failures.push(Attempt::new(provider, error.kind(), error.message()));
                     excluded.push(picked.provider);
                     last_error = Some(error);

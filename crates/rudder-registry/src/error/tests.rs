@@ -60,6 +60,11 @@ fn registry_errors_print_each_part_once() {
         path: "/dubbo/a.B/providers".into(),
         source: zookeeper_client::Error::NoNode,
     };
+    // The status fields that keep an error as text keep its causes too.
+    assert_eq!(
+        failed.chain_text(),
+        format!("ZooKeeper list /dubbo/a.B/providers failed: {no_node}")
+    );
     assert_each_once(
         failed,
         &["ZooKeeper list /dubbo/a.B/providers failed", &no_node],
