@@ -178,6 +178,33 @@ impl RpcError {
     pub fn message(&self) -> &str {
         &self.0.message
     }
+
+    /// The message, then each cause, `a: b: c` (an inner `RpcError` by its message): for where
+    /// the error must become text, as an [`Attempt`] record or a refusal repeated to later callers.
+    ///
+    /// ```
+    /// use rudder_common::error::{RpcError, RpcErrorKind};
+    /// let refused = std::io::Error::other("connection refused");
+    /// let call = RpcError::new(RpcErrorKind::Network, "connect to a:1 failed").with_source(refused);
+    /// let retried = RpcError::new(RpcErrorKind::Network, "failed after 1 attempt").with_source(call);
+    /// assert_eq!(
+    ///     retried.message_with_causes(),
+    ///     "failed after 1 attempt: connect to a:1 failed: connection refused"
+    /// );
+    /// ```
+    pub fn message_with_causes(&self) -> String {
+        let mut text = self.0.message.clone();
+        let mut cause = std::error::Error::source(self);
+        while let Some(link) = cause {
+            text.push_str(": ");
+            match link.downcast_ref::<RpcError>() {
+                Some(rpc) => text.push_str(rpc.message()),
+                None => text.push_str(&link.to_string()),
+            }
+            cause = link.source();
+        }
+        text
+    }
 }
 
 impl fmt::Display for RpcError {

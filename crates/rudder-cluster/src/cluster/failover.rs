@@ -50,7 +50,11 @@ impl<C: Caller + 'static> Core<C> {
                         attempt,
                         "failover: trying another provider"
                     );
-                    failures.push(Attempt::new(provider, error.kind(), error.message()));
+                    failures.push(Attempt::new(
+                        provider,
+                        error.kind(),
+                        error.message_with_causes(),
+                    ));
                     excluded.push(picked.provider);
                     last_error = Some(error);
                 }
