@@ -49,7 +49,7 @@ pub(crate) fn describe(
             let mut line = format!(
                 "{head} failed: {}: {}",
                 label(error.kind()),
-                error.message()
+                crate::error_chain::chain_text(error)
             );
             if let Some(detail) = detail {
                 line.push_str(&format!(" [{detail}]"));

@@ -156,7 +156,9 @@ async fn invoke_with(
                 }
             }
             Err(error) => {
-                if last_error.is_none() && error.message().contains("Fail to decode request") {
+                if last_error.is_none()
+                    && crate::error_chain::provider_said(&error, "Fail to decode request")
+                {
                     crate::logging::say(format!(
                         "hint: a Dubbo provider answers \"Fail to decode request\" when it exports no {} \
                          (check --version and --group: `rudder list --registry R --interface {interface}`) \
@@ -221,6 +223,9 @@ fn failure(error: CallError) -> RpcError {
             },
         ),
         CallError::Rpc(e) => e,
+        CallError::Conversion(e) => {
+            RpcError::new(RpcErrorKind::Unknown, "conversion failed").with_source(e)
+        }
         other => RpcError::new(RpcErrorKind::Unknown, other.to_string()),
     }
 }

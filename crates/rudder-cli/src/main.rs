@@ -22,6 +22,7 @@ mod bench_attempts;
 mod bounds;
 mod call_report;
 mod demo;
+mod error_chain;
 mod grpc_call;
 mod grpc_channel;
 mod invoke;
@@ -108,11 +109,12 @@ fn main() -> ExitCode {
         Err(error) if error.downcast_ref::<invoke::Reported>().is_some() => ExitCode::from(1),
         Err(error) => {
             let label = logging::error_label();
+            // One line, `a: b: c`: each error of the chain says its own part once.
             match error.downcast_ref::<RpcError>() {
                 Some(rpc) => logging::say(format!(
                     "{label} {}: {}",
                     invoke::label(rpc.kind()),
-                    rpc.message()
+                    error_chain::chain_text(rpc)
                 )),
                 None => logging::say(format!("{label} {error:#}")),
             }

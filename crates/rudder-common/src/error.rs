@@ -76,6 +76,9 @@ impl fmt::Display for RpcErrorKind {
 
 /// A failed call: its kind, a message that says what and where, and the cause if any.
 ///
+/// The message does not repeat the cause's text: printers that follow `source()` (anyhow, tracing
+/// subscribers, the CLI) show the cause after it, so each part of a failure is printed once.
+///
 /// ```
 /// use rudder_common::error::{RpcError, RpcErrorKind};
 /// let e = RpcError::new(RpcErrorKind::Timeout, "no answer from 10.0.0.1:20880 in 3000 ms");
@@ -145,7 +148,7 @@ impl RpcError {
         }))
     }
 
-    /// The same error with a cause attached.
+    /// The same error with a cause attached, given by `source()` (keep its text out of the message).
     pub fn with_source(
         mut self,
         source: impl std::error::Error + Send + Sync + 'static,
@@ -175,31 +178,51 @@ impl RpcError {
     pub fn message(&self) -> &str {
         &self.0.message
     }
+
+    /// The message, then each cause, `a: b: c` (an inner `RpcError` by its message): for where
+    /// the error must become text, as an [`Attempt`] record or a refusal repeated to later callers.
+    ///
+    /// ```
+    /// use rudder_common::error::{RpcError, RpcErrorKind};
+    /// let refused = std::io::Error::other("connection refused");
+    /// let call = RpcError::new(RpcErrorKind::Network, "connect to a:1 failed").with_source(refused);
+    /// let retried = RpcError::new(RpcErrorKind::Network, "failed after 1 attempt").with_source(call);
+    /// assert_eq!(
+    ///     retried.message_with_causes(),
+    ///     "failed after 1 attempt: connect to a:1 failed: connection refused"
+    /// );
+    /// ```
+    pub fn message_with_causes(&self) -> String {
+        let mut text = self.0.message.clone();
+        let mut cause = std::error::Error::source(self);
+        while let Some(link) = cause {
+            text.push_str(": ");
+            match link.downcast_ref::<RpcError>() {
+                Some(rpc) => text.push_str(rpc.message()),
+                None => text.push_str(&link.to_string()),
+            }
+            cause = link.source();
+        }
+        text
+    }
 }
 
 impl fmt::Display for RpcError {
-    /// `kind: message`; the alternate form (`{:#}`) adds each cause in its own alternate form, one
-    /// per line, so a provider's whole stack trace is there when asked for.
+    /// `kind: message`, in both forms: the cause is not repeated here but given by `source()`, so a
+    /// chain printer (`anyhow`'s `{:#}`, a `tracing` subscriber, a loop over `source()`) shows each
+    /// part of the failure once.
     ///
     /// ```
     /// use rudder_common::error::{RpcError, RpcErrorKind};
     /// let io = std::io::Error::other("connection reset");
     /// let e = RpcError::new(RpcErrorKind::Network, "10.0.0.1:20880 failed").with_source(io);
     /// assert_eq!(e.to_string(), "network: 10.0.0.1:20880 failed");
-    /// assert_eq!(format!("{e:#}"), "network: 10.0.0.1:20880 failed\ncaused by: connection reset");
+    /// assert_eq!(format!("{e:#}"), "network: 10.0.0.1:20880 failed");
+    /// let cause = std::error::Error::source(&e).unwrap();
+    /// assert_eq!(cause.to_string(), "connection reset");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.0.kind, self.0.message)?;
-        if f.alternate() {
-            let mut cause = std::error::Error::source(self);
-            // Bounded: a cause chain could in principle be a long one.
-            for _ in 0..16 {
-                let Some(c) = cause else { break };
-                write!(f, "\ncaused by: {c:#}")?;
-                cause = c.source();
-            }
-        }
-        Ok(())
+        write!(f, "{}: {}", self.0.kind, self.0.message)
     }
 }
 
@@ -219,7 +242,10 @@ const _: () = {
 };
 
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod kind_tests {
     use super::RpcErrorKind;
 
     #[test]

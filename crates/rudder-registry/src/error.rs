@@ -5,7 +5,20 @@ use std::time::Duration;
 /// Why the registry could not do what was asked.
 ///
 /// Every variant names what it was working on (a path, the hosts tried); none carries the registry
-/// password.
+/// password. The ZooKeeper client's error, when there is one, is the `source()` and not part of the
+/// message, so that a chain printer (anyhow's `{:#}`, a tracing subscriber) says each part once.
+///
+/// ```
+/// use rudder_registry::RegistryError;
+/// use std::time::Duration;
+/// let e = RegistryError::Unreachable {
+///     hosts: "10.0.0.1:2181".into(),
+///     waited: Duration::from_secs(3),
+///     source: Some(zookeeper_client::Error::ConnectionLoss),
+/// };
+/// assert_eq!(e.to_string(), "ZooKeeper at 10.0.0.1:2181 unreachable after 3s");
+/// assert!(std::error::Error::source(&e).is_some());
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegistryError {
@@ -21,15 +34,16 @@ pub enum RegistryError {
         /// What is wrong with it.
         reason: String,
     },
-    /// No ZooKeeper server answered within the configured wait.
-    #[error("ZooKeeper at {hosts} unreachable after {waited:?}: {reason}")]
+    /// No ZooKeeper server gave a session within the configured wait.
+    #[error("ZooKeeper at {hosts} unreachable after {waited:?}{}", unanswered(.source))]
     Unreachable {
         /// The hosts tried (`host:port,host:port`).
         hosts: String,
         /// How long rudder waited.
         waited: Duration,
-        /// The last failure seen.
-        reason: String,
+        /// The last failure the client reported, also given by `source()`; `None` when no server
+        /// answered at all within the wait.
+        source: Option<zookeeper_client::Error>,
     },
     /// ZooKeeper rejected the credentials.
     #[error("ZooKeeper at {hosts} rejected the credentials")]
@@ -37,8 +51,8 @@ pub enum RegistryError {
         /// The hosts tried.
         hosts: String,
     },
-    /// A ZooKeeper operation failed.
-    #[error("ZooKeeper {operation} {path} failed: {source}")]
+    /// A ZooKeeper operation failed; the client's error is the `source()`.
+    #[error("ZooKeeper {operation} {path} failed")]
     ZooKeeper {
         /// `create`, `list`, `delete`, ...
         operation: &'static str,
@@ -69,6 +83,19 @@ impl RegistryError {
         }
     }
 
+    /// The message and each cause, `a: b`: for the status fields that keep an error as text
+    /// ([`SubscriptionStatus::registration_error`](crate::SubscriptionStatus::registration_error)).
+    pub(crate) fn chain_text(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(error) = cause {
+            text.push_str(": ");
+            text.push_str(&error.to_string());
+            cause = error.source();
+        }
+        text
+    }
+
     pub(crate) fn zookeeper(
         operation: &'static str,
         path: &str,
@@ -82,7 +109,19 @@ impl RegistryError {
     }
 }
 
+/// What the message of [`RegistryError::Unreachable`] says when there is no failure to show as
+/// its source: that no server answered at all.
+fn unanswered(source: &Option<zookeeper_client::Error>) -> &'static str {
+    match source {
+        Some(_) => "",
+        None => " (no server answered)",
+    }
+}
+
 const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<RegistryError>();
 };
+
+#[cfg(test)]
+mod tests;

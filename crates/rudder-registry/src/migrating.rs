@@ -186,7 +186,10 @@ impl Migration {
             )
             .await;
         if let Some(error) = error {
-            tracing::warn!(%error, "migration rule not readable yet; following it in the background");
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "migration rule not readable yet; following it in the background"
+            );
         }
         let resolved = MigrationRule::default().resolve(&display_key, &[], &consumer);
         let mut migration = Migration {

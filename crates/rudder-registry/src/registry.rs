@@ -324,7 +324,10 @@ impl ZookeeperRegistry {
             )
             .await;
         if let Some(error) = error {
-            tracing::warn!(%error, "config center not readable yet; following it in the background");
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "config center not readable yet; following it in the background"
+            );
         }
         Some(RuleFeed {
             inbox,

@@ -49,7 +49,7 @@
 //!     "override://127.0.0.1:20880/servicekey?category=dynamicconfigurators&configVersion=v2.7&\
 //!      enabled=true&group=testgroup&version=1.0.0&weight=222"
 //! );
-//! # Ok::<(), rudder_registry::rule_parser::RuleError>(())
+//! # Ok::<(), rudder_registry::rule_parser::RuleParseError>(())
 //! ```
 
 mod condition;
@@ -85,7 +85,7 @@ impl OverrideRule {
 /// Why a rule text could not be read; Dubbo keeps the previous rules then, and so does rudder.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum RuleError {
+pub enum RuleParseError {
     /// Not YAML.
     #[error("not YAML: {0}")]
     Yaml(String),
@@ -116,9 +116,10 @@ pub const SECURITY_KEYS: &[&str] = &["accesslog.fixed.path", "router", "rule", "
 /// or services).
 ///
 /// # Errors
-/// [`RuleError`]: whatever makes Dubbo's `parseConfigurators` throw.
-pub fn parse_configurators(text: &str) -> Result<Vec<OverrideRule>, RuleError> {
-    let value: Value = yaml_serde::from_str(text).map_err(|e| RuleError::Yaml(e.to_string()))?;
+/// [`RuleParseError`]: whatever makes Dubbo's `parseConfigurators` throw.
+pub fn parse_configurators(text: &str) -> Result<Vec<OverrideRule>, RuleParseError> {
+    let value: Value =
+        yaml_serde::from_str(text).map_err(|e| RuleParseError::Yaml(e.to_string()))?;
     let map = match &value {
         Value::Sequence(items) if !items.is_empty() && items.iter().all(Value::is_string) => {
             return items
@@ -126,18 +127,18 @@ pub fn parse_configurators(text: &str) -> Result<Vec<OverrideRule>, RuleError> {
                 .enumerate()
                 .map(|(index, item)| {
                     let text = item.as_str().unwrap_or_default();
-                    DubboUrl::parse(text)
-                        .map(OverrideRule::new)
-                        .map_err(|e| RuleError::BadUrl {
+                    DubboUrl::parse(text).map(OverrideRule::new).map_err(|e| {
+                        RuleParseError::BadUrl {
                             index,
                             reason: e.to_string(),
-                        })
+                        }
+                    })
                 })
                 .collect();
         }
         Value::Mapping(map) => map,
         _ => {
-            return Err(RuleError::Shape(
+            return Err(RuleParseError::Shape(
                 "the top level is not a mapping".to_owned(),
             ))
         }
@@ -185,19 +186,19 @@ struct Item {
 }
 
 impl Config {
-    fn read(map: &Mapping) -> Result<Config, RuleError> {
+    fn read(map: &Mapping) -> Result<Config, RuleParseError> {
         let configs = match map.get("configs") {
             Some(Value::Sequence(items)) => items
                 .iter()
                 .map(|item| match item {
                     Value::Mapping(item) => Item::read(item),
-                    _ => Err(RuleError::Shape(
+                    _ => Err(RuleParseError::Shape(
                         "a configs entry is not a mapping".to_owned(),
                     )),
                 })
                 .collect::<Result<Vec<_>, _>>()?,
             _ => {
-                return Err(RuleError::Shape(
+                return Err(RuleParseError::Shape(
                     "configs is missing or not a list".to_owned(),
                 ))
             }
@@ -214,17 +215,19 @@ impl Config {
 }
 
 impl Item {
-    fn read(map: &Mapping) -> Result<Item, RuleError> {
+    fn read(map: &Mapping) -> Result<Item, RuleParseError> {
         let parameters = match map.get("parameters") {
             Some(Value::Mapping(params)) => Some(
                 params
                     .iter()
                     .map(|(k, v)| {
                         let key = scalar_string(k).ok_or_else(|| {
-                            RuleError::Shape("a parameter key is not a scalar".to_owned())
+                            RuleParseError::Shape("a parameter key is not a scalar".to_owned())
                         })?;
                         if v.is_null() {
-                            return Err(RuleError::Shape(format!("parameter {key} has no value")));
+                            return Err(RuleParseError::Shape(format!(
+                                "parameter {key} has no value"
+                            )));
                         }
                         Ok((key, java_string(v)))
                     })
@@ -264,7 +267,7 @@ impl Item {
     }
 
     /// `toParameterString`.
-    fn parameter_string(&self) -> Result<String, RuleError> {
+    fn parameter_string(&self) -> Result<String, RuleParseError> {
         let mut s = String::from("category=dynamicconfigurators");
         if let Some(side) = &self.side {
             s.push_str("&side=");
@@ -274,7 +277,7 @@ impl Item {
             .parameters
             .as_ref()
             .filter(|p| !p.is_empty())
-            .ok_or(RuleError::NoParameters)?;
+            .ok_or(RuleParseError::NoParameters)?;
         for (key, value) in params {
             s.push('&');
             s.push_str(key);
@@ -305,8 +308,8 @@ impl Item {
         }
     }
 
-    fn rule(&self, text: &str, index: usize) -> Result<OverrideRule, RuleError> {
-        let url = DubboUrl::parse(text).map_err(|e| RuleError::BadUrl {
+    fn rule(&self, text: &str, index: usize) -> Result<OverrideRule, RuleParseError> {
+        let url = DubboUrl::parse(text).map_err(|e| RuleParseError::BadUrl {
             index,
             reason: e.to_string(),
         })?;
@@ -322,7 +325,7 @@ fn service_item_urls(
     item: &Item,
     config: &Config,
     out: &mut Vec<OverrideRule>,
-) -> Result<(), RuleError> {
+) -> Result<(), RuleParseError> {
     for address in item.addresses() {
         let mut s = format!("override://{address}/");
         s.push_str(&append_service(config.key.as_deref())?);
@@ -348,7 +351,7 @@ fn app_item_urls(
     item: &Item,
     config: &Config,
     out: &mut Vec<OverrideRule>,
-) -> Result<(), RuleError> {
+) -> Result<(), RuleParseError> {
     let services = match &item.services {
         Some(list) if !list.is_empty() => list.clone(),
         _ => vec!["*".to_owned()],
@@ -371,8 +374,10 @@ fn app_item_urls(
 }
 
 /// `appendService("g/i:v")` = `i?group=g&version=v&` (a leading `/` or `:` is part of the name).
-fn append_service(key: Option<&str>) -> Result<String, RuleError> {
-    let key = key.filter(|k| !k.is_empty()).ok_or(RuleError::NoService)?;
+fn append_service(key: Option<&str>) -> Result<String, RuleParseError> {
+    let key = key
+        .filter(|k| !k.is_empty())
+        .ok_or(RuleParseError::NoService)?;
     let mut query = String::new();
     let mut interface = key;
     if let Some(i) = interface.find('/').filter(|&i| i > 0) {
@@ -391,11 +396,11 @@ fn append_service(key: Option<&str>) -> Result<String, RuleError> {
 }
 
 /// A field Java casts to `String`: absent or null is `None`, anything but a string is an error.
-fn string_field(map: &Mapping, name: &str) -> Result<Option<String>, RuleError> {
+fn string_field(map: &Mapping, name: &str) -> Result<Option<String>, RuleParseError> {
     match map.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(RuleError::Shape(format!("{name} is not a string"))),
+        Some(_) => Err(RuleParseError::Shape(format!("{name} is not a string"))),
     }
 }
 

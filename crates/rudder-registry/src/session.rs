@@ -141,21 +141,22 @@ impl Sessions {
 
     /// The error for a wait of `waited` that saw no session: the hosts and the last failure.
     pub(crate) fn unreachable(&self, waited: Duration) -> RegistryError {
-        let reason = match &*self.link.borrow() {
+        let source = match &*self.link.borrow() {
             Link::Down {
                 last_error: Some(error),
                 ..
             } => match error {
-                RegistryError::Unreachable { reason, .. } => reason.clone(),
-                other => other.to_string(),
+                RegistryError::Unreachable { source, .. } => source.clone(),
+                // An attempt failed otherwise (credentials refused): that is the answer.
+                other => return other.clone(),
             },
             Link::Closed => return RegistryError::Closed,
-            _ => "no server answered".to_owned(),
+            _ => None,
         };
         RegistryError::Unreachable {
             hosts: self.address.connect_string(),
             waited,
-            reason,
+            source,
         }
     }
 
@@ -270,9 +271,9 @@ impl Sessions {
                         let delay = sessions.options.retry_delay(attempt);
                         attempt = attempt.saturating_add(1);
                         if attempt == 1 {
-                            tracing::warn!(%error, retry_in = ?delay, "ZooKeeper session not established");
+                            tracing::warn!(error = &error as &dyn std::error::Error, retry_in = ?delay, "ZooKeeper session not established");
                         } else {
-                            tracing::debug!(%error, retry_in = ?delay, "ZooKeeper session not established");
+                            tracing::debug!(error = &error as &dyn std::error::Error, retry_in = ?delay, "ZooKeeper session not established");
                         }
                         sessions.link.send_if_modified(|l| match l {
                             Link::Down {
@@ -323,10 +324,10 @@ impl Sessions {
             connector = connector.with_auth("digest", &digest);
         }
         let waited = self.options.connect_timeout();
-        let unreachable = |reason: String| RegistryError::Unreachable {
+        let unreachable = |source: Option<zookeeper_client::Error>| RegistryError::Unreachable {
             hosts: hosts.clone(),
             waited,
-            reason,
+            source,
         };
         match tokio::time::timeout(waited, connector.connect(&hosts)).await {
             Ok(Ok(client)) => {
@@ -336,8 +337,8 @@ impl Sessions {
             Ok(Err(zookeeper_client::Error::AuthFailed)) => Err(RegistryError::AuthFailed {
                 hosts: hosts.clone(),
             }),
-            Ok(Err(error)) => Err(unreachable(error.to_string())),
-            Err(_) => Err(unreachable("no server answered".to_owned())),
+            Ok(Err(error)) => Err(unreachable(Some(error))),
+            Err(_) => Err(unreachable(None)),
         }
     }
 

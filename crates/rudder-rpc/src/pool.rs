@@ -224,12 +224,15 @@ async fn connect(
                 Ok(connection)
             }
             Err(e) => {
+                // Kept as text (an `RpcError` is not `Clone`; every waiter gets its own), so the
+                // causes (`Connection refused`) go into it.
+                let error = e.message_with_causes();
                 state.failures = state.failures.saturating_add(1);
                 state.phase = Phase::Failed {
                     retry_at: Instant::now() + context.backoff.delay(state.failures),
-                    error: e.message().to_owned(),
+                    error: error.clone(),
                 };
-                Err((e.kind(), e.message().to_owned()))
+                Err((e.kind(), error))
             }
         }
     };

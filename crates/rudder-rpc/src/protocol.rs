@@ -128,8 +128,11 @@ impl DubboProtocol {
         // network one: the cluster must not retry it elsewhere (every connection is closing).
         self.invoke_open(url, invocation).await.map_err(|error| {
             if self.is_shut_down() && error.kind() != RpcErrorKind::ShutDown {
-                let message = format!("dubbo protocol shut down during the call: {error}");
-                RpcError::new(RpcErrorKind::ShutDown, message).with_source(error)
+                RpcError::new(
+                    RpcErrorKind::ShutDown,
+                    "dubbo protocol shut down during the call",
+                )
+                .with_source(error)
             } else {
                 error
             }

@@ -211,7 +211,8 @@ impl fmt::Display for ResponseStatus {
 }
 
 /// A non-OK status answer, attached as the `source()` of the [`RpcError`](rudder_common::error::RpcError)
-/// it becomes; downcast to read the status.
+/// it becomes (whose message names the provider only, so that a chain printer says each once); the
+/// facade's `CallError::provider_error` finds it in the chain.
 ///
 /// A Java provider's message is often a whole stack trace (Dubbo sends `StringUtils.toString(e)`).
 /// `Display` shows its first meaningful line ([`ProviderError::headline`]), the alternate form
@@ -354,6 +355,42 @@ mod tests {
         );
         assert_eq!(e.message(), captured);
         assert!(format!("{e:#}").ends_with(captured));
+    }
+
+    /// The status answer is the `source()` of the call's error, whose message only says where: a
+    /// chain printer shows the address, then the status, each once.
+    #[test]
+    fn a_status_answer_prints_once_under_its_call_error() {
+        use rudder_common::error::{RpcError, RpcErrorKind};
+        let status = ProviderError::new(
+            ResponseStatus::ServiceError,
+            "Not found exported service: x",
+        );
+        let call =
+            RpcError::new(RpcErrorKind::MethodNotFound, "10.0.0.1:20880").with_source(status);
+        let outer =
+            RpcError::new(RpcErrorKind::MethodNotFound, "failed after 1 attempt").with_source(call);
+        let mut walked = Vec::new();
+        let mut link: Option<&(dyn std::error::Error + 'static)> = Some(&outer);
+        while let Some(e) = link {
+            walked.push(format!("{e:#}"));
+            link = e.source();
+        }
+        let anyhow = anyhow::Error::new(outer);
+        for text in [
+            walked.join("\n"),
+            format!("{anyhow:#}"),
+            format!("{anyhow:?}"),
+        ] {
+            for part in [
+                "failed after 1 attempt",
+                "10.0.0.1:20880",
+                "provider answered 70 SERVICE_ERROR",
+                "Not found exported service: x",
+            ] {
+                assert_eq!(text.matches(part).count(), 1, "{part:?} in {text:?}");
+            }
+        }
     }
 
     #[test]

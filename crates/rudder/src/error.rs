@@ -4,9 +4,31 @@
 //! generic forms, [`Reference::invoke_raw`](crate::Reference::invoke_raw), the tower
 //! [`MethodService`](crate::MethodService)) fails with one type, [`CallError`]; its
 //! [`kind`](CallError::kind) is Dubbo's error classification whatever the variant.
+//!
+//! Each error's `Display` says its own part only and gives what caused it as `source()`, so a chain
+//! printer says each part once:
+//!
+//! ```
+//! use rudder::{CallError, RpcError, RpcErrorKind};
+//! let refused = std::io::Error::other("connection refused");
+//! let error = CallError::from(
+//!     RpcError::new(RpcErrorKind::Network, "connect to 10.0.0.1:20880 failed").with_source(refused),
+//! );
+//! let chain: Vec<String> = std::iter::successors(
+//!     Some(&error as &(dyn std::error::Error + 'static)),
+//!     |e| e.source(),
+//! )
+//! .map(ToString::to_string)
+//! .collect();
+//! assert_eq!(chain, ["network: connect to 10.0.0.1:20880 failed", "connection refused"]);
+//! ```
+
+use std::error::Error;
+use std::fmt;
 
 use rudder_common::error::{Attempt, RpcError, RpcErrorKind};
 use rudder_common::value::{JavaException, SerdeError};
+use rudder_rpc::ProviderError;
 
 #[cfg(feature = "zookeeper")]
 pub use rudder_registry::RegistryError;
@@ -19,22 +41,21 @@ pub use rudder_registry::RegistryError;
 /// assert_eq!(error.kind(), RpcErrorKind::Timeout);
 /// assert!(error.rpc().is_some());
 /// ```
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum CallError {
     /// The provider's method threw (Dubbo returns this as a normal answer; it is never retried).
-    /// `source()` is the [`JavaException`], whose own `source()` is its Java cause.
-    #[error("provider threw {}: {}", .0.class, .0.message.as_deref().unwrap_or(""))]
-    Exception(#[source] JavaException),
+    /// `Display` is `provider threw <class>: <message>`; `source()` is the exception's Java cause,
+    /// if any; [`CallError::exception`] gives the [`JavaException`] itself.
+    Exception(JavaException),
     /// The call failed on the way: no provider, network, timeout, provider status error, or the
-    /// consumer was shut down ([`RpcErrorKind::ShutDown`], never retried).
-    #[error(transparent)]
-    Rpc(#[from] RpcError),
-    /// Arguments or the result could not be converted to or from Rust types.
-    #[error("conversion failed: {0}")]
-    Conversion(#[from] SerdeError),
+    /// consumer was shut down ([`RpcErrorKind::ShutDown`], never retried). Displays as the
+    /// [`RpcError`] and has its `source()`; a provider's status answer is
+    /// [`CallError::provider_error`].
+    Rpc(RpcError),
+    /// Arguments or the result could not be converted to or from Rust types; `source()` says why.
+    Conversion(SerdeError),
     /// The call gave a different number of parameter types and arguments (nothing was sent).
-    #[error("{types} parameter types but {arguments} arguments")]
     ArgumentCount {
         /// Parameter types given.
         types: usize,
@@ -78,9 +99,66 @@ impl CallError {
         }
     }
 
+    /// The status a dubbo:// provider answered instead of a result (`70 SERVICE_ERROR`, `100
+    /// SERVER_THREADPOOL_EXHAUSTED_ERROR`, ...), when that is why the call failed: found in the chain
+    /// of causes, it holds the provider's whole message ([`ProviderError::message`]).
+    ///
+    /// ```
+    /// use rudder::{CallError, ProviderError, ResponseStatus, RpcError, RpcErrorKind};
+    /// let status = ProviderError::new(ResponseStatus::ServiceError, "Not found exported service: x");
+    /// let call = RpcError::new(RpcErrorKind::MethodNotFound, "10.0.0.1:20880").with_source(status);
+    /// let retried = RpcError::new(RpcErrorKind::MethodNotFound, "failed after 1 attempt")
+    ///     .with_source(call);
+    /// let error = CallError::from(retried);
+    /// assert_eq!(error.provider_error().unwrap().status(), ResponseStatus::ServiceError);
+    /// ```
+    pub fn provider_error(&self) -> Option<&ProviderError> {
+        // Bounded: each cluster layer adds a link, a few at most.
+        std::iter::successors(self.rpc().and_then(Error::source), |&error| error.source())
+            .take(16)
+            .find_map(|error| error.downcast_ref::<ProviderError>())
+    }
+
     /// Whether the consumer was shut down before or during the call.
     pub fn is_shut_down(&self) -> bool {
         self.kind() == RpcErrorKind::ShutDown
+    }
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Exception(exception) => write!(f, "provider threw {exception}"),
+            CallError::Rpc(error) => fmt::Display::fmt(error, f),
+            CallError::Conversion(_) => f.write_str("conversion failed"),
+            CallError::ArgumentCount { types, arguments } => {
+                write!(f, "{types} parameter types but {arguments} arguments")
+            }
+        }
+    }
+}
+
+impl Error for CallError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            // The exception is this error's own text; what the printer follows is its Java cause.
+            CallError::Exception(exception) => exception.source(),
+            CallError::Rpc(error) => error.source(),
+            CallError::Conversion(error) => Some(error),
+            CallError::ArgumentCount { .. } => None,
+        }
+    }
+}
+
+impl From<RpcError> for CallError {
+    fn from(error: RpcError) -> CallError {
+        CallError::Rpc(error)
+    }
+}
+
+impl From<SerdeError> for CallError {
+    fn from(error: SerdeError) -> CallError {
+        CallError::Conversion(error)
     }
 }
 
@@ -90,8 +168,8 @@ impl CallError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// A provider URL could not be read.
-    #[error("bad URL: {0}")]
+    /// A provider URL could not be read; `source()` says why.
+    #[error("bad URL")]
     Url(#[from] rudder_common::url::UrlError),
     /// The `loadbalance` name is neither a built-in nor registered on the consumer.
     #[error(transparent)]
@@ -104,23 +182,22 @@ pub enum BuildError {
     BadParameter(String),
     /// A registry URL is wrong, or the registry could not be reached, authenticated to or subscribed
     /// to: match on the [`RegistryError`] (`BadRegistryUrl`, `Unreachable`, `AuthFailed`, ...), also
-    /// given by [`BuildError::registry`] and as `source()`.
+    /// given by [`BuildError::registry`]. Displays as the registry's error and has its `source()`.
     #[cfg(feature = "zookeeper")]
-    #[error("registry: {0}")]
-    Registry(#[source] RegistryError),
+    #[error(transparent)]
+    Registry(RegistryError),
     /// A registry gave no session and first listing within the build's deadline (its URL's `timeout`,
     /// 10 s by default) and the reference has `check=true`, the default, as in Dubbo
     /// (`check=false` builds without it; see [`ReferenceBuilder::check`](crate::ReferenceBuilder::check)).
     #[cfg(feature = "zookeeper")]
-    #[error("registry {registry} not ready within {waited:?} (check=true): {source}")]
+    #[error("registry {registry} not ready within {waited:?} (check=true)")]
     RegistryUnreachable {
         /// The registry, as `zookeeper://host:port/root` (never its password).
         registry: String,
         /// How long the build waited.
         waited: std::time::Duration,
-        /// Why: typically [`RegistryError::Unreachable`]
-        /// with the last connection failure, or
-        /// [`RegistryError::AuthFailed`].
+        /// Why, also given as `source()`: typically [`RegistryError::Unreachable`] with the last
+        /// connection failure, or [`RegistryError::AuthFailed`].
         #[source]
         source: RegistryError,
     },
@@ -158,3 +235,6 @@ impl From<RegistryError> for BuildError {
         BuildError::Registry(error)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -96,8 +96,9 @@ async fn sofa_rpc_node_provider_answers_with_its_quirks() {
         .invoke("fail", &["java.lang.String"], vec![Value::from("boom")])
         .await
         .unwrap_err();
-    assert!(
-        matches!(err, CallError::Rpc(ref e) if e.message().contains("boom")),
-        "{err}"
-    );
+    assert!(matches!(err, CallError::Rpc(_)), "{err}");
+    let status = err
+        .provider_error()
+        .expect("the status answer is the cause");
+    assert!(status.message().contains("boom"), "{status:#}");
 }

@@ -317,8 +317,8 @@ async fn cli_json_spells_java_values_as_text() {
 }
 
 /// What a Java provider answers for a method it does not have: status 70 and Dubbo's whole stack
-/// trace. The error's `Display` is the line that says what happened; `{:#}` and the
-/// `ProviderError`'s `message()` keep all of it.
+/// trace. The status answer's `Display` is the line that says what happened, printed once in the
+/// error's chain; its `{:#}` and `message()` keep all of it.
 #[tokio::test]
 async fn a_providers_stack_trace_reads_as_its_first_line() {
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
@@ -329,18 +329,26 @@ async fn a_providers_stack_trace_reads_as_its_first_line() {
         panic!("expected a status answer, got {err:?}");
     };
     // The cluster mode's error wraps the one call's, whose source is the status answer.
-    let provider = std::iter::successors(std::error::Error::source(rpc), |e| e.source())
-        .find_map(|e| e.downcast_ref::<rudder_rpc::ProviderError>())
+    let provider = err
+        .provider_error()
         .expect("a ProviderError in the source chain");
     let full = provider.message();
     assert!(full.lines().count() > 10, "a stack trace: {full}");
-    let short = rpc.to_string();
+    // The chain on one line, as anyhow prints it: each part once, the headline of the trace last.
+    let chain: Vec<String> =
+        std::iter::successors(Some(rpc as &(dyn std::error::Error + 'static)), |e| {
+            e.source()
+        })
+        .map(ToString::to_string)
+        .collect();
+    let short = chain.join(": ");
     assert_eq!(short.lines().count(), 1, "{short}");
     assert!(
         short.ends_with(r#"SERVICE_ERROR: Not found method "nosuch" in class org.rudder.it.GreetingServiceImpl."#),
         "{short}"
     );
+    assert_eq!(short.matches("SERVICE_ERROR").count(), 1, "{short}");
     assert!(!short.contains("\tat "), "{short}");
-    let verbose = format!("{rpc:#}");
+    let verbose = format!("{provider:#}");
     assert!(verbose.contains(full), "{verbose}");
 }

@@ -34,7 +34,11 @@ impl<C: Caller + 'static> Core<C> {
                     }
                 },
                 Err(error) => {
-                    failures.push(Attempt::new(address, error.kind(), error.message()));
+                    failures.push(Attempt::new(
+                        address,
+                        error.kind(),
+                        error.message_with_causes(),
+                    ));
                 }
             }
             if failures.len() >= threshold {

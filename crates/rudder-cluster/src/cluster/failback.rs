@@ -119,7 +119,7 @@ impl<C: Caller + 'static> Core<C> {
             },
         };
         tracing::warn!(
-            %error,
+            error = &error as &dyn std::error::Error,
             method = invocation.method_name(),
             "failback: returning an empty result; the call will be retried in the background"
         );
@@ -206,7 +206,11 @@ async fn retry<C: Caller + 'static>(
                     return;
                 }
                 Err(error) if !error.kind().is_retryable() => {
-                    tracing::warn!(%error, retry, "failback: business error on retry; giving up");
+                    tracing::warn!(
+                        error = &error as &dyn std::error::Error,
+                        retry,
+                        "failback: business error on retry; giving up"
+                    );
                     return;
                 }
                 Err(error) => {
@@ -215,7 +219,11 @@ async fn retry<C: Caller + 'static>(
                 }
             },
         };
-        tracing::warn!(%error, retry, "failback: retry failed");
+        tracing::warn!(
+            error = &error as &dyn std::error::Error,
+            retry,
+            "failback: retry failed"
+        );
     }
     queue.given_up.fetch_add(1, Ordering::Relaxed);
     tracing::warn!(

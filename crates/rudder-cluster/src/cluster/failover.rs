@@ -44,8 +44,17 @@ impl<C: Caller + 'static> Core<C> {
                 Err(error) if !error.kind().is_retryable() => return Err(error),
                 Err(error) => {
                     let provider = picked.provider.address();
-                    tracing::debug!(%error, provider, attempt, "failover: trying another provider");
-                    failures.push(Attempt::new(provider, error.kind(), error.message()));
+                    tracing::debug!(
+                        error = &error as &dyn std::error::Error,
+                        provider,
+                        attempt,
+                        "failover: trying another provider"
+                    );
+                    failures.push(Attempt::new(
+                        provider,
+                        error.kind(),
+                        error.message_with_causes(),
+                    ));
                     excluded.push(picked.provider);
                     last_error = Some(error);
                 }
@@ -54,12 +63,12 @@ impl<C: Caller + 'static> Core<C> {
         let last = last_error.expect("at least one attempt failed");
         let attempts = failures.len();
         let addresses: Vec<&str> = failures.iter().map(|a| a.provider.as_str()).collect();
+        // The last error is the source, not part of the message: printers show it after this one.
         let message = format!(
-            "failed to invoke method {} after {attempts} attempt{} on providers [{}]; last error: {}",
+            "failed to invoke method {} after {attempts} attempt{} on providers [{}]",
             invocation.method_name(),
             if attempts == 1 { "" } else { "s" },
             addresses.join(", "),
-            last.message()
         );
         Err(RpcError::new(last.kind(), message)
             .with_attempts(failures)

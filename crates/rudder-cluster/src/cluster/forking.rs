@@ -43,7 +43,11 @@ impl<C: Caller + 'static> Core<C> {
         let won = first_ok(futures, deadline, |index, error: RpcError| {
             last_kind = error.kind();
             let provider = selected[index].provider.address();
-            failures.push(Attempt::new(provider, error.kind(), error.message()));
+            failures.push(Attempt::new(
+                provider,
+                error.kind(),
+                error.message_with_causes(),
+            ));
         })
         .await;
         if let Some(out) = won {

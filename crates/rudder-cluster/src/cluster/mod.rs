@@ -275,7 +275,10 @@ impl<C: Caller + 'static> Core<C> {
                 let picked = match self.pick(invocation, &[]) {
                     Ok(a) => a,
                     Err(error) => {
-                        tracing::warn!(%error, "failsafe: ignoring failed pick");
+                        tracing::warn!(
+                            error = &error as &dyn std::error::Error,
+                            "failsafe: ignoring failed pick"
+                        );
                         return Ok(self.caller.empty());
                     }
                 };
@@ -283,7 +286,11 @@ impl<C: Caller + 'static> Core<C> {
                     Ok(out) => Ok(out),
                     Err(error) => {
                         let provider = picked.provider.address();
-                        tracing::warn!(%error, provider, "failsafe: ignoring failed call");
+                        tracing::warn!(
+                            error = &error as &dyn std::error::Error,
+                            provider,
+                            "failsafe: ignoring failed call"
+                        );
                         Ok(self.caller.empty())
                     }
                 }

@@ -497,7 +497,11 @@ impl<C: Caller + 'static> ZoneAwareInvoker<C> {
                 Ok(output) => return Ok(output),
                 Err(error) if !self.failover || !error.kind().is_retryable() => return Err(error),
                 Err(error) => {
-                    tracing::debug!(%error, registry = member.choice.label(), "registry failover: trying another registry");
+                    tracing::debug!(
+                        error = &error as &dyn std::error::Error,
+                        registry = member.choice.label(),
+                        "registry failover: trying another registry"
+                    );
                     tried.push(index);
                     last_error = Some(error);
                 }
@@ -518,11 +522,8 @@ impl<C: Caller + 'static> ZoneAwareInvoker<C> {
         Some(
             RpcError::new(
                 last.kind(),
-                format!(
-                    "failed in every registry tried [{}]; last error: {}",
-                    names.join(", "),
-                    last.message()
-                ),
+                // The last error is the source, which printers show after this message.
+                format!("failed in every registry tried [{}]", names.join(", ")),
             )
             .with_source(last),
         )

@@ -9,6 +9,7 @@ mod adaptive_vectors;
 mod bounded_hash;
 mod directory;
 mod dubbo_tests;
+mod errors;
 mod java_vectors;
 mod outlier;
 mod parameters;

@@ -7,6 +7,7 @@
 
 mod amplification;
 mod compact_forms;
+mod errors;
 mod hostile_input;
 mod java_types;
 mod roundtrip;

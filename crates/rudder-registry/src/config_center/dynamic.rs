@@ -2,7 +2,7 @@
 //! `AbstractConfiguratorListener.process`): the application rule and the service rule.
 
 use crate::configurator::Configurators;
-use crate::rule_parser::{parse_configurators, strip_security_keys, RuleError};
+use crate::rule_parser::{parse_configurators, strip_security_keys, RuleParseError};
 
 /// Which dynamic configuration rule a text belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,7 +21,7 @@ pub enum RuleOutcome {
     /// They did not (same rules, or a text that yields no rule).
     Unchanged,
     /// The text could not be read; the previous rules stay.
-    Rejected(RuleError),
+    Rejected(RuleParseError),
 }
 
 /// The application and service rules in effect.

@@ -183,7 +183,10 @@ impl RuleWatcher {
             if dirty && failures == 0 && client.state() != SessionState::Disconnected {
                 if let Err(error) = self.refresh(&client).await {
                     failures = 1;
-                    tracing::warn!(%error, "config center read failed; keeping the last rules");
+                    tracing::warn!(
+                        error = &error as &dyn std::error::Error,
+                        "config center read failed; keeping the last rules"
+                    );
                 }
                 continue;
             }
@@ -215,7 +218,10 @@ impl RuleWatcher {
                     Ok(()) => failures = 0,
                     Err(error) => {
                         failures = failures.saturating_add(1);
-                        tracing::warn!(%error, "config center read failed again; keeping the last rules");
+                        tracing::warn!(
+                            error = &error as &dyn std::error::Error,
+                            "config center read failed again; keeping the last rules"
+                        );
                     }
                 },
             }

@@ -248,7 +248,7 @@ impl Follower {
                         retry
                     }
                     Err(error) => {
-                        tracing::warn!(app = %self.app, %error, "instance listing failed; keeping the last known instances");
+                        tracing::warn!(app = %self.app, error = &error as &dyn std::error::Error, "instance listing failed; keeping the last known instances");
                         failures = failures.saturating_add(1);
                         Some(self.sessions.options().retry_delay(failures - 1))
                     }

@@ -95,7 +95,7 @@ impl InstanceFeed {
                 );
                 let (watch, error) = watcher.start().await;
                 if let Some(error) = error {
-                    tracing::warn!(%error, "interface-application mapping not readable yet; following it in the background");
+                    tracing::warn!(error = &error as &dyn std::error::Error, "interface-application mapping not readable yet; following it in the background");
                 }
                 feed.mapping = Some(Mapping { inbox, watch });
                 feed.take_mapping();

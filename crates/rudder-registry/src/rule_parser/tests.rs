@@ -228,7 +228,7 @@ fn parse_configurators_service_multi_apps_test() {
 fn parse_configurators_service_no_rule_test() {
     assert_eq!(
         parse_configurators(SERVICE_NO_RULE),
-        Err(RuleError::NoParameters)
+        Err(RuleParseError::NoParameters)
     );
 }
 
@@ -396,24 +396,27 @@ fn dubbo_quirks_are_kept() {
 fn bad_texts_are_errors() {
     assert!(matches!(
         parse_configurators("a: [unclosed"),
-        Err(RuleError::Yaml(_))
+        Err(RuleParseError::Yaml(_))
     ));
-    assert!(matches!(parse_configurators(""), Err(RuleError::Shape(_))));
+    assert!(matches!(
+        parse_configurators(""),
+        Err(RuleParseError::Shape(_))
+    ));
     assert!(matches!(
         parse_configurators("[]"),
-        Err(RuleError::Shape(_))
+        Err(RuleParseError::Shape(_))
     ));
     assert!(matches!(
         parse_configurators("key: S\n"),
-        Err(RuleError::Shape(_))
+        Err(RuleParseError::Shape(_))
     ));
     assert_eq!(
         parse_configurators("configs:\n- parameters: {a: 1}\n"),
-        Err(RuleError::NoService)
+        Err(RuleParseError::NoService)
     );
     assert!(matches!(
         parse_configurators("configVersion: 2.7\nkey: S\nconfigs: []\n"),
-        Err(RuleError::Shape(_))
+        Err(RuleParseError::Shape(_))
     ));
     // `configs: []` is not an error: it yields no rule (and keeps the old ones, see dynamic rules).
     assert_eq!(parse_configurators("key: S\nconfigs: []\n"), Ok(Vec::new()));

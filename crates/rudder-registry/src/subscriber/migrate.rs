@@ -165,7 +165,10 @@ impl Subscriber {
         watches.providers_dirty = true;
         if let Err(error) = self.refresh(client, watches).await {
             // The loop retries the dirty listing with backoff.
-            tracing::warn!(%error, "interface-level listing failed; retrying");
+            tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "interface-level listing failed; retrying"
+            );
         }
     }
 

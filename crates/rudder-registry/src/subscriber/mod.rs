@@ -443,7 +443,10 @@ impl Subscriber {
                     Ok(()) => failures = 0,
                     Err(error) => {
                         failures = failures.saturating_add(1);
-                        tracing::warn!(%error, "registry listing failed; keeping the last known providers");
+                        tracing::warn!(
+                            error = &error as &dyn std::error::Error,
+                            "registry listing failed; keeping the last known providers"
+                        );
                     }
                 }
             }

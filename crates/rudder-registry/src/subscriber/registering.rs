@@ -36,14 +36,14 @@ impl Subscriber {
                 let delay = self.sessions.options().retry_delay(registration.failures);
                 registration.failures = registration.failures.saturating_add(1);
                 registration.due = Some(Instant::now() + delay);
-                let message = error.to_string();
+                let message = error.chain_text();
                 // A warning when a failure starts or changes; the same failure again only at debug.
                 let repeated = registration.failures > 1
                     && self.status.borrow().registration_error.as_deref() == Some(&message);
                 if repeated {
-                    tracing::debug!(%error, retry_in = ?delay, "consumer registration failed again");
+                    tracing::debug!(error = &error as &dyn std::error::Error, retry_in = ?delay, "consumer registration failed again");
                 } else {
-                    tracing::warn!(%error, retry_in = ?delay, "consumer registration failed; discovery goes on");
+                    tracing::warn!(error = &error as &dyn std::error::Error, retry_in = ?delay, "consumer registration failed; discovery goes on");
                 }
                 self.status.send_modify(|s| {
                     s.registered = false;
@@ -70,7 +70,10 @@ impl Subscriber {
             .min(UNREGISTER_WAIT);
         match tokio::time::timeout(bound, client.delete(&path, None)).await {
             Ok(Ok(()) | Err(zookeeper_client::Error::NoNode)) => {}
-            Ok(Err(error)) => tracing::debug!(%error, "consumer node not removed"),
+            Ok(Err(error)) => tracing::debug!(
+                error = &error as &dyn std::error::Error,
+                "consumer node not removed"
+            ),
             Err(_) => tracing::debug!("consumer node not removed: no answer in time"),
         }
     }

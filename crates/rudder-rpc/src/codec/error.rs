@@ -30,12 +30,12 @@ pub(crate) enum FrameError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub(crate) enum BodyError {
-    /// The Hessian stream is malformed.
-    #[error("malformed {part}: {source}")]
+    /// The Hessian stream is malformed. The decoder's error is part of this message, not a
+    /// `source()`: the body error is private, and its text is what a provider sends back (status 40).
+    #[error("malformed {part}: {error}")]
     Hessian {
         part: &'static str,
-        #[source]
-        source: DecodeError,
+        error: DecodeError,
     },
     /// The response kind flag is not one of 0..=5.
     #[error("unknown response kind flag {0}")]
@@ -53,6 +53,6 @@ pub(crate) enum BodyError {
 
 impl BodyError {
     pub(crate) fn hessian(part: &'static str) -> impl FnOnce(DecodeError) -> BodyError {
-        move |source| BodyError::Hessian { part, source }
+        move |error| BodyError::Hessian { part, error }
     }
 }

@@ -146,11 +146,8 @@ impl Connection {
                 )
             })?
             .map_err(|e| {
-                RpcError::new(
-                    RpcErrorKind::Network,
-                    format!("connect to {addr} failed: {e}"),
-                )
-                .with_source(e)
+                RpcError::new(RpcErrorKind::Network, format!("connect to {addr} failed"))
+                    .with_source(e)
             })?;
         // Dubbo sets TCP_NODELAY too: small request frames must not wait for Nagle.
         let _ = stream.set_nodelay(true);
@@ -257,7 +254,7 @@ impl Connection {
         .map_err(|e| {
             RpcError::new(
                 RpcErrorKind::Serialization,
-                format!("request to {} not sent: {e}", shared.addr),
+                format!("request to {} not sent", shared.addr),
             )
             .with_source(e)
         })?;
@@ -275,14 +272,15 @@ impl Connection {
             })??;
         match decode_response(&answer.header, &answer.body) {
             Ok(Answer::Ok(response)) => Ok(response),
+            // The message says where; the status answer, the source, says what.
             Ok(Answer::Status(status)) => Err(RpcError::new(
                 status.status().error_kind(status.message()),
-                format!("{}: {status}", shared.addr),
+                shared.addr.clone(),
             )
             .with_source(status)),
             Err(e) => Err(RpcError::new(
                 RpcErrorKind::Serialization,
-                format!("response {id} from {}: {e}", shared.addr),
+                format!("response {id} from {} unreadable", shared.addr),
             )
             .with_source(e)),
         }

@@ -118,7 +118,16 @@ async fn a_hostile_response_fails_only_its_call_and_the_connection_goes_on() {
         let hostile = protocol.invoke(&url, &call("hostile", &[], vec![])).await;
         let err = hostile.unwrap_err();
         assert_eq!(err.kind(), RpcErrorKind::Serialization, "{err}");
-        assert!(err.message().contains("over the budget"), "{err}");
+        // The message says which response; its cause, the decoder's error, says what.
+        let cause = std::error::Error::source(&err).expect("the decoder's error");
+        assert!(
+            cause.to_string().contains("over the budget"),
+            "{err}: {cause}"
+        );
+        assert!(
+            !err.message().contains("over the budget"),
+            "said once: {err}"
+        );
 
         // The call that was in flight on the same connection gets its answer...
         let concurrent = concurrent.await.unwrap().unwrap();

@@ -210,7 +210,7 @@ impl Follow {
                         .saturating_mul(2u32.saturating_pow(failures.min(6)))
                         .min(MAX_RETRY);
                     failures = failures.saturating_add(1);
-                    tracing::warn!(registry = %self.label, %error, retry_in = ?delay, "registry subscription failed (check=false); retrying");
+                    tracing::warn!(registry = %self.label, error = &error as &dyn std::error::Error, retry_in = ?delay, "registry subscription failed (check=false); retrying");
                     tokio::time::sleep(delay).await;
                 }
             }

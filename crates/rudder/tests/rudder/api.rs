@@ -127,7 +127,10 @@ async fn registry_errors_stay_typed() {
         ),
         "{error}"
     );
-    assert!(error.source().is_some(), "the RegistryError is the source");
+    // Said once: the build error is the registry's error (a bad URL has no further cause).
+    let registry = error.registry().expect("typed");
+    assert_eq!(error.to_string(), registry.to_string());
+    assert!(error.source().is_none(), "{error:?}");
 }
 
 /// What a test provider shares with its test: calls counted, `hold` calls told and released.
@@ -224,9 +227,14 @@ async fn a_provider_exception_exposes_its_java_cause_chain() {
         .unwrap();
     let error = reference.invoke("fail", &[], vec![]).await.unwrap_err();
     assert_eq!(error.kind(), RpcErrorKind::Biz);
-    let thrown = error.source().expect("the JavaException");
+    let thrown = error.exception().expect("the JavaException");
     assert_eq!(thrown.to_string(), "java.lang.IllegalStateException: outer");
-    let cause = thrown.source().expect("its Java cause");
+    // The error says the exception; its source is the exception's Java cause, said once.
+    assert_eq!(
+        error.to_string(),
+        "provider threw java.lang.IllegalStateException: outer"
+    );
+    let cause = error.source().expect("its Java cause");
     assert_eq!(cause.to_string(), "java.io.IOException: disk full");
     assert!(cause.source().is_none());
 }
