@@ -326,54 +326,6 @@ fn a_consumer_without_metrics_has_no_handle() {
     assert!(Consumer::builder().build().metrics().is_none());
 }
 
-/// `cargo test -p rudder --features metrics --release --test rudder -- --ignored --nocapture metrics::`
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a measurement; run in release"]
-async fn calls_per_second_with_and_without_metrics() {
-    let server = DubboServer::bind(0, |_: Invocation| async { Ok(Value::from("hi")) })
-        .await
-        .unwrap();
-    let mut rates: HashMap<bool, Vec<f64>> = HashMap::new();
-    for round in 0..6 {
-        let with = round % 2 == 1;
-        let builder = Consumer::builder();
-        let consumer = match with {
-            true => builder.metrics(MetricsConfig::default()).build(),
-            false => builder.build(),
-        };
-        let reference = consumer
-            .reference(SERVICE)
-            .provider(&url(&server))
-            .build()
-            .await
-            .unwrap();
-        let calls = 20_000;
-        let started = std::time::Instant::now();
-        let tasks: Vec<_> = (0..16)
-            .map(|_| {
-                let reference = reference.clone();
-                tokio::spawn(async move {
-                    for _ in 0..calls / 16 {
-                        reference.invoke("m", &[], vec![]).await.unwrap();
-                    }
-                })
-            })
-            .collect();
-        for task in tasks {
-            task.await.unwrap();
-        }
-        let rate = f64::from(calls) / started.elapsed().as_secs_f64();
-        rates.entry(with).or_default().push(rate);
-    }
-    for with in [false, true] {
-        println!(
-            "metrics {with}: {:?} calls/s (16 in flight)",
-            rates[&with].iter().map(|r| r.round()).collect::<Vec<_>>()
-        );
-    }
-    server.shutdown().await;
-}
-
 /// `outlier.*` on: a provider that refuses connections is ejected after two errors in a row, and the
 /// metrics and `Reference::explain` say so until the ejection ends on the consumer's clock.
 #[tokio::test]
