@@ -6,10 +6,10 @@ Seeds are the bodies of the real dubbo:// frames captured in it/fixtures/dubbo-e
 decoder amplify: a 64 KiB class name used by 300,000 objects, a 64 KiB list type used by reference
 200,000 times, a back-reference bomb, and the same shapes as short recipes (see fuzz_targets/body.rs).
 
-`decode` fuzzes small inputs (options/decode sets -max_len, so it runs thousands of inputs a second
-under ASan): its seeds leave out the two full-size bodies (hundreds of KiB, which libFuzzer would cut
-to -max_len), keeping their shapes as short recipes; the full-size bodies are decoded by
-tests/hessian/amplification.rs. `from_value` keeps them.
+Both targets fuzz small inputs (options/<target> sets -max_len, so they run thousands of inputs a
+second under ASan): their seeds leave out the two full-size bodies (hundreds of KiB, which libFuzzer
+would cut to -max_len), keeping their shapes as short recipes; the full-size bodies are decoded by
+tests/hessian/amplification.rs.
 
 Run from this directory: python3 make_seeds.py
 """
@@ -20,7 +20,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 FIXTURES = HERE.parents[2] / "it" / "fixtures" / "dubbo-exchanges.txt"
 TARGETS = ["decode", "from_value"]
 # Largest seed per target, where the target's options file sets a -max_len.
-MAX_SEED = {"decode": 8192}
+MAX_SEED = {"decode": 8192, "from_value": 8192}
 HEADER_LEN = 16
 MAX_LEN = 1 << 20
 
@@ -63,11 +63,9 @@ def synthetic_bodies():
     yield (b"X" + hessian_int(n) + b"C" + hessian_string(long_name("com.example."))
            + hessian_int(1) + hessian_string("value") + b"\x60N" * n)
     # A list of 200,000 typed lists of two nulls, naming a 64 KiB type by reference.
-    # Nulls after it pad the seed to 1 MiB, which libFuzzer then takes as from_value's -max_len.
     n = 200_000
-    typed = (b"X" + hessian_int(n) + b"\x72" + hessian_string(long_name("[com.example."))
-             + b"NN" + b"\x72\x90NN" * (n - 1))
-    yield typed + b"N" * (MAX_LEN - len(typed))
+    yield (b"X" + hessian_int(n) + b"\x72" + hessian_string(long_name("[com.example."))
+           + b"NN" + b"\x72\x90NN" * (n - 1))
     # Each list holds two references to the one before: 2^40 copies if expanded naively.
     bomb = b"X\xb9\x79\x90"
     for i in range(1, 41):

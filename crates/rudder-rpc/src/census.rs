@@ -9,10 +9,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 /// Connect, driver and writer tasks alive in the whole process, over every protocol instance.
 static LIVE_TASKS: AtomicUsize = AtomicUsize::new(0);
+/// Woken each time [`LIVE_TASKS`] drops to zero.
+static NO_LIVE_TASKS: Notify = Notify::const_new();
 
 /// Connect, driver and writer tasks of every [`DubboProtocol`](crate::DubboProtocol) in this
 /// process (and of connections opened by the fuzz entry points), running or scheduled.
@@ -28,6 +30,29 @@ static LIVE_TASKS: AtomicUsize = AtomicUsize::new(0);
 /// ```
 pub fn live_connection_tasks() -> usize {
     LIVE_TASKS.load(Ordering::SeqCst)
+}
+
+/// Returns once [`live_connection_tasks`] is zero: when the last protocol handle is dropped, its
+/// connections' tasks end a moment later, with nothing else to wait on (its own
+/// [`wait_until_idle`](crate::DubboProtocol::wait_until_idle) went with it). Bound it with a
+/// timeout: tasks of protocols still in use never end.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// rudder_rpc::connection_tasks_ended().await; // nothing was ever opened here
+/// # }
+/// ```
+pub async fn connection_tasks_ended() {
+    loop {
+        // Registered before the count is read, so a drop to zero in between still wakes it.
+        let mut notified = std::pin::pin!(NO_LIVE_TASKS.notified());
+        notified.as_mut().enable();
+        if LIVE_TASKS.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        notified.await;
+    }
 }
 
 /// The counters of one protocol instance.
@@ -99,7 +124,9 @@ impl Drop for TaskToken {
     fn drop(&mut self) {
         // The process-wide count first: whoever wakes on this protocol's count reaching zero must
         // find the process-wide one updated too.
-        LIVE_TASKS.fetch_sub(1, Ordering::SeqCst);
+        if LIVE_TASKS.fetch_sub(1, Ordering::SeqCst) == 1 {
+            NO_LIVE_TASKS.notify_waiters();
+        }
         self.census.tasks.send_modify(|n| *n -= 1);
     }
 }

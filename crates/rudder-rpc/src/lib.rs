@@ -90,6 +90,6 @@ pub mod server;
 mod settings;
 mod write_batch;
 
-pub use census::live_connection_tasks;
+pub use census::{connection_tasks_ended, live_connection_tasks};
 pub use protocol::DubboProtocol;
 pub use response::{ProviderError, ResponseStatus, RpcResponse};

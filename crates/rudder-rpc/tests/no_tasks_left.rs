@@ -67,9 +67,10 @@ async fn a_thousand_retired_addresses_leave_no_connection_and_no_task() {
             server.shutdown().await;
         }
         // The server saw EOF; our side's tasks end right after closing, without any timer.
-        while rudder_rpc::live_connection_tasks() > 0 {
-            tokio::task::yield_now().await;
-        }
+        tokio::time::timeout(Duration::from_secs(5), rudder_rpc::connection_tasks_ended())
+            .await
+            .expect("the dropped protocol's connection tasks did not end");
+        assert_eq!(rudder_rpc::live_connection_tasks(), 0);
     })
     .await;
 }

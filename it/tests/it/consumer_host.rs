@@ -6,13 +6,14 @@
 //! Only the providers and ZooKeeper are contacted (on loopback); the consumer's address is a label
 //! in URLs and rules, never a destination.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rudder::{Consumer, DubboUrl, Invocation, Reference, Value};
 use rudder_it::ZooKeeperContainer;
 use rudder_rpc::server::DubboServer;
 use zookeeper_client::Client;
 
+use crate::common::changes::reference_reaches;
 use crate::common::providers::{put_node as put, registered_port_echo};
 
 const SERVICE: &str = "com.acme.HostRouted";
@@ -73,19 +74,18 @@ async fn route_when(zk: &Client, reference: &Reference, when: &str, port: i32) {
         &rule,
     )
     .await;
-    let deadline = Instant::now() + WAIT;
     let line = format!("{when} => port = {port}");
-    loop {
+    let what = format!("rule {line:?} to apply");
+    reference_reaches(reference, &what, WAIT, || {
         let call = Invocation::new("whoAmI", vec![], vec![]);
-        let why = reference.explain(&call);
-        if reference.routers()[0].version() > before
-            && why.steps.iter().any(|s| s.rule.detail.as_ref() == line)
-        {
-            return;
-        }
-        assert!(Instant::now() < deadline, "rule {line:?} never applied");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+        reference.routers()[0].version() > before
+            && reference
+                .explain(&call)
+                .steps
+                .iter()
+                .any(|s| s.rule.detail.as_ref() == line)
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,12 +3,13 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStderr, Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rudder::{Invocation, Value};
 use rudder_rpc::server::DubboServer;
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 
 /// Reads stderr until the `metrics: http://ADDR/metrics` line; the address.
 fn metrics_address(stderr: &mut BufReader<ChildStderr>) -> String {
@@ -35,7 +36,10 @@ fn scrape(addr: &str) -> String {
         .write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
     let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
+    stream.set_read_timeout(Some(WAIT)).unwrap();
+    stream
+        .read_to_string(&mut answer)
+        .unwrap_or_else(|e| panic!("no answer to the scrape within {WAIT:?}: {e}"));
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();
     assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
     assert!(body.ends_with("# EOF\n"), "{body}");
@@ -49,22 +53,100 @@ fn value(body: &str, series: &str) -> Option<f64> {
         .map(|v| v.parse().unwrap())
 }
 
-/// Scrapes until `done` holds for the exposition (the deadline only guards against a hang).
-fn scrape_until(addr: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
+/// Reads the demo's progress (`\r  N / M calls`, every 200 calls, with `RUDDER_DEMO_PROGRESS=1`)
+/// until at least `calls` calls have ended.
+fn progress_reaches(stderr: &mut BufReader<ChildStderr>, calls: usize) {
+    let mut piece = Vec::new();
     loop {
-        let body = scrape(addr);
-        if done(&body) {
-            return body;
+        piece.clear();
+        assert!(
+            stderr.read_until(b'\r', &mut piece).unwrap() > 0,
+            "stderr closed before {calls} calls were reported"
+        );
+        let text = String::from_utf8_lossy(&piece);
+        let done = text
+            .trim()
+            .split_once(" / ")
+            .and_then(|(done, _)| done.parse::<usize>().ok());
+        if done.is_some_and(|done| done >= calls) {
+            return;
         }
-        assert!(Instant::now() < deadline, "never saw {what}:\n{body}");
-        std::thread::yield_now();
     }
+}
+
+/// Where the provider holds each call: counts it as arrived, then waits for a permit. The CLI counts
+/// a call in flight, and opens its connection, before sending it, so an arrival is the event after
+/// which a scrape must show it.
+#[derive(Debug)]
+struct Gate {
+    permits: Semaphore,
+    arrived: watch::Sender<usize>,
+}
+
+impl Gate {
+    /// Lets no call through until permits are added.
+    fn closed() -> Gate {
+        Gate {
+            permits: Semaphore::new(0),
+            arrived: watch::Sender::new(0),
+        }
+    }
+
+    async fn hold(&self) {
+        self.arrived.send_modify(|n| *n += 1);
+        self.permits.acquire().await.expect("gate open").forget();
+    }
+
+    /// Returns once `n` calls have reached the provider.
+    async fn arrivals(&self, n: usize) {
+        let mut arrived = self.arrived.subscribe();
+        tokio::time::timeout(WAIT, arrived.wait_for(|count| *count >= n))
+            .await
+            .unwrap_or_else(|_| panic!("call {n} never reached the provider"))
+            .expect("the gate lives");
+    }
+}
+
+/// A guard on every awaited event, not a pause.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Runs `read` (blocking reads of the child's stderr) on a thread of its own; kills the child and
+/// panics saying `what` did not happen if it takes longer than [`WAIT`].
+fn read_within<T: Send + 'static>(
+    child: &mut Child,
+    stderr: BufReader<ChildStderr>,
+    what: &str,
+    read: impl FnOnce(&mut BufReader<ChildStderr>) -> T + Send + 'static,
+) -> (T, BufReader<ChildStderr>) {
+    let (done, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut stderr = stderr;
+        let value = read(&mut stderr);
+        let _ = done.send((value, stderr));
+    });
+    let result = outcome.recv_timeout(WAIT);
+    if result.is_err() {
+        let _ = child.kill();
+    }
+    match result {
+        Ok(read) => read,
+        Err(RecvTimeoutError::Timeout) => panic!("waited {WAIT:?} for {what}"),
+        Err(RecvTimeoutError::Disconnected) => panic!("reading {what} failed (see above)"),
+    }
+}
+
+/// [`scrape`], off the runtime's threads.
+async fn scrape_blocking(addr: &str) -> String {
+    let addr = addr.to_owned();
+    tokio::task::spawn_blocking(move || scrape(&addr))
+        .await
+        .unwrap()
 }
 
 fn spawn(args: &[&str]) -> (Child, BufReader<ChildStderr>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rudder"))
         .args(args)
+        .env("RUDDER_DEMO_PROGRESS", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -75,13 +157,13 @@ fn spawn(args: &[&str]) -> (Child, BufReader<ChildStderr>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invoke_serves_the_calls_in_flight_and_done_while_it_runs() {
-    let gate = Arc::new(Semaphore::new(0));
+    let gate = Arc::new(Gate::closed());
     let server = DubboServer::bind(0, {
         let gate = Arc::clone(&gate);
         move |_: Invocation| {
             let gate = Arc::clone(&gate);
             async move {
-                gate.acquire().await.expect("gate open").forget();
+                gate.hold().await;
                 Ok(Value::from("done"))
             }
         }
@@ -103,49 +185,31 @@ async fn invoke_serves_the_calls_in_flight_and_done_while_it_runs() {
         "--metrics-addr",
         "127.0.0.1:0",
     ];
-    let (mut child, mut stderr) = spawn(&args);
+    let (mut child, stderr) = spawn(&args);
     let child_stdout = child.stdout.take().unwrap();
-    let addr = tokio::task::spawn_blocking(move || metrics_address(&mut stderr))
-        .await
-        .unwrap();
+    let (addr, _stderr) = tokio::task::block_in_place(|| {
+        read_within(&mut child, stderr, "the metrics address", metrics_address)
+    });
     let in_flight = format!("rudder_calls_in_flight{{{provider}}}");
     let calls = format!("rudder_calls_total{{{provider}}}");
-    let body = tokio::task::spawn_blocking({
-        let (addr, in_flight) = (addr.clone(), in_flight.clone());
-        move || {
-            // In flight counts from before the connect; the socket opens a moment later.
-            scrape_until(
-                &addr,
-                "the first call in flight on an open connection",
-                |b| {
-                    value(b, &in_flight) == Some(1.0)
-                        && value(b, "rudder_connections_open") == Some(1.0)
-                },
-            )
-        }
-    })
-    .await
-    .unwrap();
+    gate.arrivals(1).await;
+    let body = scrape_blocking(&addr).await;
+    assert_eq!(value(&body, &in_flight), Some(1.0), "{body}");
     assert_eq!(value(&body, &calls), Some(0.0), "{body}");
     assert_eq!(value(&body, "rudder_connections_open"), Some(1.0), "{body}");
-    // Let one call through: it is counted, and the next one is in flight.
-    gate.add_permits(1);
-    let body = tokio::task::spawn_blocking({
-        let (addr, calls, in_flight) = (addr.clone(), calls.clone(), in_flight.clone());
-        move || {
-            scrape_until(&addr, "one call done and the next in flight", |b| {
-                value(b, &calls) == Some(1.0) && value(b, &in_flight) == Some(1.0)
-            })
-        }
-    })
-    .await
-    .unwrap();
+    // Let one call through: it is counted before the next one (the calls run one after another)
+    // is sent, and that one is in flight.
+    gate.permits.add_permits(1);
+    gate.arrivals(2).await;
+    let body = scrape_blocking(&addr).await;
+    assert_eq!(value(&body, &calls), Some(1.0), "{body}");
+    assert_eq!(value(&body, &in_flight), Some(1.0), "{body}");
     assert_eq!(
         value(&body, "rudder_picks_total{strategy=\"random\"}"),
         Some(2.0),
         "{body}"
     );
-    gate.add_permits(2);
+    gate.permits.add_permits(2);
     let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
         .await
         .unwrap();
@@ -163,7 +227,7 @@ async fn invoke_serves_the_calls_in_flight_and_done_while_it_runs() {
 #[test]
 fn demo_serves_picks_per_strategy_while_it_runs() {
     // More calls than the test waits for: it stops the demo once it has seen what it checks.
-    let (mut child, mut stderr) = spawn(&[
+    let (mut child, stderr) = spawn(&[
         "demo",
         "--calls",
         "1000000",
@@ -172,10 +236,17 @@ fn demo_serves_picks_per_strategy_while_it_runs() {
         "--metrics-addr",
         "127.0.0.1:0",
     ]);
-    let addr = metrics_address(&mut stderr);
-    let body = scrape_until(&addr, "200 random picks", |b| {
-        value(b, "rudder_picks_total{strategy=\"random\"}").is_some_and(|v| v >= 200.0)
+    let (addr, stderr) = read_within(&mut child, stderr, "the metrics address", metrics_address);
+    // `random` goes first: once 400 calls have ended, each of the four providers has had some
+    // (the least likely, the warming one, misses 400 in a row with probability under 10^-8).
+    let (_, _stderr) = read_within(&mut child, stderr, "400 calls to end", |stderr| {
+        progress_reaches(stderr, 400)
     });
+    let body = scrape(&addr);
+    assert!(
+        value(&body, "rudder_picks_total{strategy=\"random\"}").is_some_and(|v| v >= 400.0),
+        "{body}"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     // Four embedded providers, one connection each; every sayHello series is labelled by provider.

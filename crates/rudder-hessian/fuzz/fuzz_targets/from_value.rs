@@ -3,7 +3,16 @@
 //! `Vec<u8>`) and reads it as a Java exception. A conversion may fail; it may not panic, hang, or
 //! allocate without bound.
 //!
-//! Run: `bash scripts/fuzz.sh from_value` (seeds in `seeds/from_value`).
+//! Work per input is bounded so the run explores many small inputs instead of a few big ones
+//! (34 s once made 1,586 executions, a 200-byte reference bomb taking over a second): inputs are at
+//! most 8 KiB (`options/from_value`), a recipe input's body (see `body.rs`) at most 8 KiB too, and
+//! each body is read under the default limits but a 64 KiB allowance (as in `decode`), so whatever
+//! decodes, and so gets converted, is at most 64 KiB + 32 × the body's length. The full-size hostile
+//! bodies are the regression tests in `tests/hessian/amplification.rs`, which the budget refuses
+//! before any value would reach a conversion; their shapes stay here as short recipe seeds.
+//!
+//! Run: `bash scripts/fuzz.sh from_value` (seeds in `seeds/from_value`, flags in
+//! `options/from_value`: small inputs, `-max_len=8192`).
 #![no_main]
 
 mod body;
@@ -12,7 +21,7 @@ use std::collections::HashMap;
 
 use libfuzzer_sys::fuzz_target;
 use rudder_common::value::{from_value, JavaException, Value};
-use rudder_hessian::Hessian2Reader;
+use rudder_hessian::{DecodeLimits, Hessian2Reader};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -73,8 +82,14 @@ fn convert<T: DeserializeOwned>(value: &Value) {
 const VALUES_PER_BODY: usize = 64;
 
 fuzz_target!(|data: &[u8]| {
+    // The default limits with a 64 KiB allowance instead of 8 MiB: the same code paths, but a short
+    // body decodes to at most 64 KiB + 32 × its length, each value of which is converted nine times.
+    let limits = DecodeLimits {
+        decoded_bytes_allowance: 64 << 10,
+        ..DecodeLimits::default()
+    };
     for body in body::bodies(data) {
-        let mut reader = Hessian2Reader::new(&body);
+        let mut reader = Hessian2Reader::with_limits(&body, limits);
         for _ in 0..VALUES_PER_BODY {
             if reader.is_at_end() {
                 break;

@@ -7,16 +7,58 @@ use std::time::Duration;
 use rudder::extension::{LoadBalance, MethodView, Pick, PickRng};
 use rudder::{BuildError, CallError, Consumer, Invocation, RpcErrorKind, Value};
 use rudder_rpc::server::DubboServer;
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 use tower_service::Service;
 
+/// Where `hold` calls wait at the provider: each one counts as arrived, then waits for a permit.
+/// A call that arrived was counted in flight by the consumer before it was sent, so the arrival is
+/// the event a test waits for before reading the consumer's statistics.
+#[derive(Debug)]
+pub(crate) struct Gate {
+    permits: Semaphore,
+    arrived: watch::Sender<usize>,
+}
+
+impl Gate {
+    /// A gate that lets no call through until [`Gate::add_permits`].
+    pub(crate) fn closed() -> Arc<Gate> {
+        Arc::new(Gate {
+            permits: Semaphore::new(0),
+            arrived: watch::Sender::new(0),
+        })
+    }
+
+    /// Lets `n` held calls through.
+    pub(crate) fn add_permits(&self, n: usize) {
+        self.permits.add_permits(n);
+    }
+
+    /// Returns once `n` `hold` calls have reached the provider (over all providers of the gate).
+    pub(crate) async fn arrivals(&self, n: usize) {
+        let mut arrived = self.arrived.subscribe();
+        within(&format!("{n} held call(s) to reach the provider"), async {
+            arrived
+                .wait_for(|count| *count >= n)
+                .await
+                .expect("the gate lives");
+        })
+        .await;
+    }
+
+    /// Counts a `hold` call as arrived, then waits for a permit; what the provider does for it.
+    pub(crate) async fn hold(&self) {
+        self.arrived.send_modify(|count| *count += 1);
+        self.permits.acquire().await.expect("gate open").forget();
+    }
+}
+
 /// A provider answering `who` with its name and `hold` once `gate` lets the call through.
-async fn provider(name: &'static str, gate: Arc<Semaphore>) -> DubboServer {
+async fn provider(name: &'static str, gate: Arc<Gate>) -> DubboServer {
     DubboServer::bind(0, move |call: Invocation| {
         let gate = Arc::clone(&gate);
         async move {
             if call.method_name() == "hold" {
-                gate.acquire().await.expect("gate open").forget();
+                gate.hold().await;
             }
             Ok(Value::from(name))
         }
@@ -36,18 +78,9 @@ async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
         .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
 }
 
-async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
-    within(what, async {
-        while !condition() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-}
-
 #[tokio::test]
 async fn references_of_one_consumer_share_call_statistics() {
-    let gate = Arc::new(Semaphore::new(0));
+    let gate = Gate::closed();
     let a = provider("a", Arc::clone(&gate)).await;
     let consumer = Consumer::builder().application("orders").build();
     let fast = consumer
@@ -70,10 +103,8 @@ async fn references_of_one_consumer_share_call_statistics() {
     });
     // The call made through `fast` is in flight in the statistics `other` picks by.
     let seen = other.snapshot().providers()[0].status().clone();
-    eventually("the held call to be counted", || {
-        seen.method("hold").active() == 1
-    })
-    .await;
+    gate.arrivals(1).await;
+    assert_eq!(seen.method("hold").active(), 1, "the held call is counted");
     assert_eq!(consumer.statuses().len(), 1);
     gate.add_permits(1);
     assert_eq!(
@@ -86,7 +117,7 @@ async fn references_of_one_consumer_share_call_statistics() {
 
 #[tokio::test]
 async fn consumer_loadbalance_beats_the_providers_and_method_settings_beat_both() {
-    let gate = Arc::new(Semaphore::new(0));
+    let gate = Gate::closed();
     let (a, b) = (
         provider("a", Arc::clone(&gate)).await,
         provider("b", gate).await,
@@ -135,7 +166,7 @@ async fn provider_retries_and_cluster_are_ignored_as_in_dubbo_3() {
         .unwrap();
     let dead_url = url(&dead, "retries=0&cluster=failfast");
     dead.shutdown().await;
-    let gate = Arc::new(Semaphore::new(0));
+    let gate = Gate::closed();
     let alive = provider("alive", gate).await;
     let greeter = Consumer::builder()
         .build()
@@ -199,7 +230,7 @@ async fn unknown_strategy_names_fail_the_build_and_custom_ones_are_registered_on
         Err(BuildError::LoadBalance(e)) => assert_eq!(e.name, "nosuchlb"),
         other => panic!("expected an unknown load balancer, got {other:?}"),
     }
-    let gate = Arc::new(Semaphore::new(0));
+    let gate = Gate::closed();
     let (a, b) = (
         provider("a", Arc::clone(&gate)).await,
         provider("b", gate).await,
@@ -228,7 +259,7 @@ async fn unknown_strategy_names_fail_the_build_and_custom_ones_are_registered_on
 
 #[tokio::test]
 async fn shutdown_fails_later_calls_and_builds() {
-    let gate = Arc::new(Semaphore::new(0));
+    let gate = Gate::closed();
     let a = provider("a", gate).await;
     let consumer = Consumer::builder().build();
     let greeter = consumer
@@ -258,7 +289,7 @@ async fn shutdown_fails_later_calls_and_builds() {
 
 #[tokio::test]
 async fn poll_ready_waits_while_every_provider_is_at_its_actives_limit() {
-    let gate = Arc::new(Semaphore::new(0));
+    let gate = Gate::closed();
     let a = provider("a", Arc::clone(&gate)).await;
     let greeter = Consumer::builder()
         .build()
@@ -277,10 +308,12 @@ async fn poll_ready_waits_while_every_provider_is_at_its_actives_limit() {
     .unwrap();
     let first = tokio::spawn(service.call(Invocation::new("hold", vec![], vec![])));
     let status = greeter.snapshot().providers()[0].status().clone();
-    eventually("the first call to hold its slot", || {
-        status.method("hold").active() == 1
-    })
-    .await;
+    gate.arrivals(1).await;
+    assert_eq!(
+        status.method("hold").active(),
+        1,
+        "the first call holds its slot"
+    );
 
     // The only slot is taken: not ready, and woken when it frees.
     let mut second = greeter.service("hold");
@@ -318,7 +351,7 @@ fn counting_waker(count: Arc<std::sync::atomic::AtomicUsize>) -> std::task::Wake
 
 #[tokio::test]
 async fn static_tags_route_as_in_dubbo_and_every_decision_is_explained() {
-    let gate = Arc::new(Semaphore::new(0));
+    let gate = Gate::closed();
     let (gray, plain) = (
         provider("gray", Arc::clone(&gate)).await,
         provider("plain", gate).await,

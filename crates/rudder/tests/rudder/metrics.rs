@@ -11,13 +11,14 @@ use rudder::{ClusterMode, Consumer, Invocation, Value};
 use rudder_rpc::server::DubboServer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::Semaphore;
+
+use crate::consumer::Gate;
 
 const SERVICE: &str = "com.acme.Greeter";
 
 /// A provider whose methods "take" a fixed time on `ticker`: `fast` 2 ms, `slow` 300 ms; `stall`
 /// never answers, `hold` answers once `gate` lets it.
-async fn provider(ticker: Arc<ManualTicker>, gate: Arc<Semaphore>) -> DubboServer {
+async fn provider(ticker: Arc<ManualTicker>, gate: Arc<Gate>) -> DubboServer {
     DubboServer::bind(0, move |call: Invocation| {
         let (ticker, gate) = (Arc::clone(&ticker), Arc::clone(&gate));
         async move {
@@ -25,7 +26,7 @@ async fn provider(ticker: Arc<ManualTicker>, gate: Arc<Semaphore>) -> DubboServe
                 "fast" => ticker.advance_micros(2_000),
                 "slow" => ticker.advance_micros(300_000),
                 "stall" => std::future::pending::<()>().await,
-                "hold" => gate.acquire().await.expect("gate open").forget(),
+                "hold" => gate.hold().await,
                 _ => {}
             }
             Ok(Value::from("done"))
@@ -104,7 +105,7 @@ fn series(name: &str, provider: &str, method: &str, extra: &str) -> String {
 #[tokio::test]
 async fn scraped_metrics_count_every_call_with_exact_durations_and_forget_pruned_providers() {
     let ticker = Arc::new(ManualTicker::default());
-    let gate = Arc::new(Semaphore::new(0));
+    let gate = Gate::closed();
     let a = provider(Arc::clone(&ticker), Arc::clone(&gate)).await;
     let b = provider(Arc::clone(&ticker), Arc::clone(&gate)).await;
     let consumer = Consumer::builder()
@@ -213,12 +214,13 @@ async fn scraped_metrics_count_every_call_with_exact_durations_and_forget_pruned
         async move { only_a.invoke("hold", &[], vec![]).await }
     });
     let in_flight = series("rudder_calls_in_flight", &pa, "hold", "");
-    within("the held call in the exposition", async {
-        while scrape(&server).await.get(&in_flight) != Some(&1.0) {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
+    // Counted in flight before it was sent, so by the time it reaches the provider.
+    gate.arrivals(1).await;
+    assert_eq!(
+        scrape(&server).await.get(&in_flight),
+        Some(&1.0),
+        "the held call in the exposition"
+    );
     gate.add_permits(1);
     within("the held call", held).await.unwrap().unwrap();
     assert_eq!(scrape(&server).await.get(&in_flight), Some(&0.0));
@@ -238,12 +240,9 @@ async fn scraped_metrics_count_every_call_with_exact_durations_and_forget_pruned
         m.get("rudder_picks_total{strategy=\"roundrobin\"}"),
         Some(&7.0)
     );
-    within("b's connection to close", async {
-        while consumer.diagnostics().open_connections() != 1 {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
+    // Pruned, b's connection closes (b sees its consumer hang up); a's stays open.
+    within("b's connection to close", b.wait_for_open_connections(0)).await;
+    assert_eq!(a.open_connections(), 1, "a's connection stays open");
 
     let addr = server.local_addr();
     server.shutdown().await;
@@ -252,6 +251,13 @@ async fn scraped_metrics_count_every_call_with_exact_durations_and_forget_pruned
         "the endpoint is closed"
     );
     drop(only_a);
+    // With no reference left, the consumer closes a's connection too, and every connection task ends.
+    within(
+        "the consumer's last connection to close",
+        consumer.diagnostics().wait_until_idle(),
+    )
+    .await;
+    assert_eq!(consumer.diagnostics().open_connections(), 0);
     a.shutdown().await;
     b.shutdown().await;
 }
@@ -295,13 +301,24 @@ async fn the_endpoint_answers_only_get_metrics_and_bounds_the_request() {
     assert!(parse(&body)
         .keys()
         .all(|k| !k.starts_with("rudder_calls_total")));
+    // A connection open when the endpoint is dropped ends with it (served or still in the
+    // listener's queue): its end is the event that says the listener is closed.
+    let mut idle = TcpStream::connect(addr).await.unwrap();
     drop(server);
-    within("the dropped endpoint to close", async {
-        while TcpStream::connect(addr).await.is_ok() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
+    let mut rest = Vec::new();
+    let ended = within(
+        "the dropped endpoint to close its connection",
+        idle.read_to_end(&mut rest),
+    );
+    assert!(
+        ended.await.map_or(true, |_| rest.is_empty()),
+        "closed unanswered: {}",
+        String::from_utf8_lossy(&rest)
+    );
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "the dropped endpoint is closed"
+    );
 }
 
 #[test]
@@ -309,63 +326,11 @@ fn a_consumer_without_metrics_has_no_handle() {
     assert!(Consumer::builder().build().metrics().is_none());
 }
 
-/// `cargo test -p rudder --features metrics --release --test rudder -- --ignored --nocapture metrics::`
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a measurement; run in release"]
-async fn calls_per_second_with_and_without_metrics() {
-    let server = DubboServer::bind(0, |_: Invocation| async { Ok(Value::from("hi")) })
-        .await
-        .unwrap();
-    let mut rates: HashMap<bool, Vec<f64>> = HashMap::new();
-    for round in 0..6 {
-        let with = round % 2 == 1;
-        let builder = Consumer::builder();
-        let consumer = match with {
-            true => builder.metrics(MetricsConfig::default()).build(),
-            false => builder.build(),
-        };
-        let reference = consumer
-            .reference(SERVICE)
-            .provider(&url(&server))
-            .build()
-            .await
-            .unwrap();
-        let calls = 20_000;
-        let started = std::time::Instant::now();
-        let tasks: Vec<_> = (0..16)
-            .map(|_| {
-                let reference = reference.clone();
-                tokio::spawn(async move {
-                    for _ in 0..calls / 16 {
-                        reference.invoke("m", &[], vec![]).await.unwrap();
-                    }
-                })
-            })
-            .collect();
-        for task in tasks {
-            task.await.unwrap();
-        }
-        let rate = f64::from(calls) / started.elapsed().as_secs_f64();
-        rates.entry(with).or_default().push(rate);
-    }
-    for with in [false, true] {
-        println!(
-            "metrics {with}: {:?} calls/s (16 in flight)",
-            rates[&with].iter().map(|r| r.round()).collect::<Vec<_>>()
-        );
-    }
-    server.shutdown().await;
-}
-
 /// `outlier.*` on: a provider that refuses connections is ejected after two errors in a row, and the
 /// metrics and `Reference::explain` say so until the ejection ends on the consumer's clock.
 #[tokio::test]
 async fn ejections_show_in_the_metrics_and_the_explanation_until_they_end() {
-    let server = provider(
-        Arc::new(ManualTicker::default()),
-        Arc::new(Semaphore::new(0)),
-    )
-    .await;
+    let server = provider(Arc::new(ManualTicker::default()), Gate::closed()).await;
     // A port nobody listens on: bound, then closed.
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead_address = dead.local_addr().unwrap();
