@@ -137,8 +137,8 @@ pub mod value {
 }
 
 /// The call to one provider, and how to plug in a transport of your own
-/// ([`ConsumerBuilder::transport`](crate::ConsumerBuilder::transport)): a provider's [`Endpoint`] is
-/// a `tower::Service<Invocation>` made by the [`Transport`] of its URL scheme.
+/// ([`ConsumerBuilder::transport`](crate::ConsumerBuilder::transport)): a provider's [`Endpoint`](crate::transport::Endpoint) is
+/// a `tower::Service<Invocation>` made by the [`Transport`](crate::transport::Transport) of its URL scheme.
 pub mod transport {
     pub use rudder_rpc::endpoint::{Endpoint, ResponseFuture, ShutdownFuture, Transport};
 }

@@ -25,13 +25,13 @@ use crate::error::CallError;
 
 /// A remote service: its providers, the balancer that picks among them, and the wire to call them.
 ///
-/// Cheap to clone: clones share the service's directory and balancer, and the [`Consumer`] it was built
+/// Cheap to clone: clones share the service's directory and balancer, and the [`Consumer`](crate::Consumer) it was built
 /// from (its registry sessions, connections and statistics). `invoke` takes `&self`.
 ///
 /// For a single service, [`Reference::builder`] makes a reference with a consumer of its own; with more
-/// than one, build them from one [`Consumer`] so they share sessions, connections and statistics.
+/// than one, build them from one [`Consumer`](crate::Consumer) so they share sessions, connections and statistics.
 ///
-/// With several registries ([`ReferenceBuilder::registry`] repeated) the reference keeps one directory,
+/// With several registries ([`ReferenceBuilder::registry`](crate::ReferenceBuilder::registry) repeated) the reference keeps one directory,
 /// balancer and cluster invoker per registry and picks the registry first, by Dubbo 3.3's zone-aware
 /// rules (the registry URL's `zone`, `weight` and `preferred`, the call's `registry_zone` attachment).
 ///
