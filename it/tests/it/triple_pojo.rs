@@ -48,8 +48,9 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
     {
         Err(CallError::Rpc(e)) => {
             assert_eq!(e.kind(), RpcErrorKind::MethodNotFound, "{e}");
+            // The provider's answer is the cause of the cluster's error.
             assert!(
-                e.to_string()
+                e.message_with_causes()
                     .contains("no such service or method at group g1, version 1.0.0"),
                 "{e}"
             );

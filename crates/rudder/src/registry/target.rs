@@ -22,7 +22,7 @@ use crate::error::BuildError;
 /// use rudder::tools::RegistryTarget;
 /// let target = RegistryTarget::parse("zookeeper://127.0.0.1:2181?zone=hz&weight=300")?;
 /// assert_eq!(target.session_url(), "zookeeper://127.0.0.1:2181");
-/// assert_eq!(target.choice().label(), "127.0.0.1:2181");
+/// assert_eq!(target.choice().label(), "zookeeper://127.0.0.1:2181/dubbo");
 /// # Ok::<(), rudder::BuildError>(())
 /// ```
 #[derive(Debug, Clone)]
