@@ -193,9 +193,31 @@ impl RpcError {
     /// );
     /// ```
     pub fn message_with_causes(&self) -> String {
+        self.message_with_causes_until(|_| false)
+    }
+
+    /// [`RpcError::message_with_causes`], ending before the first cause `stop` accepts: a cause
+    /// whose text the link before it already says (a gRPC status its caller has read into its own
+    /// message, for one).
+    ///
+    /// ```
+    /// use rudder_common::error::{RpcError, RpcErrorKind};
+    /// let echo = std::io::Error::other("not found: x");
+    /// let call = RpcError::new(RpcErrorKind::MethodNotFound, "not found: x").with_source(echo);
+    /// let outer = RpcError::new(RpcErrorKind::MethodNotFound, "failed after 1 attempt").with_source(call);
+    /// let text = outer.message_with_causes_until(|e| e.is::<std::io::Error>());
+    /// assert_eq!(text, "failed after 1 attempt: not found: x");
+    /// ```
+    pub fn message_with_causes_until(
+        &self,
+        stop: impl Fn(&(dyn std::error::Error + 'static)) -> bool,
+    ) -> String {
         let mut text = self.0.message.clone();
         let mut cause = std::error::Error::source(self);
         while let Some(link) = cause {
+            if stop(link) {
+                break;
+            }
             text.push_str(": ");
             match link.downcast_ref::<RpcError>() {
                 Some(rpc) => text.push_str(rpc.message()),

@@ -317,20 +317,8 @@ fn status_response(error: &RpcError) -> http::Response<Body> {
 /// The error and its causes in one line (a gRPC status has one message, no chain), up to the
 /// provider's own status, whose text the cause before it already says.
 fn status_message(error: &RpcError) -> String {
-    let mut text = error.to_string();
-    let mut cause = std::error::Error::source(error);
-    while let Some(link) = cause {
-        if link.is::<tonic::Status>() {
-            break;
-        }
-        text.push_str(": ");
-        match link.downcast_ref::<RpcError>() {
-            Some(rpc) => text.push_str(rpc.message()),
-            None => text.push_str(&link.to_string()),
-        }
-        cause = link.source();
-    }
-    text
+    let causes = error.message_with_causes_until(|link| link.is::<tonic::Status>());
+    format!("{}: {causes}", error.kind())
 }
 
 /// The gRPC code of a failure rudder classified itself (no provider status behind it).
