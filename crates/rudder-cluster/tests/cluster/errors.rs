@@ -8,13 +8,10 @@ use rudder_cluster::loadbalance::UnknownLoadBalance;
 use rudder_cluster::router::{RuleError, RuleKey};
 use rudder_cluster::zone_aware::BadRegistryParameter;
 
+/// A leaf error (no cause) that says `part` once however it is printed.
 fn assert_said_once(error: impl Error + Send + Sync + 'static, part: &str) {
     assert!(error.source().is_none(), "{error}");
-    let alternate = format!("{error:#}");
-    let anyhow = anyhow::Error::new(error);
-    for text in [alternate, format!("{anyhow:#}"), format!("{anyhow:?}")] {
-        assert_eq!(text.matches(part).count(), 1, "{part:?} in {text:?}");
-    }
+    rudder_test_support::assert_each_once(error, &[part]);
 }
 
 #[test]

@@ -3,33 +3,12 @@
 
 use std::error::Error;
 
+use rudder_test_support::assert_each_once;
+
 use crate::error::{Attempt, RpcError, RpcErrorKind};
 use crate::net::{InvalidHost, IpPatternError};
 use crate::url::UrlError;
 use crate::value::{JavaException, ParseError, SerdeError, Value};
-
-/// The texts a chain printer makes of `error`: a walk over `source()` printing each link with `{}`
-/// and with `{:#}`, anyhow's one-line `{:#}` and its `{:?}` report.
-fn printed(error: impl Error + Send + Sync + 'static) -> Vec<String> {
-    let (mut plain, mut alternate) = (String::new(), String::new());
-    let mut link: Option<&(dyn Error + 'static)> = Some(&error);
-    while let Some(e) = link {
-        plain.push_str(&format!("{e}\n"));
-        alternate.push_str(&format!("{e:#}\n"));
-        link = e.source();
-    }
-    let error = anyhow::Error::new(error);
-    vec![plain, alternate, format!("{error:#}"), format!("{error:?}")]
-}
-
-/// Asserts that each of `parts` is in every printed form of `error`, exactly once.
-fn assert_each_once(error: impl Error + Send + Sync + 'static, parts: &[&str]) {
-    for text in printed(error) {
-        for part in parts {
-            assert_eq!(text.matches(part).count(), 1, "{part:?} in {text:?}");
-        }
-    }
-}
 
 fn thrown(class: &str, message: &str, cause: Option<JavaException>) -> JavaException {
     JavaException {

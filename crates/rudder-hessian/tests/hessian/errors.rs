@@ -68,14 +68,6 @@ fn each_decode_error_says_its_message_once() {
         assert!(error.source().is_none(), "{error}");
         let message = error.to_string();
         let offset = format!("byte {}", error.offset());
-        let anyhow = anyhow::Error::new(error.clone());
-        for text in [
-            format!("{error:#}"),
-            format!("{anyhow:#}"),
-            format!("{anyhow:?}"),
-        ] {
-            assert_eq!(text.matches(&message).count(), 1, "{text:?}");
-            assert_eq!(text.matches(&offset).count(), 1, "{text:?}");
-        }
+        rudder_test_support::assert_each_once(error, &[&message, &offset]);
     }
 }

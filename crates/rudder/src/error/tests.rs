@@ -2,6 +2,8 @@
 //! of its parts exactly once: a cause is either in an error's `Display` or its `source()`.
 
 use std::error::Error;
+
+use rudder_test_support::assert_each_once;
 use std::time::Duration;
 
 use rudder_common::error::{RpcError, RpcErrorKind};
@@ -10,29 +12,6 @@ use rudder_common::value::{JavaException, SerdeError};
 use rudder_rpc::{ProviderError, ResponseStatus};
 
 use super::{BuildError, CallError};
-
-/// The texts a chain printer makes of `error`: a walk over `source()` printing each link with `{}`
-/// and with `{:#}`, anyhow's one-line `{:#}` and its `{:?}` report.
-fn printed(error: impl Error + Send + Sync + 'static) -> Vec<String> {
-    let (mut plain, mut alternate) = (String::new(), String::new());
-    let mut link: Option<&(dyn Error + 'static)> = Some(&error);
-    while let Some(e) = link {
-        plain.push_str(&format!("{e}\n"));
-        alternate.push_str(&format!("{e:#}\n"));
-        link = e.source();
-    }
-    let error = anyhow::Error::new(error);
-    vec![plain, alternate, format!("{error:#}"), format!("{error:?}")]
-}
-
-/// Asserts that each of `parts` is in every printed form of `error`, exactly once.
-fn assert_each_once(error: impl Error + Send + Sync + 'static, parts: &[&str]) {
-    for text in printed(error) {
-        for part in parts {
-            assert_eq!(text.matches(part).count(), 1, "{part:?} in {text:?}");
-        }
-    }
-}
 
 fn thrown(class: &str, message: &str, cause: Option<JavaException>) -> JavaException {
     JavaException {
