@@ -180,7 +180,7 @@ pub async fn run(options: &Options) -> Vec<String> {
                         async move {
                             match other_bare {
                                 Some(bare) => bare.invoke(&url, &call).await.is_ok(),
-                                None => reference.invoke_raw(call).await.is_ok(),
+                                None => reference.invoke(call).await.is_ok(),
                             }
                         }
                     }

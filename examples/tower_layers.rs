@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rudder::{CallError, Invocation, Reference, RpcErrorKind, Value};
+use rudder::{CallError, Invocation, MethodCall, Reference, RpcErrorKind, Value};
 use rudder_rpc::server::DubboServer;
 use tower::retry::Policy;
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
@@ -36,12 +36,12 @@ pub struct RetryTimeouts {
     pub left: usize,
 }
 
-impl<Res> Policy<Invocation, Res, BoxError> for RetryTimeouts {
+impl<Res> Policy<MethodCall, Res, BoxError> for RetryTimeouts {
     type Future = std::future::Ready<()>;
 
     fn retry(
         &mut self,
-        _: &mut Invocation,
+        _: &mut MethodCall,
         result: &mut Result<Res, BoxError>,
     ) -> Option<Self::Future> {
         let timed_out = match result {
@@ -60,7 +60,7 @@ impl<Res> Policy<Invocation, Res, BoxError> for RetryTimeouts {
         None
     }
 
-    fn clone_request(&mut self, request: &Invocation) -> Option<Invocation> {
+    fn clone_request(&mut self, request: &MethodCall) -> Option<MethodCall> {
         Some(request.clone())
     }
 }
@@ -99,14 +99,13 @@ pub async fn run(callers: usize, work: Duration) -> Outcome {
         .retry(RetryTimeouts { left: 2 })
         .timeout(Duration::from_secs(10))
         .concurrency_limit(64)
-        .service(greeter.service("sayHello"));
+        .service(greeter.service("sayHello", &[]));
 
     let mut calls = Vec::with_capacity(callers);
     for _ in 0..callers {
         let mut service = service.clone();
         calls.push(tokio::spawn(async move {
-            let call = Invocation::new("sayHello", vec![], vec![]);
-            service.ready().await?.call(call).await
+            service.ready().await?.call(MethodCall::new(vec![])).await
         }));
     }
     let mut outcome = Outcome {

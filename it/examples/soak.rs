@@ -220,7 +220,7 @@ async fn main() {
         let pause = settings.pause;
         callers.push(tokio::spawn(async move {
             while Instant::now() < deadline {
-                match reference.invoke("sayHello", &[], vec![]).await {
+                match reference.call::<Value, _>("sayHello", &[], vec![]).await {
                     Ok(_) => calls.fetch_add(1, Ordering::Relaxed),
                     Err(_) => errors.fetch_add(1, Ordering::Relaxed),
                 };

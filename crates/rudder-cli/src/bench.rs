@@ -411,7 +411,10 @@ async fn worker(
             break;
         }
         let started = Instant::now();
-        let result = reference.invoke_invocation(call.clone()).await;
+        let result = reference
+            .invoke(call.clone())
+            .await
+            .and_then(|response| Ok(response.into_result()?));
         let micros = started.elapsed().as_micros().clamp(1, 3_600_000_000) as u64;
         tally.latency.saturating_record(micros);
         shared.done.fetch_add(1, Relaxed);

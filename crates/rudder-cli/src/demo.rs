@@ -288,7 +288,7 @@ async fn call_once(reference: &Reference, addresses: &[String], n: usize) -> Sam
     let user = Value::from(format!("user-{}", n % 50));
     let started = Instant::now();
     let result = reference
-        .invoke("sayHello", &["java.lang.String"], vec![user])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![user])
         .await;
     let latency = started.elapsed();
     let served_by = result

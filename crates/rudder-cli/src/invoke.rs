@@ -135,7 +135,10 @@ async fn invoke_with(
             log.take();
         }
         let started = Instant::now();
-        let result = reference.invoke_invocation(call.clone()).await;
+        let result = reference
+            .invoke(call.clone())
+            .await
+            .and_then(|response| Ok(response.into_result()?));
         let elapsed = started.elapsed();
         let tried = attempts.as_ref().map(AttemptLog::take);
         let outcome = match result {

@@ -4,13 +4,13 @@
 //! codec to hide it; `e2e_load` (examples/) measures the same against a real dubbo:// provider.
 //!
 //! Cases, each over 10 providers unless named:
-//! * `invoke`: `Reference::invoke` as users call it (method, one parameter type, one `String`
+//! * `call`: `Reference::call` with `Value`s, as a dynamic caller (a CLI, a gateway) calls it (method, one parameter type, one `String`
 //!   argument), default `failover`, `random`;
-//! * `invoke_raw`: a prepared `Invocation` (cloned per call), the same reference;
-//! * `condition_rule`: `invoke_raw` with a service condition rule in force (routed views cached);
-//! * `traced`: `invoke_raw` with a tracing subscriber that enables every span and records nothing,
+//! * `invoke`: a prepared `Invocation` (cloned per call), the same reference;
+//! * `condition_rule`: `invoke` with a service condition rule in force (routed views cached);
+//! * `traced`: `invoke` with a tracing subscriber that enables every span and records nothing,
 //!   so span fields are computed, not exported;
-//! * `metrics_1000` (feature `metrics`): `invoke_raw` with the Prometheus recorder on, over 1,000
+//! * `metrics_1000` (feature `metrics`): `invoke` with the Prometheus recorder on, over 1,000
 //!   providers whose 4,000 series (4 methods) exist already.
 //!
 //! Allocations per call (a counting global allocator, over 20,000 calls after warm-up) are printed
@@ -115,14 +115,10 @@ async fn call_once(case: &Case, prepared: &Invocation) {
     let answer = match case.call {
         Call::Invoke => case
             .reference
-            .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
+            .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("rust")])
             .await
             .map(|_| ()),
-        Call::Raw => case
-            .reference
-            .invoke_raw(prepared.clone())
-            .await
-            .map(|_| ()),
+        Call::Raw => case.reference.invoke(prepared.clone()).await.map(|_| ()),
     };
     black_box(answer).expect("the no-op transport answers");
 }
@@ -143,13 +139,13 @@ async fn cases() -> Vec<Case> {
         .expect("rule");
     let mut cases = vec![
         Case {
-            name: "invoke",
+            name: "call",
             reference: plain.clone(),
             call: Call::Invoke,
             traced: false,
         },
         Case {
-            name: "invoke_raw",
+            name: "invoke",
             reference: plain.clone(),
             call: Call::Raw,
             traced: false,
@@ -179,7 +175,7 @@ async fn cases() -> Vec<Case> {
         for method in ["a", "b", "c", "sayHello"] {
             for _ in 0..1000 {
                 reference
-                    .invoke_raw(Invocation::new(method, vec![], vec![]))
+                    .invoke(Invocation::new(method, vec![], vec![]))
                     .await
                     .expect("call");
             }

@@ -47,7 +47,7 @@ async fn run(reference: &Reference, calls: u64) -> Duration {
             tokio::spawn(async move {
                 for _ in 0..share {
                     reference
-                        .invoke("m", &[], vec![])
+                        .call::<Value, _>("m", &[], vec![])
                         .await
                         .expect("the provider answers");
                 }

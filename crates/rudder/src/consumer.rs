@@ -39,8 +39,8 @@
 //!     .provider(&format!("dubbo://{}/com.acme.Billing", server.local_addr()))
 //!     .build()
 //!     .await?;
-//! greeter.invoke("sayHello", &[], vec![]).await?;
-//! billing.invoke("charge", &[], vec![]).await?;
+//! greeter.call::<Value, _>("sayHello", &[], vec![]).await?;
+//! billing.call::<Value, _>("charge", &[], vec![]).await?;
 //! assert_eq!(consumer.statuses().len(), 2); // statistics per provider (address and service)
 //! assert_eq!(consumer.diagnostics().open_connections(), 1); // one address, one connection, for both references
 //! consumer.shutdown().await;
@@ -446,7 +446,7 @@ impl ConsumerBuilder {
     ///     .provider("mem://10.0.0.1:1/com.acme.Greeter")
     ///     .build()
     ///     .await?;
-    /// assert_eq!(greeter.invoke("sayHello", &[], vec![]).await?, Value::from("hi"));
+    /// assert_eq!(greeter.call::<Value, _>("sayHello", &[], vec![]).await?, Value::from("hi"));
     /// # Ok(())
     /// # }
     /// ```

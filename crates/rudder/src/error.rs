@@ -1,7 +1,7 @@
 //! What building a [`Reference`](crate::Reference) and calling through it can end with.
 //!
-//! Every call path a user sees ([`Reference::invoke`](crate::Reference::invoke) and its typed and
-//! generic forms, [`Reference::invoke_raw`](crate::Reference::invoke_raw), the tower
+//! Every call path a user sees ([`Reference::call`](crate::Reference::call),
+//! [`Reference::invoke`](crate::Reference::invoke), the tower
 //! [`MethodService`](crate::MethodService)) fails with one type, [`CallError`]; its
 //! [`kind`](CallError::kind) is Dubbo's error classification whatever the variant.
 //!
@@ -153,6 +153,15 @@ impl Error for CallError {
 impl From<RpcError> for CallError {
     fn from(error: RpcError) -> CallError {
         CallError::Rpc(error)
+    }
+}
+
+/// The provider's exception, as [`RpcResponse::into_result`](crate::RpcResponse::into_result) gives it:
+/// `reference.invoke(call).await?.into_result()?` reads a raw call's value in a function that returns
+/// `CallError`.
+impl From<JavaException> for CallError {
+    fn from(exception: JavaException) -> CallError {
+        CallError::Exception(exception)
     }
 }
 

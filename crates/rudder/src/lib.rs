@@ -56,7 +56,7 @@
 //!     .loadbalance(LoadBalanceStrategy::RoundRobin)
 //!     .build()
 //!     .await?;
-//! let answer = greeter.invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")]).await?;
+//! let answer = greeter.call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("rust")]).await?;
 //! println!("{answer:?}");
 //! consumer.shutdown().await;
 //! # Ok(())
@@ -119,7 +119,7 @@ pub use rudder_common::value::{JavaException, Value};
 #[cfg(feature = "zookeeper")]
 pub use rudder_registry::{DiscoveryView, RegistryOptions, SubscriptionStatus};
 pub use rudder_rpc::{ProviderError, ResponseStatus, RpcResponse};
-pub use service::MethodService;
+pub use service::{MethodCall, MethodService};
 pub use strategy::LoadBalanceStrategy;
 
 /// Converting Rust types to and from [`Value`]s with serde, as

@@ -26,7 +26,7 @@ use crate::error::CallError;
 /// A remote service: its providers, the balancer that picks among them, and the wire to call them.
 ///
 /// Cheap to clone: clones share the service's directory and balancer, and the [`Consumer`](crate::Consumer) it was built
-/// from (its registry sessions, connections and statistics). `invoke` takes `&self`.
+/// from (its registry sessions, connections and statistics). `call` and `invoke` take `&self`.
 ///
 /// For a single service, [`Reference::builder`] makes a reference with a consumer of its own; with more
 /// than one, build them from one [`Consumer`](crate::Consumer) so they share sessions, connections and statistics.
@@ -57,7 +57,7 @@ use crate::error::CallError;
 ///     .timeout(Duration::from_secs(2))
 ///     .build()
 ///     .await?;
-/// let answer = greeter.invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")]).await?;
+/// let answer = greeter.call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("rust")]).await?;
 /// assert_eq!(answer, Value::from("Hello rust"));
 /// let typed: String = greeter.call("sayHello", &["java.lang.String"], ("serde",)).await?;
 /// assert_eq!(typed, "Hello serde");
@@ -108,72 +108,62 @@ impl Drop for ReferenceInner {
 }
 
 impl Reference {
-    /// Calls `method` with Java parameter types and arguments; the provider's return value, or its
-    /// exception as [`CallError::Exception`].
+    /// Calls `method`: serializes `arguments` with serde and deserializes the provider's return
+    /// value into `T`; the provider's exception is [`CallError::Exception`].
+    ///
+    /// `arguments` is a tuple of `Serialize` values (a struct with a Java class name becomes that
+    /// Java object, see [`JavaClass`](crate::value::JavaClass); one argument is a one-element tuple,
+    /// `(&user,)`) or a `Vec<Value>` built by hand. With `T = Value` the return value comes back as
+    /// the provider sent it, Java types and all, without a serde round trip.
+    ///
+    /// ```
+    /// # use rudder::{Invocation, Reference, Value};
+    /// # use rudder_rpc::server::DubboServer;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = DubboServer::bind(0, |call: Invocation| async move {
+    /// #     Ok(Value::from(format!("Hello {}", call.arguments()[0].as_str().unwrap_or("?"))))
+    /// # }).await?;
+    /// # let greeter = Reference::builder("com.acme.Greeter")
+    /// #     .provider(&format!("dubbo://{}/com.acme.Greeter", server.local_addr()))
+    /// #     .build()
+    /// #     .await?;
+    /// let typed: String = greeter.call("sayHello", &["java.lang.String"], ("rust",)).await?;
+    /// let dynamic: Value = greeter
+    ///     .call("sayHello", &["java.lang.String"], vec![Value::from("tower")])
+    ///     .await?;
+    /// assert_eq!((typed.as_str(), dynamic.as_str()), ("Hello rust", Some("Hello tower")));
+    /// # server.shutdown().await;
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
-    /// [`CallError`]: the provider threw, the call failed after the cluster mode's retries, or the
-    /// types and arguments differ in number ([`CallError::ArgumentCount`], nothing sent).
-    pub async fn invoke(
-        &self,
-        method: &str,
-        parameter_types: &[&str],
-        arguments: Vec<Value>,
-    ) -> Result<Value, CallError> {
-        self.invoke_value(invocation(method, parameter_types, arguments)?)
-            .await
-    }
-
-    /// As [`Reference::invoke`], through Dubbo's generic `$invoke`: POJOs travel as maps, and the provider
-    /// needs no matching Java classes on the consumer side.
-    ///
-    /// # Errors
-    /// As [`Reference::invoke`].
-    pub async fn invoke_generic(
-        &self,
-        method: &str,
-        parameter_types: &[&str],
-        arguments: Vec<Value>,
-    ) -> Result<Value, CallError> {
-        self.invoke_value(invocation(method, parameter_types, arguments)?.into_generic())
-            .await
-    }
-
-    /// As [`Reference::invoke`], for an invocation built by the caller: with attachments (such as
-    /// `registry_zone`, which picks the registry among several), or generic
-    /// ([`Invocation::into_generic`]).
-    ///
-    /// # Errors
-    /// As [`Reference::invoke`].
-    pub async fn invoke_invocation(&self, invocation: Invocation) -> Result<Value, CallError> {
-        self.invoke_value(invocation).await
-    }
-
-    /// The call's value, or the provider's exception.
-    async fn invoke_value(&self, invocation: Invocation) -> Result<Value, CallError> {
-        let response = self.invoke_raw(invocation).await?;
-        response.into_result().map_err(CallError::Exception)
-    }
-
-    /// Typed call: serializes the tuple `arguments` with serde (a struct with a Java class name becomes
-    /// that Java object, see [`JavaClass`](crate::value::JavaClass)) and deserializes the result into
-    /// `T`. One argument is a one-element tuple: `(&user,)`.
-    ///
-    /// # Errors
-    /// As [`Reference::invoke`], plus [`CallError::Conversion`].
-    pub async fn call<T: DeserializeOwned, A: Arguments>(
+    /// [`CallError`]: the provider threw ([`CallError::Exception`]), the call failed after the
+    /// cluster mode's retries ([`CallError::Rpc`]), the types and arguments differ in number
+    /// ([`CallError::ArgumentCount`], nothing sent), or serde could not convert an argument or the
+    /// result ([`CallError::Conversion`]).
+    pub async fn call<T: DeserializeOwned + 'static, A: Arguments>(
         &self,
         method: &str,
         parameter_types: &[&str],
         arguments: A,
     ) -> Result<T, CallError> {
-        let values = arguments.to_values()?;
-        let value = self.invoke(method, parameter_types, values).await?;
-        Ok(from_value(value)?)
+        let invocation = invocation(method, parameter_types, arguments.into_values()?)?;
+        let value = self
+            .invoke(invocation)
+            .await?
+            .into_result()
+            .map_err(CallError::Exception)?;
+        value_into(value)
     }
 
-    /// Sends a prepared invocation through the cluster: the whole response, attachments included
-    /// (a provider's exception is in the response, not an error).
+    /// Sends a prepared invocation through the cluster and returns the whole response, attachments
+    /// included; a provider's exception is in the response
+    /// ([`RpcResponse::into_result`](crate::RpcResponse::into_result)), not an error. This is the
+    /// call for invocations with attachments (such as `dubbo.tag`, or `registry_zone`, which picks the
+    /// registry among several) and for generic calls ([`Invocation::into_generic`]: POJOs travel as
+    /// maps, and the provider needs no matching Java classes on the consumer side).
     ///
     /// The per-call deadline is the invocation's `timeout` attachment if set, else the merged provider URL's
     /// `<method>.timeout` / `timeout` (consumer settings first, as Dubbo resolves them).
@@ -181,7 +171,7 @@ impl Reference {
     /// # Errors
     /// [`CallError::Rpc`] when the call did not complete; its kind is
     /// [`RpcErrorKind::ShutDown`] when the consumer was shut down.
-    pub async fn invoke_raw(&self, invocation: Invocation) -> Result<RpcResponse, CallError> {
+    pub async fn invoke(&self, invocation: Invocation) -> Result<RpcResponse, CallError> {
         let inner = &self.inner;
         if inner.consumer.is_shut_down() {
             return Err(RpcError::new(RpcErrorKind::ShutDown, "the consumer is shut down").into());
@@ -391,4 +381,19 @@ fn invocation(
     }
     let types = parameter_types.iter().map(|t| (*t).to_owned()).collect();
     Ok(Invocation::new(method, types, arguments))
+}
+
+/// The call's value as `T`: as it is when `T` is [`Value`] itself (no serde round trip, which
+/// would lose the Java types), else through serde.
+fn value_into<T: DeserializeOwned + 'static>(value: Value) -> Result<T, CallError> {
+    let value: Box<dyn std::any::Any> = Box::new(value);
+    match value.downcast::<T>() {
+        Ok(same) => Ok(*same),
+        Err(value) => {
+            let value = value
+                .downcast::<Value>()
+                .expect("the box holds the call's Value");
+            Ok(from_value(*value)?)
+        }
+    }
 }

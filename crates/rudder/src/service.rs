@@ -16,21 +16,24 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 
 use crate::error::CallError;
 use rudder_common::invocation::Invocation;
+use rudder_common::Value;
 use rudder_rpc::RpcResponse;
 
 use crate::reference::Reference;
 
-/// The calls of one method of a [`Reference`], as a `tower::Service<Invocation>`.
+/// The calls of one method of a [`Reference`], as a `tower::Service<MethodCall>`: the method and its
+/// Java parameter types are given once, when the service is made ([`Reference::service`]); each
+/// request carries only the arguments (and attachments, if any).
 ///
 /// Readiness is about that method: ready when at least one provider listed for it has a free call slot
 /// under its `actives` limit (or has no limit, or when there is no provider at all: the call then fails
-/// at once with `NoProvider` instead of waiting). Calling it with an invocation of another method is an
-/// error. Errors are [`CallError`]s, as on every other call path (here always [`CallError::Rpc`]: a
-/// provider's exception is in the [`RpcResponse`]); after a shutdown `poll_ready` fails with
-/// [`RpcErrorKind::ShutDown`].
+/// at once with `NoProvider` instead of waiting). Errors are [`CallError`]s, as on every other call
+/// path: [`CallError::ArgumentCount`] when a request's arguments do not match the parameter types
+/// (nothing sent), else [`CallError::Rpc`] (a provider's exception is in the [`RpcResponse`]); after a
+/// shutdown `poll_ready` fails with [`RpcErrorKind::ShutDown`].
 ///
 /// ```
-/// use rudder::{Invocation, Reference, Value};
+/// use rudder::{Invocation, MethodCall, Reference, Value};
 /// use tower_service::Service;
 /// # use rudder_rpc::server::DubboServer;
 ///
@@ -41,9 +44,9 @@ use crate::reference::Reference;
 ///     .provider(&format!("dubbo://{}/com.acme.Calc?answer.actives=4", server.local_addr()))
 ///     .build()
 ///     .await?;
-/// let mut service = calc.service("answer");
+/// let mut service = calc.service("answer", &[]);
 /// std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
-/// let response = service.call(Invocation::new("answer", vec![], vec![])).await?;
+/// let response = service.call(MethodCall::new(vec![])).await?;
 /// assert_eq!(response.value(), Some(&Value::Int(42)));
 /// # server.shutdown().await;
 /// # Ok(())
@@ -53,6 +56,10 @@ use crate::reference::Reference;
 pub struct MethodService {
     reference: Reference,
     method: Arc<str>,
+    /// The method's Java parameter types, shared by every call.
+    parameter_types: Arc<[String]>,
+    /// Whether calls go through Dubbo's generic `$invoke` ([`MethodService::generic`]).
+    generic: bool,
     /// Calls this service (all its clones) has let through `poll_ready` and not yet seen end.
     launched: Arc<AtomicUsize>,
     /// Whether this instance holds one of `launched` for its next `call`.
@@ -65,9 +72,55 @@ impl Clone for MethodService {
         MethodService {
             reference: self.reference.clone(),
             method: Arc::clone(&self.method),
+            parameter_types: Arc::clone(&self.parameter_types),
+            generic: self.generic,
             launched: Arc::clone(&self.launched),
             reserved: false,
         }
+    }
+}
+
+/// One request to a [`MethodService`]: the arguments of the call, in the order of the method's
+/// parameters, and the attachments to send with it.
+///
+/// ```
+/// use rudder::{Arguments, MethodCall, Value};
+/// let plain = MethodCall::from(vec![Value::from("rust")]);
+/// let tagged = MethodCall::new(("rust",).into_values()?).attachment("dubbo.tag", "gray");
+/// assert_eq!(plain.arguments(), tagged.arguments());
+/// # Ok::<(), rudder::value::SerdeError>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MethodCall {
+    arguments: Vec<Value>,
+    attachments: Vec<(String, String)>,
+}
+
+impl MethodCall {
+    /// A call with these arguments and no attachments.
+    pub fn new(arguments: Vec<Value>) -> MethodCall {
+        MethodCall {
+            arguments,
+            attachments: Vec::new(),
+        }
+    }
+
+    /// Adds an attachment (Dubbo's implicit parameter, such as `dubbo.tag`).
+    #[must_use]
+    pub fn attachment(mut self, key: &str, value: &str) -> MethodCall {
+        self.attachments.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// The call's arguments.
+    pub fn arguments(&self) -> &[Value] {
+        &self.arguments
+    }
+}
+
+impl From<Vec<Value>> for MethodCall {
+    fn from(arguments: Vec<Value>) -> MethodCall {
+        MethodCall::new(arguments)
     }
 }
 
@@ -81,11 +134,14 @@ impl Drop for MethodService {
 }
 
 impl Reference {
-    /// This reference's calls of `method` as a tower service (see [`MethodService`]).
-    pub fn service(&self, method: &str) -> MethodService {
+    /// This reference's calls of `method`, whose Java parameter types are `parameter_types`, as a
+    /// tower service (see [`MethodService`]).
+    pub fn service(&self, method: &str, parameter_types: &[&str]) -> MethodService {
         MethodService {
             reference: self.clone(),
             method: method.into(),
+            parameter_types: parameter_types.iter().map(|t| (*t).to_owned()).collect(),
+            generic: false,
             launched: Arc::new(AtomicUsize::new(0)),
             reserved: false,
         }
@@ -93,6 +149,14 @@ impl Reference {
 }
 
 impl MethodService {
+    /// The same method called through Dubbo's generic `$invoke`: POJOs travel as maps, and the
+    /// provider needs no matching Java classes on the consumer side.
+    #[must_use]
+    pub fn generic(mut self) -> MethodService {
+        self.generic = true;
+        self
+    }
+
     /// The most calls of the method all providers together accept at once (`None`: no limit, as soon
     /// as one provider has none).
     fn total_limit(&self) -> Option<usize> {
@@ -147,7 +211,7 @@ impl MethodService {
     }
 }
 
-impl tower_service::Service<Invocation> for MethodService {
+impl tower_service::Service<MethodCall> for MethodService {
     type Response = RpcResponse;
     type Error = CallError;
     type Future = Pin<Box<dyn Future<Output = Result<RpcResponse, CallError>> + Send>>;
@@ -180,9 +244,9 @@ impl tower_service::Service<Invocation> for MethodService {
         }
     }
 
-    fn call(&mut self, invocation: Invocation) -> Self::Future {
+    fn call(&mut self, request: MethodCall) -> Self::Future {
         let reference = self.reference.clone();
-        let method = Arc::clone(&self.method);
+        let invocation = self.invocation(request);
         // The reservation moves into the call and is given back when it ends (or is dropped).
         let reservation = std::mem::take(&mut self.reserved).then(|| Reservation {
             launched: Arc::clone(&self.launched),
@@ -190,17 +254,33 @@ impl tower_service::Service<Invocation> for MethodService {
         });
         Box::pin(async move {
             let _reservation = reservation;
-            if invocation.method_name() != &*method {
-                return Err(RpcError::new(
-                    RpcErrorKind::Unknown,
-                    format!(
-                        "this service calls {method}, not {}",
-                        invocation.method_name()
-                    ),
-                )
-                .into());
-            }
-            reference.invoke_raw(invocation).await
+            reference.invoke(invocation?).await
+        })
+    }
+}
+
+impl MethodService {
+    /// The invocation of one request, or why it cannot be sent.
+    fn invocation(&self, request: MethodCall) -> Result<Invocation, CallError> {
+        let MethodCall {
+            arguments,
+            attachments,
+        } = request;
+        if arguments.len() != self.parameter_types.len() {
+            return Err(CallError::ArgumentCount {
+                types: self.parameter_types.len(),
+                arguments: arguments.len(),
+            });
+        }
+        let mut invocation =
+            Invocation::new(&*self.method, self.parameter_types.to_vec(), arguments);
+        for (key, value) in &attachments {
+            invocation.set_attachment(key, value);
+        }
+        Ok(if self.generic {
+            invocation.into_generic()
+        } else {
+            invocation
         })
     }
 }

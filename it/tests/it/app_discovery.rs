@@ -50,7 +50,7 @@ fn status(reference: &Reference) -> SubscriptionStatus {
 
 async fn say_hello(reference: &Reference) -> String {
     reference
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("rust")])
         .await
         .unwrap()
         .as_str()
@@ -494,7 +494,10 @@ async fn java_with(
 async fn instances_reached(reference: &Reference) -> std::collections::BTreeSet<String> {
     let mut reached = std::collections::BTreeSet::new();
     for _ in 0..30 {
-        let answer = reference.invoke("whoAmI", &[], vec![]).await.unwrap();
+        let answer = reference
+            .call::<Value, _>("whoAmI", &[], vec![])
+            .await
+            .unwrap();
         reached.insert(answer.as_str().unwrap().to_owned());
     }
     reached

@@ -61,7 +61,7 @@ async fn a_triple_only_instance_is_resolved_through_metadata_service_v2_and_call
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
     let (peer, consumer, reference) = discovered(&zookeeper, "java-tri-app", "tri", false).await;
     let answer = reference
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("rust")])
         .await
         .unwrap();
     assert_eq!(answer.as_str(), Some("Hello rust, from java-tri-app"));
@@ -97,12 +97,12 @@ async fn a_provider_serving_only_metadata_service_v2_is_resolved_and_called() {
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
     let (_peer, consumer, reference) = discovered(&zookeeper, "java-v2-only", "tri", true).await;
     let answer = reference
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("v2")])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("v2")])
         .await
         .unwrap();
     assert_eq!(answer.as_str(), Some("Hello v2, from java-v2-only"));
     let sum = reference
-        .invoke("add", &["int", "int"], vec![Value::Int(20), Value::Int(22)])
+        .call::<Value, _>("add", &["int", "int"], vec![Value::Int(20), Value::Int(22)])
         .await
         .unwrap();
     assert_eq!(sum, Value::Int(42));
@@ -116,7 +116,7 @@ async fn a_dubbo_instance_says_meta_v_1_and_is_asked_the_v1_metadata_service() {
     let (peer, consumer, reference) =
         discovered(&zookeeper, "java-dubbo-app", "dubbo", false).await;
     let answer = reference
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("v1")])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("v1")])
         .await
         .unwrap();
     assert_eq!(answer.as_str(), Some("Hello v1, from java-dubbo-app"));

@@ -48,7 +48,7 @@ async fn reached(reference: &Reference) -> Vec<i32> {
     let mut ports = Vec::new();
     for _ in 0..40 {
         let call = Invocation::new("whoAmI", vec![], vec![]);
-        match reference.invoke_raw(call).await {
+        match reference.invoke(call).await {
             Ok(response) => match response.value() {
                 Some(Value::Int(port)) => ports.push(*port),
                 other => panic!("unexpected answer {other:?}"),

@@ -102,7 +102,10 @@ async fn a_thousand_providers_come_and_go_and_leave_nothing_behind() {
     .await;
     // Equal weights under round robin: one call to each provider, so one connection to each.
     for _ in 0..N {
-        reference.invoke("ping", &[], vec![]).await.expect("call");
+        reference
+            .call::<Value, _>("ping", &[], vec![])
+            .await
+            .expect("call");
     }
     assert_eq!(consumer.diagnostics().open_connections(), N);
     assert_eq!(consumer.statuses().len(), N);
@@ -173,7 +176,10 @@ async fn two_hundred_references_share_one_session_and_one_connection_per_address
 
     for reference in &references {
         for _ in 0..PROVIDERS {
-            reference.invoke("ping", &[], vec![]).await.expect("call");
+            reference
+                .call::<Value, _>("ping", &[], vec![])
+                .await
+                .expect("call");
         }
     }
     assert_eq!(

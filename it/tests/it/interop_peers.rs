@@ -45,7 +45,7 @@ async fn java_dubbo_provider_answers_every_kind_of_call() {
         .await
         .unwrap();
     let err = impatient
-        .invoke("slow", &["int"], vec![Value::Int(2000)])
+        .call::<Value, _>("slow", &["int"], vec![Value::Int(2000)])
         .await
         .unwrap_err();
     assert!(
@@ -54,7 +54,7 @@ async fn java_dubbo_provider_answers_every_kind_of_call() {
     );
     // The connection is still good after the timeout.
     let again = impatient
-        .invoke("add", &["int", "int"], vec![Value::Int(1), Value::Int(1)])
+        .call::<Value, _>("add", &["int", "int"], vec![Value::Int(1), Value::Int(1)])
         .await
         .unwrap();
     assert_eq!(again, Value::Int(2));
@@ -72,7 +72,7 @@ async fn sofa_rpc_node_provider_answers_with_its_quirks() {
     // sofa-rpc-node routes on the exact version sent in the request body.
     let greeter = direct(&peer, "version=1.0.0").await;
     let hello = greeter
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("rust")])
         .await
         .unwrap();
     assert!(
@@ -82,18 +82,21 @@ async fn sofa_rpc_node_provider_answers_with_its_quirks() {
         "{hello:?}"
     );
     let sum = greeter
-        .invoke("add", &["int", "int"], vec![Value::Int(2), Value::Int(3)])
+        .call::<Value, _>("add", &["int", "int"], vec![Value::Int(2), Value::Int(3)])
         .await
         .unwrap();
     assert_eq!(sum.as_i64(), Some(5));
     // A null comes back as a bare `N` body, without the response flag Java writes.
     assert_eq!(
-        greeter.invoke("nullValue", &[], vec![]).await.unwrap(),
+        greeter
+            .call::<Value, _>("nullValue", &[], vec![])
+            .await
+            .unwrap(),
         Value::Null
     );
     // A thrown error comes back as status 80 with the message: an RpcError, not a Java exception.
     let err = greeter
-        .invoke("fail", &["java.lang.String"], vec![Value::from("boom")])
+        .call::<Value, _>("fail", &["java.lang.String"], vec![Value::from("boom")])
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::Rpc(_)), "{err}");

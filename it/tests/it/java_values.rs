@@ -175,7 +175,7 @@ async fn java_value_types_round_trip_through_a_java_provider() {
     for (echo, java_type, text, describe, java_says) in cases {
         let value = typed(java_type, text);
         let back = r
-            .invoke(echo, &[java_type], vec![value.clone()])
+            .call::<Value, _>(echo, &[java_type], vec![value.clone()])
             .await
             .unwrap_or_else(|e| panic!("{echo}({text}): {e}"));
         assert_eq!(back, value, "{echo}({text}) came back different");
@@ -186,7 +186,7 @@ async fn java_value_types_round_trip_through_a_java_provider() {
             java_type
         };
         let described = r
-            .invoke(describe, &[describe_type], vec![value])
+            .call::<Value, _>(describe, &[describe_type], vec![value])
             .await
             .unwrap();
         assert_eq!(described, Value::from(java_says), "{describe}({text})");
@@ -194,7 +194,7 @@ async fn java_value_types_round_trip_through_a_java_provider() {
 
     // An enum constant both ways; the provider computes with it.
     let green = r
-        .invoke(
+        .call::<Value, _>(
             "nextColor",
             &["org.rudder.it.Color"],
             vec![to_value(&Color::Red).unwrap()],
@@ -204,7 +204,7 @@ async fn java_value_types_round_trip_through_a_java_provider() {
     assert_eq!(from_value::<Color>(green).unwrap(), Color::Green);
     let blue = Value::java_enum("org.rudder.it.Color", "BLUE");
     assert_eq!(
-        r.invoke("echoColor", &["org.rudder.it.Color"], vec![blue.clone()])
+        r.call::<Value, _>("echoColor", &["org.rudder.it.Color"], vec![blue.clone()])
             .await
             .unwrap(),
         blue
@@ -223,7 +223,7 @@ async fn java_value_types_round_trip_through_a_java_provider() {
         color: Color::Blue,
     };
     let next = r
-        .invoke(
+        .call::<Value, _>(
             "nextInvoice",
             &["org.rudder.it.Invoice"],
             vec![to_value(&invoice).unwrap()],
@@ -324,7 +324,7 @@ async fn a_providers_stack_trace_reads_as_its_first_line() {
     let zookeeper = ZooKeeperContainer::start().await.unwrap();
     let peer = java_provider(&zookeeper).await;
     let r = reference(&peer, "org.rudder.it.GreetingService").await;
-    let err = r.invoke("nosuch", &[], vec![]).await.unwrap_err();
+    let err = r.call::<Value, _>("nosuch", &[], vec![]).await.unwrap_err();
     let CallError::Rpc(rpc) = &err else {
         panic!("expected a status answer, got {err:?}");
     };

@@ -521,7 +521,10 @@ fn parse_probe(out: &str) -> BTreeMap<String, JavaRun> {
 async fn call_rudder(reference: &Reference) -> BTreeMap<String, usize> {
     let mut outcomes = BTreeMap::new();
     for _ in 0..CALLS {
-        let outcome = match reference.invoke("whoAmI", &[], Vec::new()).await {
+        let outcome = match reference
+            .call::<rudder::Value, _>("whoAmI", &[], Vec::new())
+            .await
+        {
             Ok(answer) => answer
                 .as_str()
                 .map_or_else(|| format!("unexpected:{answer:?}"), str::to_owned),

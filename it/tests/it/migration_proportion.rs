@@ -24,7 +24,7 @@ const WAIT: Duration = Duration::from_secs(30);
 async fn spread(reference: &Reference, calls: usize) -> BTreeMap<i32, usize> {
     let mut seen = BTreeMap::new();
     for _ in 0..calls {
-        match reference.invoke("whoAmI", &[], vec![]).await {
+        match reference.call::<Value, _>("whoAmI", &[], vec![]).await {
             Ok(Value::Int(port)) => *seen.entry(port).or_default() += 1,
             other => panic!("unexpected answer {other:?}"),
         }

@@ -93,7 +93,11 @@ async fn a_step_changed_live_switches_the_providers_calls_reach_without_a_failed
         );
         async move {
             while !stop.load(Ordering::Relaxed) {
-                if reference.invoke("whoAmI", &[], vec![]).await.is_err() {
+                if reference
+                    .call::<rudder::Value, _>("whoAmI", &[], vec![])
+                    .await
+                    .is_err()
+                {
                     failed.fetch_add(1, Ordering::Relaxed);
                 }
                 made.fetch_add(1, Ordering::Relaxed);

@@ -107,7 +107,7 @@ async fn served_by(
     for (key, value) in attachments {
         call.set_attachment(key, value);
     }
-    let answer = reference.invoke_invocation(call).await?;
+    let answer = reference.invoke(call).await?.into_result()?;
     Ok(answer.as_str().expect("a name").to_owned())
 }
 

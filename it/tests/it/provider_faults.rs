@@ -67,7 +67,7 @@ async fn run() {
                 let (mut latencies, mut failures, mut served_by_a) = (Vec::new(), Vec::new(), 0);
                 while issued.fetch_add(1, Ordering::Relaxed) < CALLS {
                     let call_started = Instant::now();
-                    let outcome = reference.invoke("sayHello", &[], vec![]).await;
+                    let outcome = reference.call::<Value, _>("sayHello", &[], vec![]).await;
                     latencies.push(call_started.elapsed());
                     match outcome {
                         Ok(value) => served_by_a += usize::from(value == Value::from("a")),

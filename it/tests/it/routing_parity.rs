@@ -585,7 +585,11 @@ async fn run_probe(zookeeper: &str, specs: &[CallSpec]) -> BTreeMap<String, Outc
 async fn call_rudder(rudder: &Reference, spec: &CallSpec) -> Outcomes {
     let mut outcomes = Outcomes::new();
     for _ in 0..CALLS {
-        let outcome = match rudder.invoke_invocation(spec.invocation()).await {
+        let outcome = match rudder
+            .invoke(spec.invocation())
+            .await
+            .and_then(|response| Ok(response.into_result()?))
+        {
             Ok(answer) => answering_instance(spec.method, &answer),
             Err(CallError::Rpc(e)) if e.kind() == RpcErrorKind::NoProvider => {
                 NO_PROVIDER.to_owned()

@@ -43,7 +43,7 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
         .unwrap();
     assert_greets_as(&greeter, "java-tri").await;
     match greeter
-        .invoke("nosuch", &["java.lang.String"], vec![Value::from("x")])
+        .call::<Value, _>("nosuch", &["java.lang.String"], vec![Value::from("x")])
         .await
     {
         Err(CallError::Rpc(e)) => {
@@ -69,7 +69,7 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
         .await
         .unwrap();
     let err = impatient
-        .invoke("slow", &["int"], vec![Value::Int(2000)])
+        .call::<Value, _>("slow", &["int"], vec![Value::Int(2000)])
         .await
         .unwrap_err();
     assert!(
@@ -77,7 +77,7 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
         "{err}"
     );
     let again = impatient
-        .invoke("add", &["int", "int"], vec![Value::Int(1), Value::Int(1)])
+        .call::<Value, _>("add", &["int", "int"], vec![Value::Int(1), Value::Int(1)])
         .await
         .unwrap();
     assert_eq!(again, Value::Int(2));
@@ -93,7 +93,9 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
             .build()
             .await
             .unwrap();
-        let answer = unset.invoke("slow", &["int"], vec![Value::Int(300)]).await;
+        let answer = unset
+            .call::<Value, _>("slow", &["int"], vec![Value::Int(300)])
+            .await;
         assert_eq!(
             answer.map_err(|e| e.to_string()),
             Ok(Value::from("slept 300")),
@@ -121,7 +123,7 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
     assert_eq!(protocols, BTreeSet::from(["dubbo".into(), "tri".into()]));
     let mut answered = BTreeSet::new();
     for _ in 0..4 {
-        let who = both.invoke("whoAmI", &[], vec![]).await.unwrap();
+        let who = both.call::<Value, _>("whoAmI", &[], vec![]).await.unwrap();
         answered.insert(who.as_str().unwrap_or("?").to_owned());
     }
     assert_eq!(
@@ -140,7 +142,10 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
         .unwrap();
     assert_eq!(tri_only.providers().len(), 1);
     for _ in 0..3 {
-        let who = tri_only.invoke("whoAmI", &[], vec![]).await.unwrap();
+        let who = tri_only
+            .call::<Value, _>("whoAmI", &[], vec![])
+            .await
+            .unwrap();
         assert_eq!(who, Value::from("java-tri"));
     }
     let alice = User {
@@ -167,7 +172,7 @@ async fn java_interface_services_answer_over_tri_by_url_and_through_the_registry
         .await
         .unwrap();
     let sum = owned
-        .invoke("add", &["int", "int"], vec![Value::Int(3), Value::Int(4)])
+        .call::<Value, _>("add", &["int", "int"], vec![Value::Int(3), Value::Int(4)])
         .await
         .unwrap();
     assert_eq!(sum, Value::Int(7));

@@ -24,6 +24,7 @@
 
 mod convert;
 mod decimal;
+mod deserialize;
 mod exception;
 mod model;
 mod parse_error;

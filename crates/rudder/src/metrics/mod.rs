@@ -52,7 +52,7 @@
 //!     .provider(&format!("dubbo://{}/com.acme.Greeter", server.local_addr()))
 //!     .build()
 //!     .await?;
-//! greeter.invoke("sayHello", &[], vec![]).await?;
+//! greeter.call::<Value, _>("sayHello", &[], vec![]).await?;
 //! let text = consumer.metrics().expect("metrics are on").encode();
 //! let provider = format!("dubbo://{}/com.acme.Greeter", server.local_addr());
 //! assert!(text.contains(&format!(

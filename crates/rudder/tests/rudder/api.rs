@@ -181,7 +181,7 @@ async fn argument_counts_are_checked_before_anything_is_sent() {
         .await
         .unwrap();
     let error = reference
-        .invoke("who", &["java.lang.String"], vec![])
+        .call::<Value, _>("who", &["java.lang.String"], vec![])
         .await
         .unwrap_err();
     assert!(
@@ -225,7 +225,10 @@ async fn a_provider_exception_exposes_its_java_cause_chain() {
         .build()
         .await
         .unwrap();
-    let error = reference.invoke("fail", &[], vec![]).await.unwrap_err();
+    let error = reference
+        .call::<Value, _>("fail", &[], vec![])
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), RpcErrorKind::Biz);
     let thrown = error.exception().expect("the JavaException");
     assert_eq!(thrown.to_string(), "java.lang.IllegalStateException: outer");
@@ -256,7 +259,7 @@ async fn a_call_cut_by_shutdown_is_never_retried() {
         .unwrap();
     let held = tokio::spawn({
         let reference = reference.clone();
-        async move { reference.invoke("hold", &[], vec![]).await }
+        async move { reference.call::<Value, _>("hold", &[], vec![]).await }
     });
     within("the held call to arrive", signals.arrived.notified()).await;
     within("shutdown", consumer.shutdown()).await;
@@ -273,10 +276,13 @@ async fn a_call_cut_by_shutdown_is_never_retried() {
     );
     assert!(error.attempts().len() <= 1, "{:?}", error.attempts());
 
-    let after = reference.invoke("who", &[], vec![]).await.unwrap_err();
+    let after = reference
+        .call::<Value, _>("who", &[], vec![])
+        .await
+        .unwrap_err();
     assert_eq!(after.kind(), RpcErrorKind::ShutDown, "{after}");
     let raw = reference
-        .invoke_raw(Invocation::new("who", vec![], vec![]))
+        .invoke(Invocation::new("who", vec![], vec![]))
         .await
         .unwrap_err();
     assert_eq!(raw.kind(), RpcErrorKind::ShutDown);

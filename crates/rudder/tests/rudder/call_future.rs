@@ -22,11 +22,11 @@ async fn a_calls_future_stays_small_whatever_protocols_and_modes_exist() {
         vec!["java.lang.String".into()],
         vec![Value::from("x")],
     );
-    let call = reference.invoke_raw(invocation);
+    let call = reference.invoke(invocation);
     let bytes = std::mem::size_of_val(&call);
     assert!(
         bytes <= MOST_BYTES,
-        "Reference::invoke_raw's future is {bytes} bytes (at most {MOST_BYTES}): is a large \
+        "Reference::invoke's future is {bytes} bytes (at most {MOST_BYTES}): is a large \
          protocol or cluster-mode future inlined again?"
     );
 }

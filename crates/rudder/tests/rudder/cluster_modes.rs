@@ -123,7 +123,10 @@ async fn failback_answers_empty_and_retries_the_call_once_the_provider_is_up() {
         .await
         .unwrap();
     // Nothing listens yet: the caller gets the empty result at once.
-    let answer = greeter.invoke("record", &[], vec![]).await.unwrap();
+    let answer = greeter
+        .call::<Value, _>("record", &[], vec![])
+        .await
+        .unwrap();
     assert_eq!(answer, Value::Null);
     // The provider comes up; a retry (300 ms apart, after the connection's 100 ms backoff) reaches it.
     let live = provider_on(port, "live", &[]).await;
@@ -148,7 +151,7 @@ async fn forking_returns_the_first_answer_and_a_timeout_lists_the_forks() {
     // answer is known (the losers' calls are cancelled, so they must have arrived before it).
     let call = tokio::spawn({
         let greeter = greeter.clone();
-        async move { greeter.invoke("held", &[], vec![]).await }
+        async move { greeter.call::<Value, _>("held", &[], vec![]).await }
     });
     fast.wait_for_calls(1).await;
     slow.wait_for_calls(1).await;
@@ -159,7 +162,7 @@ async fn forking_returns_the_first_answer_and_a_timeout_lists_the_forks() {
 
     let started = Instant::now();
     let err = greeter
-        .invoke_raw(Invocation::new("slow", vec![], vec![]))
+        .invoke(Invocation::new("slow", vec![], vec![]))
         .await
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_millis(1_500));
@@ -189,7 +192,10 @@ async fn broadcast_calls_every_provider_and_fails_on_any_exception() {
         .build()
         .await
         .unwrap();
-    let last = greeter.invoke("refresh", &[], vec![]).await.unwrap();
+    let last = greeter
+        .call::<Value, _>("refresh", &[], vec![])
+        .await
+        .unwrap();
     // One after another in list order, and the answer is the last one's. The list order of three
     // loopback providers depends on their ports, so the expected name is read from the list.
     let names = [("a", &a), ("b", &b), ("c", &c)];
@@ -201,7 +207,10 @@ async fn broadcast_calls_every_provider_and_fails_on_any_exception() {
     assert_eq!(last, Value::from(*expected));
     assert_eq!((a.calls(), b.calls(), c.calls()), (1, 1, 1));
 
-    let err = greeter.invoke("fail", &[], vec![]).await.unwrap_err();
+    let err = greeter
+        .call::<Value, _>("fail", &[], vec![])
+        .await
+        .unwrap_err();
     let CallError::Rpc(err) = err else {
         panic!("broadcast reports a failure as an error: {err}");
     };
@@ -222,7 +231,10 @@ async fn a_multi_group_reference_merges_the_groups_lists() {
         .build()
         .await
         .unwrap();
-    let merged = greeter.invoke("numbers", &[], vec![]).await.unwrap();
+    let merged = greeter
+        .call::<Value, _>("numbers", &[], vec![])
+        .await
+        .unwrap();
     let items = |v: &[i32]| v.iter().map(|n| Value::Int(*n)).collect::<Vec<_>>();
     match merged {
         Value::List { items: got, .. } => assert_eq!(got, items(&[3, 1, 2]), "group order b, a"),
@@ -237,7 +249,7 @@ async fn a_multi_group_reference_merges_the_groups_lists() {
         .await
         .unwrap();
     assert_eq!(
-        first.invoke("who", &[], vec![]).await.unwrap(),
+        first.call::<Value, _>("who", &[], vec![]).await.unwrap(),
         Value::from("a")
     );
 }
@@ -256,7 +268,7 @@ async fn available_skips_a_provider_whose_connection_failed() {
     // call goes to the live one.
     let mut answers = Vec::new();
     for _ in 0..4 {
-        answers.push(greeter.invoke("who", &[], vec![]).await.ok());
+        answers.push(greeter.call::<Value, _>("who", &[], vec![]).await.ok());
     }
     assert!(
         answers[1..].iter().all(|a| *a == Some(Value::from("live"))),
@@ -275,7 +287,7 @@ async fn a_failover_error_lists_every_provider_tried() {
         .await
         .unwrap();
     let err = greeter
-        .invoke_raw(Invocation::new("who", vec![], vec![]))
+        .invoke(Invocation::new("who", vec![], vec![]))
         .await
         .unwrap_err();
     assert_eq!(err.kind(), RpcErrorKind::Network);

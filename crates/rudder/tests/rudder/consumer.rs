@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rudder::extension::{LoadBalance, MethodView, Pick, PickRng};
-use rudder::{BuildError, CallError, Consumer, Invocation, RpcErrorKind, Value};
+use rudder::{BuildError, CallError, Consumer, Invocation, MethodCall, RpcErrorKind, Value};
 use rudder_rpc::server::DubboServer;
 use tokio::sync::{watch, Semaphore};
 use tower_service::Service;
@@ -99,7 +99,7 @@ async fn references_of_one_consumer_share_call_statistics() {
         .unwrap();
     let held = tokio::spawn({
         let fast = fast.clone();
-        async move { fast.invoke("hold", &[], vec![]).await }
+        async move { fast.call::<Value, _>("hold", &[], vec![]).await }
     });
     // The call made through `fast` is in flight in the statistics `other` picks by.
     let seen = other.snapshot().providers()[0].status().clone();
@@ -133,7 +133,7 @@ async fn consumer_loadbalance_beats_the_providers_and_method_settings_beat_both(
         .unwrap();
     let mut answers = Vec::new();
     for _ in 0..6 {
-        answers.push(greeter.invoke("who", &[], vec![]).await.unwrap());
+        answers.push(greeter.call::<Value, _>("who", &[], vec![]).await.unwrap());
     }
     // Equal weights under round robin alternate exactly; random with seed 1 would not.
     let first = answers[0].clone();
@@ -180,7 +180,7 @@ async fn provider_retries_and_cluster_are_ignored_as_in_dubbo_3() {
     // Failover with the consumer's default retries: the dead provider is always hidden.
     for _ in 0..10 {
         assert_eq!(
-            greeter.invoke("who", &[], vec![]).await.unwrap(),
+            greeter.call::<Value, _>("who", &[], vec![]).await.unwrap(),
             Value::from("alive")
         );
     }
@@ -251,7 +251,7 @@ async fn unknown_strategy_names_fail_the_build_and_custom_ones_are_registered_on
     };
     for _ in 0..4 {
         assert_eq!(
-            greeter.invoke("who", &[], vec![]).await.unwrap(),
+            greeter.call::<Value, _>("who", &[], vec![]).await.unwrap(),
             Value::from(expected)
         );
     }
@@ -269,12 +269,15 @@ async fn shutdown_fails_later_calls_and_builds() {
         .await
         .unwrap();
     assert_eq!(
-        greeter.invoke("who", &[], vec![]).await.unwrap(),
+        greeter.call::<Value, _>("who", &[], vec![]).await.unwrap(),
         Value::from("a")
     );
     consumer.shutdown().await;
     assert!(consumer.is_shut_down());
-    let err = greeter.invoke("who", &[], vec![]).await.unwrap_err();
+    let err = greeter
+        .call::<Value, _>("who", &[], vec![])
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::ShutDown),
         "{err}"
@@ -299,14 +302,14 @@ async fn poll_ready_waits_while_every_provider_is_at_its_actives_limit() {
         .build()
         .await
         .unwrap();
-    let mut service = greeter.service("hold");
+    let mut service = greeter.service("hold", &[]);
     within(
         "first readiness",
         std::future::poll_fn(|cx| service.poll_ready(cx)),
     )
     .await
     .unwrap();
-    let first = tokio::spawn(service.call(Invocation::new("hold", vec![], vec![])));
+    let first = tokio::spawn(service.call(MethodCall::new(vec![])));
     let status = greeter.snapshot().providers()[0].status().clone();
     gate.arrivals(1).await;
     assert_eq!(
@@ -316,7 +319,7 @@ async fn poll_ready_waits_while_every_provider_is_at_its_actives_limit() {
     );
 
     // The only slot is taken: not ready, and woken when it frees.
-    let mut second = greeter.service("hold");
+    let mut second = greeter.service("hold", &[]);
     let waker_count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let waker = counting_waker(Arc::clone(&waker_count));
     let mut cx = std::task::Context::from_waker(&waker);
@@ -329,14 +332,24 @@ async fn poll_ready_waits_while_every_provider_is_at_its_actives_limit() {
     );
     assert!(second.poll_ready(&mut cx).is_ready());
 
-    // Other methods have no limit and are always ready; a mismatched method is refused.
-    let mut who = greeter.service("who");
+    // Other methods have no limit and are always ready; arguments that do not match the method's
+    // parameter types are refused before anything is sent.
+    let mut who = greeter.service("who", &[]);
     assert!(who.poll_ready(&mut cx).is_ready());
     let wrong = who
-        .call(Invocation::new("hold", vec![], vec![]))
+        .call(MethodCall::new(vec![Value::from("extra")]))
         .await
         .unwrap_err();
-    assert_eq!(wrong.kind(), RpcErrorKind::Unknown);
+    assert!(
+        matches!(
+            wrong,
+            CallError::ArgumentCount {
+                types: 0,
+                arguments: 1
+            }
+        ),
+        "{wrong:?}"
+    );
 }
 
 fn counting_waker(count: Arc<std::sync::atomic::AtomicUsize>) -> std::task::Waker {
@@ -367,12 +380,22 @@ async fn static_tags_route_as_in_dubbo_and_every_decision_is_explained() {
     // Untagged calls never reach a tagged provider; tagged calls go to their tag.
     for _ in 0..10 {
         assert_eq!(
-            greeter.invoke("who", &[], vec![]).await.unwrap(),
+            greeter.call::<Value, _>("who", &[], vec![]).await.unwrap(),
             Value::from("plain")
         );
         let mut tagged = Invocation::new("who", vec![], vec![]);
         tagged.set_attachment("dubbo.tag", "gray");
-        let answer = greeter.invoke_raw(tagged).await.unwrap();
+        let answer = greeter.invoke(tagged).await.unwrap();
+        assert_eq!(answer.value(), Some(&Value::from("gray")));
+        // The tower service carries a request's attachments the same way.
+        let mut service = greeter.service("who", &[]);
+        std::future::poll_fn(|cx| service.poll_ready(cx))
+            .await
+            .unwrap();
+        let answer = service
+            .call(MethodCall::new(vec![]).attachment("dubbo.tag", "gray"))
+            .await
+            .unwrap();
         assert_eq!(answer.value(), Some(&Value::from("gray")));
     }
     let explanation = greeter.explain(&Invocation::new("who", vec![], vec![]));

@@ -37,9 +37,9 @@ async fn a_dropped_reference_frees_what_only_it_used() {
         .build()
         .await
         .unwrap();
-    on_a.invoke("x", &[], vec![]).await.unwrap();
-    on_both.invoke("x", &[], vec![]).await.unwrap();
-    on_both.invoke("x", &[], vec![]).await.unwrap();
+    on_a.call::<Value, _>("x", &[], vec![]).await.unwrap();
+    on_both.call::<Value, _>("x", &[], vec![]).await.unwrap();
+    on_both.call::<Value, _>("x", &[], vec![]).await.unwrap();
     assert_eq!(
         consumer.diagnostics().open_connections(),
         2,
@@ -53,7 +53,7 @@ async fn a_dropped_reference_frees_what_only_it_used() {
     assert_eq!(a.open_connections(), 1);
     assert_eq!(consumer.diagnostics().open_connections(), 1);
     assert_eq!(consumer.statuses().len(), 1);
-    on_a.invoke("x", &[], vec![]).await.unwrap();
+    on_a.call::<Value, _>("x", &[], vec![]).await.unwrap();
 
     drop(on_a);
     within("a's socket to close", a.wait_for_open_connections(0)).await;
@@ -85,7 +85,7 @@ async fn dropping_the_last_handle_closes_every_connection() {
     }
     let reference = reference.build().await.unwrap();
     for _ in 0..3 {
-        reference.invoke("x", &[], vec![]).await.unwrap();
+        reference.call::<Value, _>("x", &[], vec![]).await.unwrap();
     }
     for s in &servers {
         assert_eq!(s.open_connections(), 1);
@@ -94,7 +94,7 @@ async fn dropping_the_last_handle_closes_every_connection() {
     let clone = reference.clone();
     drop(reference);
     drop(consumer);
-    clone.invoke("x", &[], vec![]).await.unwrap();
+    clone.call::<Value, _>("x", &[], vec![]).await.unwrap();
     drop(clone);
     for s in &servers {
         within(
@@ -115,7 +115,7 @@ async fn shutdown_waits_until_every_task_has_ended() {
         .build()
         .await
         .unwrap();
-    reference.invoke("x", &[], vec![]).await.unwrap();
+    reference.call::<Value, _>("x", &[], vec![]).await.unwrap();
     assert!(consumer.diagnostics().live_tasks() > 0);
     within("shutdown", consumer.shutdown()).await;
     assert_eq!(consumer.diagnostics().live_tasks(), 0);

@@ -136,13 +136,15 @@ async fn scraped_metrics_count_every_call_with_exact_durations_and_forget_pruned
 
     // One call at a time, so each call's duration is exactly what its provider added to the ticker.
     for _ in 0..4 {
-        both.invoke("fast", &[], vec![]).await.unwrap();
+        both.call::<Value, _>("fast", &[], vec![]).await.unwrap();
     }
     for _ in 0..2 {
-        both.invoke("slow", &[], vec![]).await.unwrap();
+        both.call::<Value, _>("slow", &[], vec![]).await.unwrap();
     }
-    both.invoke("stall", &[], vec![]).await.unwrap_err();
-    only_a.invoke("fast", &[], vec![]).await.unwrap();
+    both.call::<Value, _>("stall", &[], vec![])
+        .await
+        .unwrap_err();
+    only_a.call::<Value, _>("fast", &[], vec![]).await.unwrap();
 
     let (pa, pb) = (url(&a), url(&b));
     let m = scrape(&server).await;
@@ -211,7 +213,7 @@ async fn scraped_metrics_count_every_call_with_exact_durations_and_forget_pruned
     // A call held at the provider shows as in flight while it runs, and not after.
     let held = tokio::spawn({
         let only_a = only_a.clone();
-        async move { only_a.invoke("hold", &[], vec![]).await }
+        async move { only_a.call::<Value, _>("hold", &[], vec![]).await }
     });
     let in_flight = series("rudder_calls_in_flight", &pa, "hold", "");
     // Counted in flight before it was sent, so by the time it reaches the provider.
@@ -352,7 +354,12 @@ async fn ejections_show_in_the_metrics_and_the_explanation_until_they_end() {
         .unwrap();
     let mut failed = 0;
     for _ in 0..4 {
-        failed += usize::from(reference.invoke("fast", &[], vec![]).await.is_err());
+        failed += usize::from(
+            reference
+                .call::<Value, _>("fast", &[], vec![])
+                .await
+                .is_err(),
+        );
     }
     assert_eq!(
         failed, 2,
@@ -375,7 +382,10 @@ async fn ejections_show_in_the_metrics_and_the_explanation_until_they_end() {
 
     // Ejected, the dead provider gets no call: the next four all succeed.
     for _ in 0..4 {
-        reference.invoke("fast", &[], vec![]).await.unwrap();
+        reference
+            .call::<Value, _>("fast", &[], vec![])
+            .await
+            .unwrap();
     }
     let why = reference.explain(&Invocation::new("fast", vec![], vec![]));
     assert_eq!(why.ejected(), 1, "{why}");

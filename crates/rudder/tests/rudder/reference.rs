@@ -41,7 +41,12 @@ async fn round_robin_split_over_the_wire_follows_weights_exactly() {
         .unwrap();
     let mut counts = [0, 0];
     for _ in 0..400 {
-        match greeter.invoke("who", &[], vec![]).await.unwrap().as_str() {
+        match greeter
+            .call::<Value, _>("who", &[], vec![])
+            .await
+            .unwrap()
+            .as_str()
+        {
             Some("a") => counts[0] += 1,
             Some("b") => counts[1] += 1,
             other => panic!("unexpected answer {other:?}"),
@@ -75,7 +80,7 @@ async fn failover_hides_a_dead_provider() {
         .unwrap();
     for _ in 0..20 {
         assert_eq!(
-            greeter.invoke("who", &[], vec![]).await.unwrap(),
+            greeter.call::<Value, _>("who", &[], vec![]).await.unwrap(),
             Value::from("alive")
         );
     }
@@ -85,7 +90,10 @@ async fn failover_hides_a_dead_provider() {
         .build()
         .await
         .unwrap();
-    let err = failfast.invoke("who", &[], vec![]).await.unwrap_err();
+    let err = failfast
+        .call::<Value, _>("who", &[], vec![])
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::Network),
         "{err}"
@@ -100,7 +108,7 @@ async fn business_exception_is_returned_not_retried() {
         .build()
         .await
         .unwrap();
-    match greeter.invoke("fail", &[], vec![]).await {
+    match greeter.call::<Value, _>("fail", &[], vec![]).await {
         Err(CallError::Exception(e)) => {
             assert_eq!(e.class, "org.rudder.it.GreetingException");
             assert_eq!(e.message.as_deref(), Some("no greeting from a"));
@@ -125,14 +133,17 @@ async fn consumer_timeout_applies_per_method() {
         .build()
         .await
         .unwrap();
-    let err = greeter.invoke("slow", &[], vec![]).await.unwrap_err();
+    let err = greeter
+        .call::<Value, _>("slow", &[], vec![])
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::Timeout),
         "{err}"
     );
     // The connection survives the timeout.
     assert_eq!(
-        greeter.invoke("who", &[], vec![]).await.unwrap(),
+        greeter.call::<Value, _>("who", &[], vec![]).await.unwrap(),
         Value::from("a")
     );
 }
@@ -174,7 +185,7 @@ async fn no_providers_is_a_clear_error() {
     let mut call = Invocation::new("who", vec![], vec![]);
     call.set_attachment("dubbo.tag", "gray");
     call.set_attachment("dubbo.force.tag", "true");
-    let err = greeter.invoke_invocation(call).await.unwrap_err();
+    let err = greeter.invoke(call).await.unwrap_err();
     assert!(
         matches!(err, CallError::Rpc(ref e) if e.kind() == RpcErrorKind::NoProvider),
         "{err}"

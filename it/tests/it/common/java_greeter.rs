@@ -1,7 +1,7 @@
 //! What the Java provider's `GreetingService` answers, whichever protocol carries the calls: the
 //! assertions the dubbo:// and tri:// interop tests share.
 
-use rudder::{CallError, Reference, Value};
+use rudder::{CallError, Invocation, Reference, Value};
 use serde::{Deserialize, Serialize};
 
 /// The Java provider's `org.rudder.it.User` POJO.
@@ -18,13 +18,13 @@ pub(crate) struct User {
 /// provider's exception, and a generic call.
 pub(crate) async fn assert_greets_as(greeter: &Reference, instance: &str) {
     let hello = greeter
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("rust")])
         .await
         .unwrap();
     assert_eq!(hello, Value::from(format!("Hello rust, from {instance}")));
 
     let sum = greeter
-        .invoke("add", &["int", "int"], vec![Value::Int(2), Value::Int(40)])
+        .call::<Value, _>("add", &["int", "int"], vec![Value::Int(2), Value::Int(40)])
         .await
         .unwrap();
     assert_eq!(sum, Value::Int(42));
@@ -48,12 +48,15 @@ pub(crate) async fn assert_greets_as(greeter: &Reference, instance: &str) {
     );
 
     assert_eq!(
-        greeter.invoke("nullValue", &[], vec![]).await.unwrap(),
+        greeter
+            .call::<Value, _>("nullValue", &[], vec![])
+            .await
+            .unwrap(),
         Value::Null
     );
 
     match greeter
-        .invoke("fail", &["java.lang.String"], vec![Value::from("boom")])
+        .call::<Value, _>("fail", &["java.lang.String"], vec![Value::from("boom")])
         .await
     {
         Err(CallError::Exception(e)) => {
@@ -64,12 +67,17 @@ pub(crate) async fn assert_greets_as(greeter: &Reference, instance: &str) {
     }
 
     let generic = greeter
-        .invoke_generic(
-            "sayHello",
-            &["java.lang.String"],
-            vec![Value::from("generic")],
+        .invoke(
+            Invocation::new(
+                "sayHello",
+                vec!["java.lang.String".into()],
+                vec![Value::from("generic")],
+            )
+            .into_generic(),
         )
         .await
+        .unwrap()
+        .into_result()
         .unwrap();
     assert_eq!(
         generic,

@@ -67,7 +67,7 @@ pub(crate) async fn ports_reached(reference: &Reference, tag: Option<&str>) -> B
         if let Some(tag) = tag {
             call.set_attachment("dubbo.tag", tag);
         }
-        match reference.invoke_raw(call).await {
+        match reference.invoke(call).await {
             Ok(response) => match response.value() {
                 Some(Value::Int(port)) => {
                     ports.insert(*port);
