@@ -193,9 +193,12 @@ async fn all_reach(references: &[Reference], count: usize) {
     let wait = async {
         let started = Instant::now();
         for (i, reference) in references.iter().enumerate() {
-            let mut changes = reference.directory().watch();
-            while reference.snapshot().providers().len() != count {
-                changes.changed().await.expect("directory alive");
+            loop {
+                let mut changes = reference.changes();
+                if reference.snapshot().providers().len() == count {
+                    break;
+                }
+                assert!(changes.changed().await, "reference alive");
             }
             if std::env::var_os("APP_SCALE_TRACE").is_some() {
                 eprintln!(

@@ -265,7 +265,7 @@ async fn main() {
         }
         if Instant::now() >= next_sample {
             next_sample += settings.sample;
-            let listed = reference.directory().snapshot().providers().len();
+            let listed = reference.snapshot().providers().len();
             let s = sample(&consumer, listed);
             if at_warmup.is_none() && started.elapsed() >= warmup {
                 at_warmup = Some((s, departed));
@@ -292,7 +292,7 @@ async fn main() {
     for caller in callers {
         let _ = caller.await;
     }
-    let listed = reference.directory().snapshot().providers().len();
+    let listed = reference.snapshot().providers().len();
     let end = sample(&consumer, listed);
     let last = last.unwrap_or(end);
     drop(reference);

@@ -45,8 +45,6 @@ enum Source {
     Providers(Vec<DubboUrl>),
     #[cfg(feature = "zookeeper")]
     Registries(Vec<String>),
-    #[cfg(feature = "internals")]
-    Directory(Arc<Directory>),
 }
 
 /// Configures a [`Reference`]. Settings are Dubbo's `<dubbo:reference>` attributes; `<method>.<key>`
@@ -181,21 +179,6 @@ impl ReferenceBuilder {
             }
             Source::Registries(urls) => {
                 urls.push(url);
-                true
-            }
-            _ => false,
-        });
-        self
-    }
-
-    /// Uses this directory instead of providers or a registry; its URLs are used as given (tests and
-    /// tools, feature `internals`).
-    #[cfg(feature = "internals")]
-    #[doc(hidden)]
-    pub fn directory(mut self, directory: Arc<Directory>) -> Self {
-        self.set_source("directory", |source| match source {
-            Source::None => {
-                *source = Source::Directory(directory);
                 true
             }
             _ => false,
@@ -360,10 +343,6 @@ impl ReferenceBuilder {
         // One directory (and router chain) per registry; a single one for the other sources.
         let sources: Vec<SourceParts> = match self.source {
             Source::None => return Err(BuildError::NoSource),
-            #[cfg(feature = "internals")]
-            Source::Directory(directory) => {
-                vec![(RegistryChoice::new("directory"), directory, None, None)]
-            }
             Source::Providers(urls) => {
                 let urls = urls.iter().map(|u| params.merge(u));
                 // Given URLs keep their order (the first one's `loadbalance` is the method's, as

@@ -34,9 +34,7 @@
 //! * `zookeeper` (default): ZooKeeper discovery ([`ReferenceBuilder::registry`]);
 //! * `triple` (default): calls to tri:// (Triple) providers of Java interface services, and of
 //!   protobuf services through [`Reference::grpc_channel`];
-//! * `metrics`: Prometheus metrics (`Consumer::metrics`);
-//! * `internals`: hidden accessors of a reference's directories and router chains for rudder's own
-//!   integration tests (`it/`). Not a stable API; nothing else turns it on.
+//! * `metrics`: Prometheus metrics (`Consumer::metrics`).
 //!
 //! # Examples
 //!
@@ -73,6 +71,7 @@ mod guide_doctests;
 mod arguments;
 mod builder;
 mod caller;
+mod changes;
 mod consumer;
 mod diagnostics;
 mod error;
@@ -99,6 +98,7 @@ pub mod tools;
 
 pub use arguments::Arguments;
 pub use builder::ReferenceBuilder;
+pub use changes::{Changes, RulesInForce};
 pub use consumer::{Consumer, ConsumerBuilder};
 pub use diagnostics::Diagnostics;
 #[cfg(feature = "zookeeper")]

@@ -2,7 +2,7 @@
 //! transport of its URL scheme made (`dubbo://` through rudder-rpc, `tri://` through rudder-triple with
 //! the cargo feature `triple`, any other scheme through a transport plugged in with
 //! `ConsumerBuilder::transport`).
-//! Whatever the protocol, the answer is an [`RpcResponse`] and a failure an [`RpcError`] of the same
+//! Whatever the protocol, the answer is an [`RpcResponse`](rudder_rpc::RpcResponse) and a failure an [`RpcError`] of the same
 //! kinds, so statistics, metrics, spans, cluster modes, routers and balancers see no difference.
 
 use std::sync::Arc;
@@ -10,10 +10,11 @@ use std::sync::Arc;
 use rudder_common::error::RpcError;
 #[cfg(not(feature = "triple"))]
 use rudder_common::error::RpcErrorKind;
+#[cfg(any(feature = "zookeeper", feature = "triple"))]
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
 use rudder_rpc::endpoint::{Endpoint, Transport, Transports};
-use rudder_rpc::{DubboProtocol, RpcResponse};
+use rudder_rpc::DubboProtocol;
 
 /// The URL protocol of Triple providers.
 pub(crate) const TRI: &str = "tri";
@@ -75,11 +76,12 @@ impl Protocols {
 
     /// Calls `invocation` on the provider at `url` over the protocol the URL names (a one-off call:
     /// the MetadataService; references keep each provider's endpoint instead).
+    #[cfg(feature = "zookeeper")]
     pub(crate) async fn invoke(
         &self,
         url: &DubboUrl,
         invocation: &Invocation,
-    ) -> Result<RpcResponse, RpcError> {
+    ) -> Result<rudder_rpc::RpcResponse, RpcError> {
         self.endpoint(url).call(invocation.clone()).await
     }
 

@@ -3,8 +3,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-#[cfg(feature = "internals")]
-use rudder_cluster::balancer::Balancer;
 use rudder_cluster::cluster::{ClusterInvoker, MethodModes};
 use rudder_cluster::directory::{Directory, ProviderSet};
 use rudder_cluster::provider::Provider;
@@ -20,6 +18,7 @@ use serde::de::DeserializeOwned;
 
 use crate::arguments::Arguments;
 use crate::caller::DubboCaller;
+use crate::changes::{Changes, RulesInForce};
 use crate::consumer::ConsumerInner;
 use crate::error::CallError;
 
@@ -315,6 +314,32 @@ impl Reference {
         Ok(())
     }
 
+    /// Wakes when something this reference routes over changes: providers, configurators, routing
+    /// rules, a registry subscription's status. See [`Changes`] for the pattern that never misses one.
+    pub fn changes(&self) -> Changes {
+        let versions = self
+            .each_directory()
+            .map(|directory| directory.watch())
+            .chain(self.inner.routers.iter().map(|chain| chain.watch()))
+            .collect();
+        #[cfg(feature = "zookeeper")]
+        let statuses = self.registry_status_changes().into_iter().flatten();
+        #[cfg(not(feature = "zookeeper"))]
+        let statuses = std::iter::empty();
+        Changes::new(versions, statuses)
+    }
+
+    /// The routing rules this reference holds now, with a version that grows with each change
+    /// (the first registry's, with several).
+    pub fn rules(&self) -> RulesInForce {
+        let chain = &self.inner.routers[0];
+        RulesInForce {
+            version: chain.version(),
+            keys: chain.rules(),
+            refused: chain.errors(),
+        }
+    }
+
     /// The directory of each registry, in registry order.
     pub(crate) fn each_directory(&self) -> impl ExactSizeIterator<Item = &Arc<Directory>> + '_ {
         self.inner
@@ -327,34 +352,6 @@ impl Reference {
     /// The first registry's cluster invoker; every registry's caller shares its waiters.
     pub(crate) fn invoker(&self) -> &ClusterInvoker<DubboCaller> {
         self.inner.invoker.first()
-    }
-}
-
-/// What tools and tests reach beneath the read-only views (feature `internals`; not a stable API).
-#[cfg(feature = "internals")]
-impl Reference {
-    /// The first registry's directory.
-    #[doc(hidden)]
-    pub fn directory(&self) -> &Arc<Directory> {
-        self.inner.invoker.first().balancer().directory()
-    }
-
-    /// The directory of each registry, in registry order.
-    #[doc(hidden)]
-    pub fn directories(&self) -> impl ExactSizeIterator<Item = &Arc<Directory>> + '_ {
-        self.each_directory()
-    }
-
-    /// The balancer of the first registry.
-    #[doc(hidden)]
-    pub fn balancer(&self) -> &Arc<Balancer> {
-        self.inner.invoker.first().balancer()
-    }
-
-    /// The router chain of each registry.
-    #[doc(hidden)]
-    pub fn routers(&self) -> &[Arc<RouterChain>] {
-        &self.inner.routers
     }
 }
 

@@ -64,7 +64,7 @@ async fn reached(reference: &Reference) -> Vec<i32> {
 /// Writes the service's condition rule `when => port = <port>` and waits until the reference's chain
 /// holds it (a guard, not a pause: the rule's own step shows in `explain`).
 async fn route_when(zk: &Client, reference: &Reference, when: &str, port: i32) {
-    let before = reference.routers()[0].version();
+    let before = reference.rules().version();
     let rule = format!(
         "configVersion: v3.0\nscope: service\nforce: true\nenabled: true\nkey: {SERVICE}\nconditions:\n  - {when} => port = {port}\n"
     );
@@ -78,7 +78,7 @@ async fn route_when(zk: &Client, reference: &Reference, when: &str, port: i32) {
     let what = format!("rule {line:?} to apply");
     reference_reaches(reference, &what, WAIT, || {
         let call = Invocation::new("whoAmI", vec![], vec![]);
-        reference.routers()[0].version() > before
+        reference.rules().version() > before
             && reference
                 .explain(&call)
                 .steps

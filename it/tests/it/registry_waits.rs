@@ -10,14 +10,13 @@
 //!
 //! Needs Docker and the local image: run `scripts/it-setup.sh` first.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common;
+use crate::common::changes::reference_reaches;
 use crate::common::proxy::ZkProxy;
 use crate::common::{put_provider, CONSUMERS, WAIT};
 use rudder::{BuildError, Consumer};
-use rudder_cluster::directory::{ProviderSet, PublishHook};
 use rudder_registry::RegistryError;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -63,15 +62,6 @@ impl HungServer {
 impl Drop for HungServer {
     fn drop(&mut self) {
         self.task.abort();
-    }
-}
-
-/// Tells a test each time a directory publishes a snapshot.
-struct Published(watch::Sender<usize>);
-
-impl PublishHook for Published {
-    fn prepare(&self, snapshot: &Arc<ProviderSet>) {
-        self.0.send_replace(snapshot.providers().len());
     }
 }
 
@@ -125,7 +115,7 @@ async fn a_build_during_an_outage_fails_after_its_deadline_naming_the_registry()
         .build()
         .await
         .expect("the registry is back");
-    assert_eq!(reference.directory().snapshot().providers().len(), 1);
+    assert_eq!(reference.snapshot().providers().len(), 1);
     drop(reference);
     consumer.shutdown().await;
 }
@@ -155,18 +145,16 @@ async fn with_check_false_a_build_during_an_outage_succeeds_and_providers_arrive
         took >= Duration::from_secs(1) && took < Duration::from_secs(1) + GENEROUS,
         "the build took {took:?} for a 1 s deadline"
     );
-    let directory = Arc::clone(reference.directory());
-    assert!(directory.snapshot().providers().is_empty());
-    let (sender, mut published) = watch::channel(0);
-    let hook: Arc<dyn PublishHook> = Arc::new(Published(sender));
-    directory.add_publish_hook(Arc::downgrade(&hook));
+    assert!(reference.snapshot().providers().is_empty());
 
     proxy.restore();
-    let arrived = tokio::time::timeout(WAIT, published.wait_for(|n| *n == 1)).await;
-    assert!(
-        matches!(arrived, Ok(Ok(_))),
-        "the provider arrived once the registry answered"
-    );
+    reference_reaches(
+        &reference,
+        "the provider to arrive once the registry answered",
+        WAIT,
+        || reference.snapshot().providers().len() == 1,
+    )
+    .await;
     assert_eq!(consumer.diagnostics().registry_sessions(), 1);
     drop(reference);
     consumer.shutdown().await;
@@ -205,7 +193,7 @@ async fn a_hung_registry_delays_only_its_own_builds_shares_one_attempt_and_shutd
         .await
         .expect("the healthy registry builds");
     assert!(started.elapsed() < GENEROUS, "took {:?}", started.elapsed());
-    assert_eq!(healthy.directory().snapshot().providers().len(), 1);
+    assert_eq!(healthy.snapshot().providers().len(), 1);
     assert!(waiting.iter().all(|w| !w.is_finished()), "still waiting");
     assert_eq!(
         *hung.accepted.borrow(),

@@ -218,7 +218,7 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_the_same_rules() {
         .await
         .expect("rudder reference");
     wait_for(&rudder, "rudder to list the four providers", || {
-        rudder.directory().snapshot().providers().len() == 4
+        rudder.snapshot().providers().len() == 4
     })
     .await;
 

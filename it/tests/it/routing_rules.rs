@@ -37,7 +37,7 @@ async fn reached(reference: &Reference, tag: Option<&str>) -> Vec<i32> {
 /// Waits until the chain has applied a new rule version (the rule arrived from ZooKeeper).
 async fn rule_applied(reference: &Reference, after: u64) {
     reference_reaches(reference, "the rule to reach the chain", WAIT, || {
-        reference.routers()[0].version() > after
+        reference.rules().version() > after
     })
     .await;
 }
@@ -63,7 +63,7 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
     assert_eq!(reached(&reference, None).await, all);
 
     // A dynamic tag rule, as dubbo-admin writes it: the first provider is `gray`.
-    let version = reference.routers()[0].version();
+    let version = reference.rules().version();
     let tag_rule = format!(
         "configVersion: v3.0\nforce: false\nenabled: true\nkey: {PROVIDER_APP}\ntags:\n  - name: gray\n    addresses: [\"127.0.0.1:{}\"]\n",
         ports[0]
@@ -143,7 +143,7 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
     let disable_path = format!("/dubbo/config/dubbo/{SERVICE}::.configurators");
     put(&zk, &disable_path, &disable).await;
     reference_reaches(&reference, "the configurator to apply", WAIT, || {
-        reference.directory().snapshot().providers().len() == 2
+        reference.snapshot().providers().len() == 2
     })
     .await;
     let explained = run_rudder(&[
@@ -169,12 +169,12 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
     );
     zk.delete(&disable_path, None).await.expect("delete");
     reference_reaches(&reference, "the provider to come back", WAIT, || {
-        reference.directory().snapshot().providers().len() == 3
+        reference.snapshot().providers().len() == 3
     })
     .await;
 
     // A service condition rule: whoAmI only to the third provider.
-    let version = reference.routers()[0].version();
+    let version = reference.rules().version();
     let condition_rule = format!(
         "configVersion: v3.0\nscope: service\nforce: true\nenabled: true\nkey: {SERVICE}\nconditions:\n  - method = whoAmI => port = {}\n",
         ports[2]
@@ -185,7 +185,7 @@ async fn tag_and_condition_rules_from_zookeeper_route_live() {
     assert_eq!(reached(&reference, None).await, [ports[2]]);
 
     // Deleted: the tag rule alone routes again.
-    let version = reference.routers()[0].version();
+    let version = reference.rules().version();
     zk.delete(&condition_path, None).await.expect("delete");
     rule_applied(&reference, version).await;
     assert_eq!(reached(&reference, None).await, untagged);
