@@ -370,6 +370,10 @@ impl<C: Caller + 'static> Core<C> {
         if tried.iter().any(|t| t.identity() == current.identity()) {
             return None;
         }
+        // Dubbo keeps a sticky provider only while it is available (with `cluster.availablecheck`).
+        if self.balancer.checks_availability() && !current.is_available() {
+            return None;
+        }
         view.providers()
             .iter()
             .position(|p| p.identity() == current.identity())

@@ -18,6 +18,7 @@
 
 use std::sync::Arc;
 
+use super::availability::Availability;
 use super::{
     ActiveCall, AdaptiveMetrics, BorrowedCall, MethodStatus, OutlierState, ProviderStatus,
     RpcStatus, StatusRegistry,
@@ -135,5 +136,22 @@ impl RecordProviders for StatusRegistry {
     }
     fn retain(&self, keep: impl Fn(&str) -> bool) -> usize {
         StatusRegistry::write_retain(self, keep)
+    }
+}
+
+/// Setting a connection's [`Availability`] (the transport that owns the connection does).
+pub trait RecordAvailability {
+    /// Down: not picked (unless every provider is) until `until`, when a call may try again.
+    fn mark_down_until(&self, until: std::time::Instant);
+    /// Up: a connection is open.
+    fn mark_up(&self);
+}
+
+impl RecordAvailability for Availability {
+    fn mark_down_until(&self, until: std::time::Instant) {
+        Availability::write_down_until(self, until);
+    }
+    fn mark_up(&self) {
+        Availability::write_up(self);
     }
 }

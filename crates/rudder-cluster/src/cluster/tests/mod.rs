@@ -9,6 +9,7 @@ use super::*;
 use crate::directory::Directory;
 
 mod available;
+mod availability;
 mod broadcast;
 mod failback;
 mod forking;
