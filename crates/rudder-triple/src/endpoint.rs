@@ -25,7 +25,9 @@ impl Transport for TripleProtocol {
                 match &answer {
                     Ok(_) => target.2.mark_up(),
                     Err(e) if e.kind() == RpcErrorKind::Network && !target.2.is_down() => {
-                        target.2.mark_down_until(std::time::Instant::now() + Backoff::ceiling(1));
+                        target
+                            .2
+                            .mark_down_until(std::time::Instant::now() + Backoff::ceiling(1));
                     }
                     Err(_) => {}
                 }

@@ -39,11 +39,13 @@ fn child_provider_process() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
         let name: &'static str = Box::leak(name.into_boxed_str());
-        let server = rudder_rpc::server::DubboServer::bind(0, move |_call| async move {
-            Ok(Value::from(name))
-        })
-        .await
-        .expect("bind 127.0.0.1");
+        let server =
+            rudder_rpc::server::DubboServer::bind(
+                0,
+                move |_call| async move { Ok(Value::from(name)) },
+            )
+            .await
+            .expect("bind 127.0.0.1");
         println!("port={}", server.local_addr().port());
         tokio::time::sleep(CHILD_LIFETIME).await;
     });

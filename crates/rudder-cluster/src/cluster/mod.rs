@@ -515,7 +515,9 @@ impl<C: Caller + 'static> Core<C> {
 
 /// Whether `exception` (`class` or `class: message`) is of a class in `ignored`.
 fn is_ignored(exception: &str, ignored: Option<&[Box<str>]>) -> bool {
-    let class = exception.split_once(": ").map_or(exception, |(class, _)| class);
+    let class = exception
+        .split_once(": ")
+        .map_or(exception, |(class, _)| class);
     ignored.is_some_and(|classes| classes.iter().any(|c| **c == *class.trim()))
 }
 

@@ -61,7 +61,9 @@ struct Fixture {
 fn fixture(params: &str, throwing: &[u16]) -> Fixture {
     let directory = Arc::new(Directory::default());
     directory.replace(
-        PORTS.map(|port| DubboUrl::parse(&format!("dubbo://10.0.0.{port}:{port}/S?{params}")).unwrap()),
+        PORTS.map(|port| {
+            DubboUrl::parse(&format!("dubbo://10.0.0.{port}:{port}/S?{params}")).unwrap()
+        }),
     );
     let clock = Arc::new(ManualClock::new(START));
     let balancer = Balancer::builder(Arc::clone(&directory))

@@ -357,7 +357,10 @@ async fn the_endpoint_reports_its_connection_down_while_the_provider_is_dead() {
         let url = url(&server, "timeout=15000");
         let protocol = DubboProtocol::new();
         let endpoint = protocol.endpoint(&url);
-        let connection = endpoint.availability().expect("dubbo:// tracks its connections").clone();
+        let connection = endpoint
+            .availability()
+            .expect("dubbo:// tracks its connections")
+            .clone();
         assert!(connection.is_available(), "not yet tried: available");
         assert!(endpoint.call(say_hello("before")).await.is_ok());
         assert!(connection.is_available() && !connection.is_down());
@@ -376,9 +379,15 @@ async fn the_endpoint_reports_its_connection_down_while_the_provider_is_dead() {
         tokio::time::pause();
         tokio::time::advance(Backoff::ceiling(1)).await;
         tokio::time::resume();
-        let hello = endpoint.call(say_hello("after")).await.expect("reconnected");
+        let hello = endpoint
+            .call(say_hello("after"))
+            .await
+            .expect("reconnected");
         assert_eq!(hello.value(), Some(&Value::from("Hello after")));
-        assert!(connection.is_available() && !connection.is_down(), "up again");
+        assert!(
+            connection.is_available() && !connection.is_down(),
+            "up again"
+        );
         restarted.shutdown().await;
     })
     .await;

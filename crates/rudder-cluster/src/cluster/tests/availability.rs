@@ -30,7 +30,11 @@ fn an_hour() -> Instant {
 }
 
 fn random_three() -> [&'static str; 3] {
-    ["dubbo://10.0.0.1:1/S", "dubbo://10.0.0.2:1/S", "dubbo://10.0.0.3:1/S"]
+    [
+        "dubbo://10.0.0.1:1/S",
+        "dubbo://10.0.0.2:1/S",
+        "dubbo://10.0.0.3:1/S",
+    ]
 }
 
 #[test]
@@ -57,7 +61,10 @@ fn a_provider_due_for_its_reconnect_attempt_is_picked_again() {
     let picked = (0..300)
         .filter(|_| block_on(inv.invoke(&call())).unwrap() == "10.0.0.2:1")
         .count();
-    assert!(picked > 40, "picked {picked} times of 300 with its attempt due");
+    assert!(
+        picked > 40,
+        "picked {picked} times of 300 with its attempt due"
+    );
 }
 
 #[test]
@@ -80,7 +87,11 @@ fn failover_retries_skip_down_providers_and_the_check_can_be_turned_off() {
         ("10.0.0.1:1", RpcErrorKind::Network),
         ("10.0.0.2:1", RpcErrorKind::Network),
     ];
-    let inv = invoker(&random_three(), &all_fail, ClusterMode::Failover { retries: 2 });
+    let inv = invoker(
+        &random_three(),
+        &all_fail,
+        ClusterMode::Failover { retries: 2 },
+    );
     let connections = watched(&inv);
     connections[0].mark_down_until(an_hour());
     connections[1].mark_down_until(an_hour());
@@ -94,13 +105,20 @@ fn failover_retries_skip_down_providers_and_the_check_can_be_turned_off() {
         .seed(3)
         .available_check(false)
         .build();
-    let unchecked = ClusterInvoker::new(Arc::new(balancer), Scripted::default(), ClusterMode::Failfast);
+    let unchecked = ClusterInvoker::new(
+        Arc::new(balancer),
+        Scripted::default(),
+        ClusterMode::Failfast,
+    );
     let connections = watched(&unchecked);
     connections[0].mark_down_until(an_hour());
     let picked = (0..300)
         .filter(|_| block_on(unchecked.invoke(&call())).unwrap() == "10.0.0.1:1")
         .count();
-    assert!(picked > 40, "picked {picked} times of 300 without the check");
+    assert!(
+        picked > 40,
+        "picked {picked} times of 300 without the check"
+    );
 }
 
 #[test]

@@ -8,8 +8,8 @@ use rudder_common::url::DubboUrl;
 use super::*;
 use crate::directory::Directory;
 
-mod available;
 mod availability;
+mod available;
 mod broadcast;
 mod failback;
 mod forking;
