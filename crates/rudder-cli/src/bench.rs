@@ -573,7 +573,7 @@ fn to_json(report: &Report) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
-    use super::{duration, rate};
+    use super::{duration, error_rate, rate};
     use std::time::Duration;
 
     #[test]
