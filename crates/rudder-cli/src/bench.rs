@@ -30,7 +30,7 @@ use crate::{bounds, java_types};
 pub(crate) struct BenchArgs {
     #[command(flatten)]
     registry: RegistryArgs,
-    /// Call this provider directly (dubbo://HOST:PORT/INTERFACE?...).
+    /// Call this provider directly (dubbo://HOST:PORT/INTERFACE?... or tri://HOST:PORT/INTERFACE?...).
     #[arg(long, value_name = "URL")]
     url: Option<String>,
     /// The service interface (default with --url: the URL's).
@@ -74,6 +74,10 @@ pub(crate) struct BenchArgs {
     /// Output: a text report, or one JSON object on the last line.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Exit with status 1 when more than this share of the measured calls failed (0 to 1; default
+    /// 0: any failed call fails the run). The report is printed first.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0, value_parser = error_rate)]
+    max_error_rate: f64,
     /// Per-call timeout in milliseconds (1 to 2147483647).
     #[arg(long, value_name = "MS", value_parser = bounds::positive(bounds::MAX_TIMEOUT_MS))]
     timeout: Option<u64>,
@@ -107,6 +111,16 @@ fn duration(text: &str) -> Result<Duration, String> {
         return Err(format!("{text:?} is outside 1ms..=24h"));
     }
     Ok(Duration::from_secs_f64(seconds))
+}
+
+/// `--max-error-rate`: a share from 0 to 1.
+fn error_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(share) if (0.0..=1.0).contains(&share) => Ok(share),
+        _ => Err(format!(
+            "{text:?} is not a share from 0 to 1 (e.g. 0.01 for 1 %)"
+        )),
+    }
 }
 
 fn rate(text: &str) -> Result<f64, String> {
@@ -214,12 +228,24 @@ async fn bench_with(
         },
         rate: args.rate,
         warmup: args.warmup,
-        progress: true,
+        // A progress line only for a person watching: not in a file, not beside JSON.
+        progress: args.format == Format::Text
+            && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     let report = drive(&reference, call, &load).await;
     match args.format {
         Format::Text => write_text(&report, out)?,
         Format::Json => writeln!(out, "{}", to_json(&report))?,
+    }
+    out.flush()?;
+    if report.errors > 0 && report.error_share() > args.max_error_rate {
+        bail!(
+            "{} of {} calls failed ({:.2} %), over --max-error-rate {}",
+            report.errors,
+            report.calls,
+            100.0 * report.error_share(),
+            args.max_error_rate
+        );
     }
     Ok(())
 }
@@ -550,7 +576,7 @@ fn to_json(report: &Report) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
-    use super::{duration, rate};
+    use super::{duration, error_rate, rate};
     use std::time::Duration;
 
     #[test]
@@ -562,5 +588,10 @@ mod tests {
         assert!(duration("25h").is_err() && duration("1y").is_err() && duration("0s").is_err());
         assert_eq!(rate("250"), Ok(250.0));
         assert!(rate("0").is_err() && rate("-1").is_err() && rate("x").is_err());
+        assert_eq!(error_rate("0.01"), Ok(0.01));
+        assert_eq!(error_rate("0"), Ok(0.0));
+        assert!(
+            error_rate("1.5").is_err() && error_rate("-0.1").is_err() && error_rate("NaN").is_err()
+        );
     }
 }

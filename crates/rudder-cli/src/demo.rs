@@ -81,6 +81,10 @@ const PROVIDERS: [DemoProvider; 4] = [
     },
 ];
 
+/// The reactive strategy the demo shows against `random` on a slow provider: the one with the lowest
+/// p99 in `rudder demo --scenario slow` (docs/balancing.md).
+const REACTIVE: &str = "leastactive";
+
 const STRATEGIES: [(&str, &str); 5] = [
     ("random", "Weighted random: shares follow the effective weights (the warming provider gets ~1/5 of its weight)."),
     ("roundrobin", "Smooth weighted round robin: the same proportions as random, but interleaved exactly, not by chance."),
@@ -181,6 +185,21 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "  {note}\n")?;
         out.flush()?;
     }
+    // What rudder adds to Dubbo's balancers, without knowing `--scenario`: one provider 10x slower,
+    // Dubbo's default against the strategy that avoids it best.
+    writeln!(
+        out,
+        "What rudder adds: one of four providers 10x slower, Dubbo's default `random` against `{REACTIVE}`\n\
+         (all scenarios and strategies: rudder demo --scenario all)"
+    )?;
+    crate::scenario::run_one(
+        crate::scenario::Scenario::Slow,
+        &["random", REACTIVE],
+        args.calls,
+        args.concurrency,
+        out,
+    )
+    .await?;
     writeln!(out, "Every call above was picked exactly as a Dubbo consumer would pick it and sent over dubbo://;")?;
     writeln!(out, "`rudder simulate` previews picks without calling, `rudder providers` lists a live service.")?;
     // Before the runtime ends: no registry task may outlive it (see `Consumer::shutdown`).

@@ -44,7 +44,7 @@ const SERVICE: &str = "org.rudder.demo.Greeter";
 const BASE: Duration = Duration::from_millis(2);
 
 /// The strategies compared, with the consumer parameters that make each.
-const STRATEGIES: [(&str, &str); 8] = [
+const STRATEGIES: [(&str, &str); 9] = [
     ("random", "loadbalance=random"),
     ("roundrobin", "loadbalance=roundrobin"),
     ("leastactive", "loadbalance=leastactive"),
@@ -52,6 +52,7 @@ const STRATEGIES: [(&str, &str); 8] = [
     ("adaptive", "loadbalance=adaptive"),
     ("p2c", "loadbalance=p2c"),
     ("peakewma", "loadbalance=peakewma"),
+    ("prequal", "loadbalance=prequal"),
     (
         "random+outlier",
         "loadbalance=random&outlier.consecutive-errors=5&outlier.base-ejection-ms=1000",
@@ -136,13 +137,15 @@ pub(crate) async fn run(
         one => vec![one],
     };
     for scenario in chosen {
-        run_one(scenario, calls, concurrency, out).await?;
+        run_one(scenario, &[], calls, concurrency, out).await?;
     }
     Ok(())
 }
 
-async fn run_one(
+/// Runs one scenario with the strategies named in `only` (every strategy when empty).
+pub(crate) async fn run_one(
     scenario: Scenario,
+    only: &[&str],
     calls: usize,
     concurrency: usize,
     out: &mut dyn Write,
@@ -171,6 +174,9 @@ async fn run_one(
         vec![Value::from("user")],
     );
     for (strategy, params) in STRATEGIES {
+        if !only.is_empty() && !only.contains(&strategy) {
+            continue;
+        }
         let mut builder = consumer
             .reference(SERVICE)
             .cluster(rudder::ClusterMode::Failfast)

@@ -41,7 +41,31 @@ use crate::provider::Provider;
 use crate::rng::RngSource;
 use crate::router::RouterChain;
 use crate::view::ResolvedPolicy;
+use rudder_common::status::availability::any_down;
 use rudder_common::status::{ejections_ever, ejections_in_force};
+use rudder_common::url::DubboUrl;
+
+/// `cluster.availablecheck` (consumer): leave providers whose connection is down out of picks.
+pub const AVAILABLE_CHECK_KEY: &str = "cluster.availablecheck";
+
+/// `cluster.availablecheck` as Dubbo reads it from the consumer URL: absent or empty is `true` (the
+/// default), otherwise `true` only for `true` in any case (Java's `Boolean.parseBoolean`).
+///
+/// ```
+/// use rudder_cluster::balancer::available_check;
+/// use rudder_common::url::DubboUrl;
+/// let url = |q: &str| DubboUrl::parse(&format!("consumer://10.0.0.9/S?{q}")).unwrap();
+/// assert!(available_check(&url("")));
+/// assert!(available_check(&url("cluster.availablecheck=TRUE")));
+/// assert!(!available_check(&url("cluster.availablecheck=false")));
+/// assert!(!available_check(&url("cluster.availablecheck=yes")));
+/// ```
+pub fn available_check(consumer: &DubboUrl) -> bool {
+    match consumer.parameter(AVAILABLE_CHECK_KEY).map(str::trim) {
+        None | Some("") => true,
+        Some(value) => value.eq_ignore_ascii_case("true"),
+    }
+}
 
 /// Picks a provider for each call. Share it behind an `Arc`; `select` takes `&self`.
 pub struct Balancer {
@@ -50,6 +74,8 @@ pub struct Balancer {
     clock: Arc<dyn Clock>,
     rng: RngSource,
     weight_source: Option<Arc<dyn WeightSource>>,
+    /// `cluster.availablecheck`: providers whose connection is down are left out of picks.
+    available_check: bool,
 }
 
 /// Which policy serves a view; also the directory's publish hook that prepares it.
@@ -111,6 +137,7 @@ impl Balancer {
             rng: RngSource::ThreadLocal,
             weight_source: None,
             routers: None,
+            available_check: true,
         }
     }
 
@@ -140,6 +167,11 @@ impl Balancer {
             None => snapshot.with_view(invocation.method_name(), |view| f(view)),
             Some(chain) => chain.with_view(snapshot, invocation, &self.rng, f),
         }
+    }
+
+    /// Whether picks leave out providers whose connection is down (`cluster.availablecheck`).
+    pub fn checks_availability(&self) -> bool {
+        self.available_check
     }
 
     /// The clock picks are made at.
@@ -209,18 +241,29 @@ impl Balancer {
                 ),
             ));
         }
-        // Ejected outliers join the exclusions, unless that leaves nobody (then they are picked from).
+        // Providers whose connection is down, then ejected outliers, join the exclusions; when that
+        // leaves nobody, the pick is made without them (Dubbo calls an unavailable invoker when
+        // every one is, rather than failing without trying).
+        let down = (self.available_check && any_down())
+            .then(|| unavailable(view, excluded))
+            .flatten();
+        let base = down.as_deref().unwrap_or(excluded);
         let ejected = match view.outlier() {
             Some(settings) if ejections_ever() => {
                 let now = self.clock.now_millis();
                 ejections_in_force(now)
-                    .then(|| outlier::ejected(view, settings, excluded, now))
+                    .then(|| outlier::ejected(view, settings, base, now))
                     .flatten()
             }
             _ => None,
         };
         if let Some(with_ejected) = &ejected {
             if let Ok(found) = self.pick_among(view, invocation, with_ejected) {
+                return Ok(found);
+            }
+        }
+        if let Some(with_down) = &down {
+            if let Ok(found) = self.pick_among(view, invocation, with_down) {
                 return Ok(found);
             }
         }
@@ -258,6 +301,18 @@ impl Balancer {
     }
 }
 
+/// `excluded` plus the providers of `view` whose connection is down: `None` when none is.
+fn unavailable(view: &MethodView, excluded: &[Arc<Provider>]) -> Option<Vec<Arc<Provider>>> {
+    let mut out: Option<Vec<Arc<Provider>>> = None;
+    for provider in view.providers() {
+        if !provider.is_available() {
+            out.get_or_insert_with(|| excluded.to_vec())
+                .push(Arc::clone(provider));
+        }
+    }
+    out
+}
+
 impl fmt::Debug for Balancer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Balancer")
@@ -277,9 +332,17 @@ pub struct BalancerBuilder {
     rng: RngSource,
     weight_source: Option<Arc<dyn WeightSource>>,
     routers: Option<Arc<RouterChain>>,
+    available_check: bool,
 }
 
 impl BalancerBuilder {
+    /// Whether picks leave out providers whose connection is down (`cluster.availablecheck`,
+    /// default `true`; read it with [`available_check`]).
+    pub fn available_check(mut self, check: bool) -> Self {
+        self.available_check = check;
+        self
+    }
+
     /// Uses `policies` instead of the built-ins (start from [`LoadBalanceRegistry::with_builtins`] to
     /// add your own).
     pub fn policies(mut self, policies: LoadBalanceRegistry) -> Self {
@@ -339,6 +402,7 @@ impl BalancerBuilder {
             clock: self.clock,
             rng: self.rng,
             weight_source: self.weight_source,
+            available_check: self.available_check,
         }
     }
 }

@@ -4,6 +4,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+use rudder_common::status::availability::Availability;
 use rudder_common::status::record::RecordProviders;
 use rudder_common::status::{ProviderStatus, StatusRegistry};
 use rudder_common::url::ranges::IntRange;
@@ -68,6 +69,8 @@ pub struct Provider {
     status: Arc<ProviderStatus>,
     /// What the caller made for this provider on first use (its endpoint): see [`Provider::cached`].
     cached: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// Whether its connection is up, as the transport says: see [`Provider::watch_availability`].
+    availability: OnceLock<Availability>,
 }
 
 impl Provider {
@@ -90,6 +93,7 @@ impl Provider {
             status,
             url,
             cached: OnceLock::new(),
+            availability: OnceLock::new(),
         })
     }
 
@@ -112,6 +116,37 @@ impl Provider {
         self.cached
             .get_or_init(|| Box::new(make()))
             .downcast_ref::<T>()
+    }
+
+    /// Reads the provider's availability from `availability` (its endpoint's, set by the transport)
+    /// from now on: the balancer leaves it out of picks while it is down (`cluster.availablecheck`).
+    /// The first one given stays. Until one is given the provider counts as available.
+    ///
+    /// ```
+    /// # use rudder_cluster::provider::Provider;
+    /// # use rudder_common::{status::StatusRegistry, url::DubboUrl};
+    /// use rudder_common::status::{availability::Availability, record::RecordAvailability};
+    /// let url = DubboUrl::parse("dubbo://10.0.0.1:20880/com.acme.Greeter")?;
+    /// let provider = Provider::new(url, &StatusRegistry::default())?;
+    /// let connection = Availability::default();
+    /// provider.watch_availability(connection.clone());
+    /// connection.mark_down_until(std::time::Instant::now() + std::time::Duration::from_secs(9));
+    /// assert!(!provider.is_available());
+    /// connection.mark_up();
+    /// assert!(provider.is_available());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn watch_availability(&self, availability: Availability) {
+        let _ = self.availability.set(availability);
+    }
+
+    /// Whether a call may go to the provider now (Dubbo's `invoker.isAvailable()`): its connection is
+    /// up, not yet tried, or due for its next reconnect attempt.
+    #[inline]
+    pub fn is_available(&self) -> bool {
+        self.availability
+            .get()
+            .is_none_or(Availability::is_available)
     }
 
     /// The provider URL as the registry (plus configurators) describes it.

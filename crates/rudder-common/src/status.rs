@@ -60,13 +60,16 @@ pub fn max_active(url: &DubboUrl, method: &str) -> i32 {
 }
 
 mod adaptive;
+pub mod availability;
 mod outlier;
 pub mod record;
 // The write side, for the unit tests and the guards below (the inherent `write_*` methods are its bodies).
 pub use adaptive::{AdaptiveMetrics, ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST};
 pub use outlier::{ejections_ever, ejections_in_force, OutlierState};
 #[allow(unused_imports)]
-use record::{RecordAdaptive, RecordCall, RecordException, RecordOutcome, RecordProviders};
+use record::{
+    RecordAdaptive, RecordAvailability, RecordCall, RecordException, RecordOutcome, RecordProviders,
+};
 
 /// Counters for one provider, or one method of one provider (Dubbo's `RpcStatus`).
 #[derive(Debug, Default)]

@@ -56,6 +56,7 @@ use std::task::{Context, Poll};
 
 use rudder_common::error::RpcError;
 use rudder_common::invocation::Invocation;
+use rudder_common::status::availability::Availability;
 use rudder_common::url::DubboUrl;
 
 use crate::protocol::DubboProtocol;
@@ -73,6 +74,8 @@ pub type ShutdownFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 #[derive(Clone)]
 pub struct Endpoint {
     inner: Arc<dyn Call>,
+    /// Whether the provider's connection is up, as the transport tracks it.
+    availability: Option<Availability>,
 }
 
 /// What an endpoint does with a call; implemented for the built-in transports and the adapters.
@@ -94,6 +97,7 @@ impl Endpoint {
     {
         Endpoint {
             inner: Arc::new(ServiceCall(service)),
+            availability: None,
         }
     }
 
@@ -105,7 +109,32 @@ impl Endpoint {
     {
         Endpoint {
             inner: Arc::new(FnCall(call)),
+            availability: None,
         }
+    }
+
+    /// The same endpoint, reporting `availability`: the transport marks it down while the
+    /// provider's connection is down, and the cluster leaves the provider out of picks meanwhile
+    /// (`cluster.availablecheck`, as Dubbo's `invoker.isAvailable()`).
+    ///
+    /// ```
+    /// # use rudder_rpc::{endpoint::Endpoint, RpcResponse};
+    /// use rudder_common::status::availability::Availability;
+    /// let connection = Availability::default();
+    /// let endpoint = Endpoint::from_fn(|_| async { Ok(RpcResponse::from_value(rudder_common::Value::Null)) })
+    ///     .with_availability(connection.clone());
+    /// assert!(endpoint.availability().is_some_and(|a| a.is_available()));
+    /// ```
+    pub fn with_availability(self, availability: Availability) -> Endpoint {
+        Endpoint {
+            availability: Some(availability),
+            ..self
+        }
+    }
+
+    /// Whether the provider's connection is up, when the transport tracks it.
+    pub fn availability(&self) -> Option<&Availability> {
+        self.availability.as_ref()
     }
 
     /// Calls the provider.
@@ -297,6 +326,7 @@ impl Transport for DubboProtocol {
                 protocol: self.clone(),
                 url: url.clone(),
             }),
+            availability: Some(self.availability(url)),
         }
     }
 

@@ -11,6 +11,10 @@
 //! [`Backoff`]). A connection that did carry traffic and then closed reconnects at once. Failing
 //! fast lets the cluster layer fail over instead of queueing behind a dead host.
 //!
+//! The pool's [`Availability`] (what the cluster's `cluster.availablecheck` reads) is down while no
+//! slot can take a call: each slot is down from the moment it starts a reconnect or its connect
+//! fails, until its backoff expires (a call may try again then) or a connection opens.
+//!
 //! The pool holds one handle per connection; calls hold their own while they run. Dropping the pool
 //! (a retired address) therefore closes each connection once its last call has ended.
 
@@ -18,6 +22,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::status::availability::Availability;
+use rudder_common::status::record::RecordAvailability;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -46,6 +52,37 @@ struct SlotState {
 #[derive(Debug)]
 struct Slot {
     state: Mutex<SlotState>,
+    /// This slot's place in `health`.
+    index: usize,
+    health: Arc<Health>,
+}
+
+/// Which slots can take a call, and the pool's availability that follows from them.
+#[derive(Debug)]
+struct Health {
+    availability: Availability,
+    /// Per slot: `None` when it can take a call, else until when it cannot.
+    down: Mutex<Vec<Option<Instant>>>,
+}
+
+impl Slot {
+    /// Notes whether this slot can take a call (`None`) or until when it cannot. Called with the
+    /// slot's lock held or not; `health` never takes a slot's lock.
+    fn set_down(&self, until: Option<Instant>) {
+        let mut down = self
+            .health
+            .down
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        down[self.index] = until;
+        match down.iter().try_fold(None::<Instant>, |earliest, slot| {
+            slot.map(|until| earliest.map_or(until, |e| e.min(until)))
+                .map(Some)
+        }) {
+            Some(Some(until)) => self.health.availability.mark_down_until(until.into_std()),
+            _ => self.health.availability.mark_up(),
+        }
+    }
 }
 
 /// What the owning protocol shares with its pools.
@@ -80,21 +117,34 @@ enum Step {
 impl ProviderPool {
     /// A pool of `size` (at least 1) connections to `addr`, none opened yet.
     pub(crate) fn new(addr: String, size: usize, context: PoolContext) -> ProviderPool {
+        let size = size.max(1);
+        let health = Arc::new(Health {
+            availability: Availability::default(),
+            down: Mutex::new(vec![None; size]),
+        });
         ProviderPool {
             addr,
-            slots: (0..size.max(1))
-                .map(|_| {
+            slots: (0..size)
+                .map(|index| {
                     Arc::new(Slot {
                         state: Mutex::new(SlotState {
                             phase: Phase::Idle,
                             failures: 0,
                         }),
+                        index,
+                        health: Arc::clone(&health),
                     })
                 })
                 .collect(),
             next: AtomicUsize::new(0),
             context,
         }
+    }
+
+    /// Whether this address can take a call: down while every connection is (re)connecting or
+    /// backing off after a failure.
+    pub(crate) fn availability(&self) -> &Availability {
+        &self.slots[0].health.availability
     }
 
     /// The provider address (`host:port`).
@@ -130,59 +180,8 @@ impl ProviderPool {
         }
     }
 
-    /// Decides, under the slot's lock, whether the slot can answer now or a connect is (or must
-    /// be) under way.
     fn step(&self, slot: &Arc<Slot>, config: ConnectionConfig) -> Step {
-        let mut state = lock(slot);
-        let now = Instant::now();
-        match &state.phase {
-            Phase::Connected(c) if !c.is_closed() && !c.is_readonly() => {
-                return Step::Ready(Ok(c.clone()))
-            }
-            Phase::Connected(c) if c.is_closed() && !c.was_answered() => {
-                // Accepted, then closed before answering anything: as good as a failed connect.
-                let reason = c.close_reason().unwrap_or_default();
-                state.failures = state.failures.saturating_add(1);
-                let retry_at = now + self.context.backoff.delay(state.failures);
-                let error = format!("closed before any answer ({reason})");
-                let refusal = self.refusal(&error, retry_at - now);
-                state.phase = Phase::Failed { retry_at, error };
-                return Step::Ready(Err(refusal));
-            }
-            Phase::Connected(c) => {
-                if c.is_closed() {
-                    state.failures = 0;
-                }
-            }
-            Phase::Connecting(attempt) => return Step::Wait(attempt.clone()),
-            Phase::Failed { retry_at, error } if *retry_at > now => {
-                return Step::Ready(Err(self.refusal(error, *retry_at - now)));
-            }
-            Phase::Failed { .. } | Phase::Idle => {}
-        }
-        if self.context.is_closing() {
-            return Step::Ready(Err(shut_down()));
-        }
-        let (report, attempt) = watch::channel(None);
-        state.phase = Phase::Connecting(attempt.clone());
-        let token = self.context.census.task();
-        let (slot, addr, context) = (Arc::clone(slot), self.addr.clone(), self.context.clone());
-        tokio::spawn(async move {
-            let _token = token;
-            connect(slot, addr, config, context, report).await;
-        });
-        Step::Wait(attempt)
-    }
-
-    fn refusal(&self, error: &str, wait: std::time::Duration) -> RpcError {
-        RpcError::new(
-            RpcErrorKind::Network,
-            format!(
-                "{} unavailable, next reconnect in {} ms; last error: {error}",
-                self.addr,
-                wait.as_millis()
-            ),
-        )
+        step(slot, &self.addr, &self.context, config)
     }
 
     /// Closes every connection now, failing the calls in flight with `reason` (shutdown).
@@ -193,8 +192,67 @@ impl ProviderPool {
                 c.close(reason);
             }
             state.phase = Phase::Idle;
+            slot.set_down(None);
         }
     }
+}
+
+/// Decides, under the slot's lock, whether the slot can answer now or a connect is (or must
+/// be) under way.
+fn step(slot: &Arc<Slot>, addr: &str, context: &PoolContext, config: ConnectionConfig) -> Step {
+    let mut state = lock(slot);
+    let now = Instant::now();
+    match &state.phase {
+        Phase::Connected(c) if !c.is_closed() && !c.is_readonly() => {
+            return Step::Ready(Ok(c.clone()))
+        }
+        Phase::Connected(c) if c.is_closed() && !c.was_answered() => {
+            // Accepted, then closed before answering anything: as good as a failed connect.
+            let reason = c.close_reason().unwrap_or_default();
+            state.failures = state.failures.saturating_add(1);
+            let retry_at = now + context.backoff.delay(state.failures);
+            let error = format!("closed before any answer ({reason})");
+            let refusal = refusal(addr, &error, retry_at - now);
+            state.phase = Phase::Failed { retry_at, error };
+            slot.set_down(Some(retry_at));
+            return Step::Ready(Err(refusal));
+        }
+        Phase::Connected(c) => {
+            if c.is_closed() {
+                state.failures = 0;
+            }
+        }
+        Phase::Connecting(attempt) => return Step::Wait(attempt.clone()),
+        Phase::Failed { retry_at, error } if *retry_at > now => {
+            return Step::Ready(Err(refusal(addr, error, *retry_at - now)));
+        }
+        Phase::Failed { .. } | Phase::Idle => {}
+    }
+    if context.is_closing() {
+        return Step::Ready(Err(shut_down()));
+    }
+    let (report, attempt) = watch::channel(None);
+    state.phase = Phase::Connecting(attempt.clone());
+    // Down while connecting: the calls already waiting for this attempt are all it risks.
+    slot.set_down(Some(now + config.connect_timeout));
+    let token = context.census.task();
+    let (slot, addr, context) = (Arc::clone(slot), addr.to_owned(), context.clone());
+    tokio::spawn(async move {
+        let _token = token;
+        connect(slot, addr, config, context, report).await;
+    });
+    Step::Wait(attempt)
+}
+
+fn refusal(addr: &str, error: &str, wait: std::time::Duration) -> RpcError {
+    RpcError::new(
+        RpcErrorKind::Network,
+        format!(
+            "{} unavailable, next reconnect in {} ms; last error: {error}",
+            addr,
+            wait.as_millis()
+        ),
+    )
 }
 
 /// One connect attempt for `slot`, on its own task: records the verdict, then tells the waiters.
@@ -216,11 +274,14 @@ async fn connect(
             // Checked under the lock, so a shutdown either sees this connection or stops it here.
             Ok(_) if context.is_closing() => {
                 state.phase = Phase::Idle;
+                slot.set_down(None);
                 Err((RpcErrorKind::Network, shut_down().message().to_owned()))
             }
             Ok((connection, driver)) => {
                 driver.spawn();
+                watch_close(&slot, &connection, &context);
                 state.phase = Phase::Connected(connection.clone());
+                slot.set_down(None);
                 Ok(connection)
             }
             Err(e) => {
@@ -228,15 +289,39 @@ async fn connect(
                 // causes (`Connection refused`) go into it.
                 let error = e.message_with_causes();
                 state.failures = state.failures.saturating_add(1);
+                let retry_at = Instant::now() + context.backoff.delay(state.failures);
                 state.phase = Phase::Failed {
-                    retry_at: Instant::now() + context.backoff.delay(state.failures),
+                    retry_at,
                     error: error.clone(),
                 };
+                slot.set_down(Some(retry_at));
                 Err((e.kind(), error))
             }
         }
     };
     report.send_replace(Some(outcome));
+}
+
+/// When `connection` closes by itself (the provider died, reset it, stopped answering heartbeats),
+/// marks the slot down for one backoff delay at once, so the cluster stops picking the provider
+/// without waiting for calls to find the connection closed; the first call after that reconnects
+/// (as the first call after a close always does). Holds the slot weakly: a retired pool's
+/// connections close, and this ends with them.
+fn watch_close(slot: &Arc<Slot>, connection: &Connection, context: &PoolContext) {
+    let mut closed = connection.closed();
+    let (slot, backoff) = (Arc::downgrade(slot), Arc::clone(&context.backoff));
+    let token = context.census.task();
+    tokio::spawn(async move {
+        let _token = token;
+        // An error means the connection's state is gone: closed as well.
+        let _ = closed.wait_for(|closed| *closed).await;
+        let Some(slot) = slot.upgrade() else { return };
+        let state = lock(&slot);
+        // Only while the slot still holds the closed connection: a call may have reconnected.
+        if matches!(&state.phase, Phase::Connected(c) if c.is_closed()) {
+            slot.set_down(Some(Instant::now() + backoff.delay(1)));
+        }
+    });
 }
 
 fn shut_down() -> RpcError {

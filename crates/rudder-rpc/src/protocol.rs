@@ -294,6 +294,15 @@ impl DubboProtocol {
         }
     }
 
+    /// Whether the provider at `url` can take a call (its pool's connections): what its endpoint
+    /// reports to the cluster.
+    pub(crate) fn availability(
+        &self,
+        url: &DubboUrl,
+    ) -> rudder_common::status::availability::Availability {
+        self.pool(url).availability().clone()
+    }
+
     fn pool(&self, url: &DubboUrl) -> Arc<ProviderPool> {
         let addr = url.address();
         let size = settings::connections(url);

@@ -8,6 +8,8 @@ use http::header::{HeaderValue, CONTENT_TYPE};
 use http::uri::PathAndQuery;
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
+use rudder_common::status::availability::Availability;
+use rudder_common::status::record::RecordAvailability;
 use rudder_common::url::DubboUrl;
 use rudder_hessian::DecodeLimits;
 use rudder_rpc::backoff::Backoff;
@@ -93,6 +95,8 @@ struct Slot {
     /// Per channel: consecutive failed connects, and until when the next one waits.
     failures: Vec<Mutex<(u32, Option<tokio::time::Instant>)>>,
     next: AtomicUsize,
+    /// Down while connects fail (until the next is due) and after a call finds no connection.
+    availability: Availability,
 }
 
 impl TripleProtocol {
@@ -328,8 +332,13 @@ impl TripleProtocol {
         }
     }
 
-    /// The connection to `url`'s address, made within `connect.timeout` if there is none yet.
-    async fn channel(&self, url: &DubboUrl) -> Result<Channel, RpcError> {
+    /// Whether the provider at `url` can take a call, as its endpoint reports it to the cluster.
+    pub(crate) fn availability(&self, url: &DubboUrl) -> Availability {
+        self.slot(url).availability.clone()
+    }
+
+    /// The connections of `url`'s address.
+    fn slot(&self, url: &DubboUrl) -> Arc<Slot> {
         let addr = url.address();
         let size = settings::connections(url);
         // Different `connections` settings for one address get separate sets, as over dubbo://.
@@ -338,7 +347,7 @@ impl TripleProtocol {
         } else {
             format!("{addr}#{size}")
         };
-        let slot = match self.inner.connections.get(&key) {
+        match self.inner.connections.get(&key) {
             Some(slot) => Arc::clone(&slot),
             None => Arc::clone(&self.inner.connections.entry(key).or_insert_with(|| {
                 Arc::new(Slot {
@@ -346,9 +355,16 @@ impl TripleProtocol {
                     channels: (0..size).map(|_| OnceCell::new()).collect(),
                     failures: (0..size).map(|_| Mutex::new((0, None))).collect(),
                     next: AtomicUsize::new(0),
+                    availability: Availability::default(),
                 })
             })),
-        };
+        }
+    }
+
+    /// The connection to `url`'s address, made within `connect.timeout` if there is none yet.
+    async fn channel(&self, url: &DubboUrl) -> Result<Channel, RpcError> {
+        let slot = self.slot(url);
+        let addr = &slot.addr;
         let turn = slot.next.fetch_add(1, Ordering::Relaxed) % slot.channels.len();
         let cell = &slot.channels[turn];
         if let Some(channel) = cell.get() {
@@ -399,12 +415,15 @@ impl TripleProtocol {
         match connected {
             Ok(channel) => {
                 *state = (0, None);
+                slot.availability.mark_up();
                 Ok(channel.clone())
             }
             Err(error) => {
                 state.0 = state.0.saturating_add(1);
                 let wait = self.inner.backoff.delay(state.0);
-                state.1 = Some(tokio::time::Instant::now() + wait);
+                let until = tokio::time::Instant::now() + wait;
+                state.1 = Some(until);
+                slot.availability.mark_down_until(until.into_std());
                 Err(error)
             }
         }

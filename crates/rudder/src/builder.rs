@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rudder_cluster::balancer::Balancer;
+use rudder_cluster::balancer::{available_check, Balancer};
 use rudder_cluster::cluster::{ClusterInvoker, ClusterMode, MethodModes};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::weight::WeightSource;
@@ -389,6 +389,7 @@ impl ReferenceBuilder {
             let invoker =
                 |directory: Arc<Directory>, chain: Arc<RouterChain>, seed: Option<u64>| {
                     let mut balancer = Balancer::builder(directory)
+                        .available_check(available_check(&self.consumer_url))
                         .routers(chain)
                         .policies(consumer.policies().clone())
                         .clock(Arc::clone(&clock));

@@ -91,7 +91,16 @@ impl Caller for DubboCaller {
             .map(|o| Observed::start(o, provider, invocation.method_name()));
         // A provider keeps its endpoint for its life (a configurator's change makes a new provider,
         // so a new endpoint reads the new URL).
-        match provider.cached(|| self.protocol.endpoint(provider.url())) {
+        let endpoint = || {
+            let endpoint = self.protocol.endpoint(provider.url());
+            // The balancer reads the connection's state through the provider from now on
+            // (`cluster.availablecheck`).
+            if let Some(availability) = endpoint.availability() {
+                provider.watch_availability(availability.clone());
+            }
+            endpoint
+        };
+        match provider.cached(endpoint) {
             Some(endpoint) => endpoint.call(invocation.clone()).await,
             None => {
                 self.protocol

@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A load-balance strategy for [`ReferenceBuilder::loadbalance`](crate::ReferenceBuilder::loadbalance):
-/// one of the eight built-ins (Dubbo's six and rudder's `p2c` and `peakewma`), or a strategy registered on the consumer under a name
+/// one of the nine built-ins (Dubbo's six and rudder's `p2c`, `peakewma` and `prequal`), or a strategy registered on the consumer under a name
 /// ([`ConsumerBuilder::loadbalance_policy`](crate::ConsumerBuilder::loadbalance_policy)).
 ///
 /// Names as they come from URLs and configuration are accepted as they are: `"roundrobin".into()`
@@ -37,13 +37,16 @@ pub enum LoadBalanceStrategy {
     P2c,
     /// `peakewma`: latency (peak-sensitive moving average) × calls in flight (rudder's own).
     PeakEwma,
+    /// `prequal`: a few random candidates, the cold ones (calls in flight not above the others'
+    /// 75th percentile) by latency (rudder's own).
+    Prequal,
     /// A strategy registered on the consumer under this name.
     Custom(String),
 }
 
 impl LoadBalanceStrategy {
     /// Every built-in strategy, in the order the docs list them.
-    pub const BUILTINS: [LoadBalanceStrategy; 8] = [
+    pub const BUILTINS: [LoadBalanceStrategy; 9] = [
         LoadBalanceStrategy::Random,
         LoadBalanceStrategy::RoundRobin,
         LoadBalanceStrategy::LeastActive,
@@ -52,6 +55,7 @@ impl LoadBalanceStrategy {
         LoadBalanceStrategy::Adaptive,
         LoadBalanceStrategy::P2c,
         LoadBalanceStrategy::PeakEwma,
+        LoadBalanceStrategy::Prequal,
     ];
 
     /// A strategy registered on the consumer under `name` (a built-in name gives the built-in).
@@ -70,6 +74,7 @@ impl LoadBalanceStrategy {
             LoadBalanceStrategy::Adaptive => "adaptive",
             LoadBalanceStrategy::P2c => "p2c",
             LoadBalanceStrategy::PeakEwma => "peakewma",
+            LoadBalanceStrategy::Prequal => "prequal",
             LoadBalanceStrategy::Custom(name) => name,
         }
     }
@@ -86,6 +91,7 @@ impl From<&str> for LoadBalanceStrategy {
             "adaptive" => LoadBalanceStrategy::Adaptive,
             "p2c" => LoadBalanceStrategy::P2c,
             "peakewma" => LoadBalanceStrategy::PeakEwma,
+            "prequal" => LoadBalanceStrategy::Prequal,
             other => LoadBalanceStrategy::Custom(other.to_owned()),
         }
     }

@@ -8,6 +8,7 @@
 
 mod app_discovery;
 mod app_discovery_tri;
+mod availability_kill;
 mod bench_peakewma;
 mod cli_dubbo_user;
 mod cli_exit;

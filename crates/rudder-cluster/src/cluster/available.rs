@@ -3,7 +3,8 @@
 //! Dubbo asks each invoker `isAvailable()`, i.e. whether its connection is up. The cluster layer sees
 //! only calls, so rudder defines it from them: a provider is **known to be failing** when the last call
 //! this invoker made to it failed with a network error (connection refused, reset, not connected),
-//! nothing has succeeded on it since, and that failure is less than [`RECHECK_MILLIS`] old. After that
+//! nothing has succeeded on it since, and that failure is less than [`RECHECK_MILLIS`] old, or (with
+//! `cluster.availablecheck`) its transport says its connection is down. After that
 //! window one call tries it again (Dubbo's reconnect task retries every second as well). When every
 //! listed provider is known to be failing, the first listed is called anyway: a probe, rather than an
 //! error without trying.
@@ -87,10 +88,13 @@ impl<C: Caller + 'static> Core<C> {
                     if view.is_empty() {
                         return Err(no_provider(invocation));
                     }
+                    let check = self.balancer.checks_availability();
                     let index = view
                         .providers()
                         .iter()
-                        .position(|p| !self.failing.is_failing(p, now))
+                        .position(|p| {
+                            !self.failing.is_failing(p, now) && (!check || p.is_available())
+                        })
                         .unwrap_or(0);
                     Ok(Picked::new(view, index))
                 })

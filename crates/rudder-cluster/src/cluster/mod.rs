@@ -370,6 +370,10 @@ impl<C: Caller + 'static> Core<C> {
         if tried.iter().any(|t| t.identity() == current.identity()) {
             return None;
         }
+        // Dubbo keeps a sticky provider only while it is available (with `cluster.availablecheck`).
+        if self.balancer.checks_availability() && !current.is_available() {
+            return None;
+        }
         view.providers()
             .iter()
             .position(|p| p.identity() == current.identity())
@@ -436,19 +440,25 @@ impl<C: Caller + 'static> Core<C> {
         let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         // A business exception is an answer (`Ok` here), so it counts as a success, as in Dubbo;
         // `peakewma` also reads the exceptions, counted first so a pick never sees the call without.
+        // Outlier ejection counts it as a failure unless its class is declared a business result.
+        let mut outlier_failure = result.is_err();
         if let Ok(output) = &result {
-            if self.caller.exception(output).is_some() {
+            if let Some(exception) = self.caller.exception(output) {
                 picked.method_status.record_exception();
+                outlier_failure = picked.outlier.is_some()
+                    && !is_ignored(&exception, picked.outlier_ignored.as_deref());
             }
         }
         active.finish(elapsed, result.is_ok());
         if let Some(outlier) = &picked.outlier {
             let now = self.balancer.clock().now_millis();
-            let ejected = picked.method_status.outlier().record(
-                result.is_ok(),
+            let others_healthy = || self.another_is_healthy(picked, invocation, now);
+            let ejected = picked.method_status.outlier().record_unless(
+                !outlier_failure,
                 outlier.consecutive_errors,
                 outlier.base_ejection_ms,
                 now,
+                &others_healthy,
             );
             if ejected {
                 tracing::warn!(
@@ -485,6 +495,32 @@ impl<C: Caller + 'static> Core<C> {
     }
 }
 
+impl<C: Caller + 'static> Core<C> {
+    /// Whether a provider of the method other than `picked`'s is healthy at `now`: called, its last
+    /// call of the method not a failure, not ejected. Read only when an ejection is due.
+    fn another_is_healthy(&self, picked: &Picked, invocation: &Invocation, now: i64) -> bool {
+        self.balancer.directory().with_current(|snapshot| {
+            snapshot.with_view(invocation.method_name(), |view| {
+                view.providers().iter().enumerate().any(|(i, p)| {
+                    let status = view.method_status(i);
+                    p.identity() != picked.provider.identity()
+                        && status.total() > 0
+                        && status.outlier().consecutive_errors() == 0
+                        && !status.outlier().is_ejected(now)
+                })
+            })
+        })
+    }
+}
+
+/// Whether `exception` (`class` or `class: message`) is of a class in `ignored`.
+fn is_ignored(exception: &str, ignored: Option<&[Box<str>]>) -> bool {
+    let class = exception
+        .split_once(": ")
+        .map_or(exception, |(class, _)| class);
+    ignored.is_some_and(|classes| classes.iter().any(|c| **c == *class.trim()))
+}
+
 /// The error for a method with no provider listed.
 fn no_provider(invocation: &Invocation) -> RpcError {
     let message = format!("no provider available for {}", invocation.method_name());
@@ -510,6 +546,8 @@ struct Picked {
     load_report: bool,
     /// Outlier ejection settings, when on.
     outlier: Option<crate::loadbalance::outlier::OutlierSettings>,
+    /// Exception classes that are business results for ejection, when some are named.
+    outlier_ignored: Option<Arc<[Box<str>]>>,
 }
 
 impl Picked {
@@ -521,6 +559,7 @@ impl Picked {
             sticky: view.sticky(),
             load_report: false,
             outlier: view.outlier().copied(),
+            outlier_ignored: view.outlier_ignored().cloned(),
         }
     }
 }

@@ -11,7 +11,8 @@
 //! [`least_active`] (`leastactive`), [`shortest_response`] (`shortestresponse`) and [`consistent_hash`]
 //! (`consistenthash`), and Dubbo 3.2's [`adaptive`]; rudder adds two that react to slow and failing
 //! providers, [`p2c`] (two random choices, fewer calls in flight wins) and [`peak_ewma`] (`peakewma`:
-//! two random choices over peak-EWMA latency × load). A [`LoadBalanceRegistry`] maps names to policies, the Rust counterpart of Dubbo's
+//! two random choices over peak-EWMA latency × load) and [`prequal`] (a few random candidates: the
+//! cold ones by latency, the hot by calls in flight). A [`LoadBalanceRegistry`] maps names to policies, the Rust counterpart of Dubbo's
 //! SPI: the policy for a call is the first provider's `loadbalance` parameter for the method.
 //!
 //! # Examples
@@ -51,6 +52,7 @@ mod least_key;
 pub mod outlier;
 pub mod p2c;
 pub mod peak_ewma;
+pub mod prequal;
 pub mod random;
 mod registry;
 pub mod round_robin;

@@ -2,11 +2,18 @@
 //!
 //! With `outlier.consecutive-errors=N` set (consumer or provider side, per method too:
 //! `<method>.outlier.consecutive-errors`), a provider whose calls of the method fail N times in a row
-//! (RPC errors: refused, reset, timed out; a business exception is an answer) is left out of picks for
+//! (RPC errors: refused, reset, timed out; and exceptions thrown by the provider's method, except the
+//! classes `outlier.ignore-exceptions=a.B,c.D` names as business results) is left out of picks for
 //! `outlier.base-ejection-ms` (30 s) × the number of times it has been ejected (at most 10 ×), then let
 //! back in. At most `outlier.max-ejection-percent` (50) of a method's providers are out at once, the
 //! first in list order; when every provider a call may still use is out, the call picks among them
-//! anyway, so a whole-service outage still reaches someone. Off unless `outlier.consecutive-errors` is
+//! anyway, so a whole-service outage still reaches someone.
+//!
+//! Relative to the others: the N-th failure in a row ejects only while another provider of the
+//! method is healthy (its last call of the method succeeded, and it is not ejected). A request that
+//! fails everywhere (a bad argument, the whole service or its database down) ejects nobody: the
+//! failure is not the provider's. Each further failure asks again, so the provider is ejected as
+//! soon as another one answers. Off unless `outlier.consecutive-errors` is
 //! set. The state is the provider's method counters ([`OutlierState`](rudder_common::status::OutlierState)).
 //!
 //! ```
@@ -23,7 +30,8 @@ use std::sync::Arc;
 
 use crate::provider::Provider;
 pub use crate::view::outlier::{
-    Ejection, OutlierSettings, BASE_EJECTION_MS, CONSECUTIVE_ERRORS, MAX_EJECTION_PERCENT,
+    ignored_exceptions, Ejection, OutlierSettings, BASE_EJECTION_MS, CONSECUTIVE_ERRORS,
+    IGNORE_EXCEPTIONS_KEY, MAX_EJECTION_PERCENT, MAX_IGNORED,
 };
 use crate::view::MethodView;
 

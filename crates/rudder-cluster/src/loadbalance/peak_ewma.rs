@@ -216,6 +216,32 @@ impl PeakEwma {
         (latency + 1.0) * (active + 1.0) / f64::from(weight)
     }
 
+    /// Runs `f` with a reader of each provider's latency estimate (ms) for this view at `now`: the
+    /// estimates `peakewma` keeps, shared with the policies that read latency the same way
+    /// (`prequal`). `key` keeps the caller's view state apart from `peakewma`'s own.
+    pub(crate) fn with_latencies<R>(
+        &self,
+        view: &MethodView,
+        now: i64,
+        f: impl FnOnce(&dyn Fn(usize) -> f64) -> R,
+    ) -> R {
+        view.with_state(
+            self.key,
+            |view| self.resolve(view, now),
+            |state: &ViewState| {
+                let latency = |index: usize| {
+                    state.estimates[index].cost_at(now, state.penalties[index], self.decay)
+                };
+                f(&latency)
+            },
+        )
+    }
+
+    /// Builds this policy's state of `view` and drops the estimates no view holds any more.
+    pub(crate) fn prepare_view(&self, view: &MethodView) {
+        LoadBalance::prepare(self, view);
+    }
+
     /// The estimated latency (ms) of provider `index` of `view` at `now`, if this policy has seen
     /// the view: what `rudder providers` and tests show.
     pub fn latency_estimate(&self, view: &MethodView, index: usize, now: i64) -> Option<f64> {

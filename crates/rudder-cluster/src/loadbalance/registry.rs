@@ -9,6 +9,7 @@ use super::consistent_hash::ConsistentHash;
 use super::least_active::LeastActive;
 use super::p2c::PowerOfTwo;
 use super::peak_ewma::PeakEwma;
+use super::prequal::Prequal;
 use super::random::Random;
 use super::round_robin::RoundRobin;
 use super::shortest_response::ShortestResponse;
@@ -16,7 +17,7 @@ use super::{LoadBalance, UnknownLoadBalance};
 
 /// The names of the built-in policies, as [`LoadBalanceRegistry::with_builtins`] registers them: Dubbo's
 /// six, then rudder's own.
-pub const BUILTINS: [&str; 8] = [
+pub const BUILTINS: [&str; 9] = [
     "random",
     "roundrobin",
     "leastactive",
@@ -25,6 +26,7 @@ pub const BUILTINS: [&str; 8] = [
     "adaptive",
     "p2c",
     "peakewma",
+    "prequal",
 ];
 
 /// Load-balancing policies by name. Each policy is one shared instance, so its state (round-robin
@@ -39,7 +41,7 @@ pub const BUILTINS: [&str; 8] = [
 /// registry.register("myrandom", Arc::new(Random));
 /// assert!(registry.get("myrandom").is_ok());
 /// let err = registry.get("nosuch").unwrap_err();
-/// assert!(err.to_string().contains("leastactive, myrandom, p2c, peakewma, random, roundrobin"));
+/// assert!(err.to_string().contains("leastactive, myrandom, p2c, peakewma, prequal, random, roundrobin"));
 /// ```
 #[derive(Clone, Default)]
 pub struct LoadBalanceRegistry {
@@ -52,7 +54,7 @@ impl LoadBalanceRegistry {
         LoadBalanceRegistry::default()
     }
 
-    /// The six Dubbo policies under their Dubbo names, and rudder's `p2c` and `peakewma`.
+    /// The six Dubbo policies under their Dubbo names, and rudder's `p2c`, `peakewma` and `prequal`.
     pub fn with_builtins() -> LoadBalanceRegistry {
         let mut registry = LoadBalanceRegistry::new();
         registry.register("random", Arc::new(Random));
@@ -63,6 +65,7 @@ impl LoadBalanceRegistry {
         registry.register("adaptive", Arc::new(Adaptive::default()));
         registry.register("p2c", Arc::new(PowerOfTwo));
         registry.register("peakewma", Arc::new(PeakEwma::default()));
+        registry.register("prequal", Arc::new(Prequal::default()));
         registry
     }
 

@@ -50,6 +50,8 @@ pub struct MethodView {
     max_active: Box<[i32]>,
     /// Outlier ejection, as the first provider sets it for this method.
     outlier: Option<OutlierSettings>,
+    /// `outlier.ignore-exceptions` as the first provider sets it: `None` when empty or ejection is off.
+    outlier_ignored: Option<Arc<[Box<str>]>>,
     /// The policy the first balancer to prepare or pick here resolved for it, under that balancer's
     /// key: typed, so reading it costs no dynamic type check.
     policy: OnceLock<(StateKey, ResolvedPolicy)>,
@@ -84,6 +86,11 @@ impl MethodView {
         let sticky =
             first.is_some_and(|p| p.url().method_parameter(method, "sticky") == Some("true"));
         let outlier = first.and_then(|p| OutlierSettings::of(p.url(), method));
+        let outlier_ignored = first
+            .filter(|_| outlier.is_some())
+            .map(|p| super::outlier::ignored_exceptions(p.url(), method))
+            .filter(|classes| !classes.is_empty())
+            .map(Arc::from);
         let max_active = providers
             .iter()
             .map(|p| rudder_common::status::max_active(p.url(), method))
@@ -95,6 +102,7 @@ impl MethodView {
             sticky,
             max_active,
             outlier,
+            outlier_ignored,
             method: method.into(),
             service_key: first
                 .map(|p| p.url().service_key())
@@ -191,6 +199,12 @@ impl MethodView {
     /// reads `loadbalance`); `None` when off.
     pub fn outlier(&self) -> Option<&super::outlier::OutlierSettings> {
         self.outlier.as_ref()
+    }
+
+    /// The exception classes that are business results for ejection (`outlier.ignore-exceptions`),
+    /// when ejection is on and some are named.
+    pub fn outlier_ignored(&self) -> Option<&Arc<[Box<str>]>> {
+        self.outlier_ignored.as_ref()
     }
 
     /// Provider `index`'s limit on concurrent calls of this method (`actives`; 0 means none).

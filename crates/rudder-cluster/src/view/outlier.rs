@@ -31,6 +31,26 @@ pub const MAX_EJECTION_PERCENT: IntRange = IntRange {
     max: 100,
 };
 
+/// `outlier.ignore-exceptions`: the exception classes (fully qualified, comma-separated) a method
+/// throws as business results: not failures for ejection. Other provider exceptions are.
+pub const IGNORE_EXCEPTIONS_KEY: &str = "outlier.ignore-exceptions";
+
+/// The classes `outlier.ignore-exceptions` names for `method` in `url` (empty when none), trimmed,
+/// at most [`MAX_IGNORED`] of them.
+pub fn ignored_exceptions(url: &DubboUrl, method: &str) -> Vec<Box<str>> {
+    url.method_parameter(method, IGNORE_EXCEPTIONS_KEY)
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|class| !class.is_empty())
+        .take(MAX_IGNORED)
+        .map(Box::from)
+        .collect()
+}
+
+/// The most exception classes `outlier.ignore-exceptions` holds; more are left out.
+pub const MAX_IGNORED: usize = 256;
+
 /// The outlier settings of one method, read from a (consumer-merged) provider URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutlierSettings {

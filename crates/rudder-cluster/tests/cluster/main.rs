@@ -12,6 +12,7 @@ mod dubbo_tests;
 mod errors;
 mod java_vectors;
 mod outlier;
+mod outlier_exceptions;
 mod parameters;
 mod peakewma;
 mod publish;

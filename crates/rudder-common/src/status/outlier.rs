@@ -46,15 +46,17 @@ pub struct OutlierState {
 }
 
 impl OutlierState {
-    /// Records a call's outcome at `now` (`ok`: answered, a business exception included). The
-    /// `threshold`-th error in a row ejects the provider for `base_millis` × the number of times it has
-    /// been ejected (at most 10 ×); returns whether this call ejected it.
+    /// Records a call's outcome at `now` (`ok`: not a failure as the cluster counts them). The
+    /// `threshold`-th error in a row (and every later one) ejects the provider for `base_millis` × the
+    /// number of times it has been ejected (at most 10 ×) if `allowed` says so; returns whether this
+    /// call ejected it.
     pub(crate) fn write_record(
         &self,
         ok: bool,
         threshold: u32,
         base_millis: i64,
         now: i64,
+        allowed: &dyn Fn() -> bool,
     ) -> bool {
         if ok {
             if self.consecutive.load(Relaxed) != 0 {
@@ -63,7 +65,7 @@ impl OutlierState {
             return false;
         }
         let errors = self.consecutive.fetch_add(1, Relaxed).saturating_add(1);
-        if threshold == 0 || errors < threshold || self.is_ejected(now) {
+        if threshold == 0 || errors < threshold || self.is_ejected(now) || !allowed() {
             return false;
         }
         self.consecutive.store(0, Relaxed);

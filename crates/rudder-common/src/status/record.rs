@@ -18,6 +18,7 @@
 
 use std::sync::Arc;
 
+use super::availability::Availability;
 use super::{
     ActiveCall, AdaptiveMetrics, BorrowedCall, MethodStatus, OutlierState, ProviderStatus,
     RpcStatus, StatusRegistry,
@@ -74,12 +75,33 @@ impl RecordException for RpcStatus {
 pub trait RecordOutcome {
     /// Records a call's outcome at `now`; the `threshold`-th error in a row ejects the provider for
     /// `base_millis` × the times it has been ejected (at most 10 ×). Returns whether this call ejected it.
-    fn record(&self, ok: bool, threshold: u32, base_millis: i64, now: i64) -> bool;
+    fn record(&self, ok: bool, threshold: u32, base_millis: i64, now: i64) -> bool {
+        self.record_unless(ok, threshold, base_millis, now, &|| true)
+    }
+
+    /// [`RecordOutcome::record`], ejecting only if `allowed` answers `true` when asked (it is asked
+    /// only when the threshold is reached: what the other providers say of the failure). Refused,
+    /// the errors go on counting, so the next one asks again.
+    fn record_unless(
+        &self,
+        ok: bool,
+        threshold: u32,
+        base_millis: i64,
+        now: i64,
+        allowed: &dyn Fn() -> bool,
+    ) -> bool;
 }
 
 impl RecordOutcome for OutlierState {
-    fn record(&self, ok: bool, threshold: u32, base_millis: i64, now: i64) -> bool {
-        OutlierState::write_record(self, ok, threshold, base_millis, now)
+    fn record_unless(
+        &self,
+        ok: bool,
+        threshold: u32,
+        base_millis: i64,
+        now: i64,
+        allowed: &dyn Fn() -> bool,
+    ) -> bool {
+        OutlierState::write_record(self, ok, threshold, base_millis, now, allowed)
     }
 }
 
@@ -135,5 +157,22 @@ impl RecordProviders for StatusRegistry {
     }
     fn retain(&self, keep: impl Fn(&str) -> bool) -> usize {
         StatusRegistry::write_retain(self, keep)
+    }
+}
+
+/// Setting a connection's [`Availability`] (the transport that owns the connection does).
+pub trait RecordAvailability {
+    /// Down: not picked (unless every provider is) until `until`, when a call may try again.
+    fn mark_down_until(&self, until: std::time::Instant);
+    /// Up: a connection is open.
+    fn mark_up(&self);
+}
+
+impl RecordAvailability for Availability {
+    fn mark_down_until(&self, until: std::time::Instant) {
+        Availability::write_down_until(self, until);
+    }
+    fn mark_up(&self) {
+        Availability::write_up(self);
     }
 }

@@ -203,6 +203,11 @@ impl Connection {
         *self.shared().shutdown.borrow()
     }
 
+    /// Turns `true` when the connection closes (or errs once its state is gone).
+    pub(crate) fn closed(&self) -> watch::Receiver<bool> {
+        self.shared().shutdown.subscribe()
+    }
+
     /// Whether the provider announced it is shutting down (a `R` readonly event).
     pub(crate) fn is_readonly(&self) -> bool {
         self.shared().readonly.load(Ordering::Relaxed)

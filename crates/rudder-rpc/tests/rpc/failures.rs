@@ -347,3 +347,48 @@ async fn non_ok_status_maps_to_a_typed_error() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn the_endpoint_reports_its_connection_down_while_the_provider_is_dead() {
+    use rudder_rpc::endpoint::Transport;
+    bounded(async {
+        let (server, _entered) = start(0).await;
+        let port = server.local_addr().port();
+        let url = url(&server, "timeout=15000");
+        let protocol = DubboProtocol::new();
+        let endpoint = protocol.endpoint(&url);
+        let connection = endpoint
+            .availability()
+            .expect("dubbo:// tracks its connections")
+            .clone();
+        assert!(connection.is_available(), "not yet tried: available");
+        assert!(endpoint.call(say_hello("before")).await.is_ok());
+        assert!(connection.is_available() && !connection.is_down());
+
+        server.shutdown().await;
+        // The first call after the close starts the reconnect, which is refused: down until the
+        // backoff ends (at least 50 ms: the first delay is 100 ms with jitter).
+        let refused = endpoint.call(say_hello("down")).await.unwrap_err();
+        assert_eq!(refused.kind(), RpcErrorKind::Network, "{refused}");
+        assert!(connection.is_down());
+        assert!(!connection.is_available(), "down during the backoff");
+
+        let (restarted, _entered) = start(port).await;
+        // The backoff is read from tokio's clock; the availability from the real one, which is
+        // waited for by the call below only after the slot agrees (a refusal while backing off).
+        tokio::time::pause();
+        tokio::time::advance(Backoff::ceiling(1)).await;
+        tokio::time::resume();
+        let hello = endpoint
+            .call(say_hello("after"))
+            .await
+            .expect("reconnected");
+        assert_eq!(hello.value(), Some(&Value::from("Hello after")));
+        assert!(
+            connection.is_available() && !connection.is_down(),
+            "up again"
+        );
+        restarted.shutdown().await;
+    })
+    .await;
+}

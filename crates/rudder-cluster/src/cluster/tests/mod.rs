@@ -8,6 +8,7 @@ use rudder_common::url::DubboUrl;
 use super::*;
 use crate::directory::Directory;
 
+mod availability;
 mod available;
 mod broadcast;
 mod failback;
