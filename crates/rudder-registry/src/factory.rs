@@ -5,8 +5,8 @@ use std::sync::Arc;
 use crate::backend::{Registry, RegistryFactory, RegistryLocation};
 use crate::error::RegistryError;
 use crate::instance::metadata::MetadataFetcher;
-use crate::options::RegistryOptions;
 use crate::nacos::NacosFactory;
+use crate::options::RegistryOptions;
 use crate::zookeeper::ZookeeperFactory;
 
 /// The factories rudder has, in the order schemes are looked up.
@@ -122,7 +122,12 @@ mod tests {
 
     #[test]
     fn nacos_has_its_factory_and_other_dubbo_schemes_are_refused_by_name() {
-        assert_eq!(factory("nacos://10.0.0.1:8848?namespace=dev").unwrap().schemes(), &["nacos"]);
+        assert_eq!(
+            factory("nacos://10.0.0.1:8848?namespace=dev")
+                .unwrap()
+                .schemes(),
+            &["nacos"]
+        );
         let text = factory("consul://10.0.0.1:8500").unwrap_err().to_string();
         assert_eq!(
             text,
@@ -140,6 +145,9 @@ mod tests {
         .unwrap_err();
         assert!(matches!(error, RegistryError::BadRegistryUrl { .. }));
         assert!(!error.to_string().contains("s3cret"), "{error}");
-        assert!(error.to_string().contains("zookeeper://, nacos://"), "{error}");
+        assert!(
+            error.to_string().contains("zookeeper://, nacos://"),
+            "{error}"
+        );
     }
 }

@@ -142,9 +142,9 @@ pub use instance::metadata::{
     MetadataFetcher, MetadataFuture, MetadataInfo, MetadataRequest, ServiceInfo, METADATA_SERVICE,
 };
 pub use migration::DiscoveryView;
+pub use nacos::{NacosFactory, NacosRegistry};
 pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
 pub use split::ViewSplit;
 pub use subscription::{DisabledProvider, ReweightedProvider, Subscription, SubscriptionStatus};
-pub use nacos::{NacosFactory, NacosRegistry};
 pub use zookeeper::ZookeeperFactory;

@@ -25,6 +25,7 @@ mod migration_parity;
 mod migration_proportion;
 mod migration_rule;
 mod multi_registry;
+mod nacos_discovery;
 mod provider_faults;
 mod registry_discovery;
 mod registry_faults;

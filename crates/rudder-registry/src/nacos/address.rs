@@ -98,7 +98,8 @@ impl NacosAddress {
                 Ok(ms) if (1..=3_600_000).contains(&ms) => Some(Duration::from_millis(ms)),
                 _ => {
                     return Err(bad(
-                        "registry timeout is not a number of milliseconds in 1..=3600000".to_owned(),
+                        "registry timeout is not a number of milliseconds in 1..=3600000"
+                            .to_owned(),
                     ))
                 }
             },
@@ -198,7 +199,10 @@ mod tests {
             "nacos://10.0.0.1:8848,10.0.0.2?backup=10.0.0.3:9848&namespace=dev&group=G1&timeout=3000&enable-empty-protection=true",
         )
         .unwrap();
-        assert_eq!(a.servers, ["10.0.0.1:8848", "10.0.0.2:8848", "10.0.0.3:9848"]);
+        assert_eq!(
+            a.servers,
+            ["10.0.0.1:8848", "10.0.0.2:8848", "10.0.0.3:9848"]
+        );
         assert_eq!(a.namespace, "dev");
         assert_eq!(a.group, "G1");
         assert_eq!(a.timeout, Some(Duration::from_secs(3)));
@@ -242,7 +246,10 @@ mod tests {
             ("nacos://h:0", "port is not valid"),
             ("nacos://h:1?namespace=a/b", "namespace may hold only"),
             ("nacos://h:1?timeout=-1", "timeout"),
-            ("nacos://h:1?enable-empty-protection=yes", "neither true nor false"),
+            (
+                "nacos://h:1?enable-empty-protection=yes",
+                "neither true nor false",
+            ),
         ] {
             let error = NacosAddress::parse(url).unwrap_err().to_string();
             assert!(error.contains(says), "{url}: {error}");

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use nacos_sdk::api::config::{ConfigService, ConfigServiceBuilder};
 use nacos_sdk::api::naming::{NamingService, NamingServiceBuilder};
 use nacos_sdk::api::props::ClientProps;
 use tokio::sync::{mpsc, watch, OnceCell};
@@ -19,11 +18,10 @@ use crate::error::RegistryError;
 use crate::nacos::address::NacosAddress;
 use crate::options::RegistryOptions;
 
-/// Both clients, once built.
+/// The naming client, once built and connected.
 #[derive(Clone)]
 pub(crate) struct Clients {
     pub(crate) naming: NamingService,
-    pub(crate) config: ConfigService,
 }
 
 /// One registry's connection and the bookkeeping of its tasks.
@@ -88,22 +86,33 @@ impl Connection {
         props
     }
 
+    /// Builds the naming client and waits for its connection, retrying with the registry's
+    /// backoff; the caller bounds the whole ([`Connection::clients_within`]).
     async fn build(&self) -> Result<Clients, RegistryError> {
         let failed = |e: nacos_sdk::api::error::Error| {
-            let e = Arc::new(e);
-            *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&e));
-            self.unreachable(self.options.connect_timeout())
+            *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(e));
         };
-        let authed = self.address.username.is_some();
-        let mut naming = NamingServiceBuilder::new(self.props(&self.address.namespace));
-        let mut config = ConfigServiceBuilder::new(self.props(self.address.rule_namespace()));
-        if authed {
-            naming = naming.enable_auth_plugin_http();
-            config = config.enable_auth_plugin_http();
+        let mut attempt = 0;
+        loop {
+            let mut builder = NamingServiceBuilder::new(self.props(&self.address.namespace));
+            if self.address.username.is_some() {
+                builder = builder.enable_auth_plugin_http();
+            }
+            match builder.build().await {
+                // nacos-sdk may return before its gRPC connection is up (a request then fails with
+                // "the connection is not connected"): a first cheap request says when it is.
+                Ok(naming) => match naming
+                    .get_service_list(1, 1, Some(self.address.group.clone()))
+                    .await
+                {
+                    Ok(_) => return Ok(Clients { naming }),
+                    Err(e) => failed(e),
+                },
+                Err(e) => failed(e),
+            }
+            tokio::time::sleep(self.options.retry_delay(attempt)).await;
+            attempt = attempt.saturating_add(1);
         }
-        let naming = naming.build().await.map_err(failed)?;
-        let config = config.build().await.map_err(failed)?;
-        Ok(Clients { naming, config })
     }
 
     /// The clients, building them if nobody has (callers share one attempt), within `wait`.
@@ -119,22 +128,6 @@ impl Connection {
                 Err(_) => Err(self.unreachable(wait)),
             },
             _ = closed.wait_for(|c| *c) => Err(RegistryError::Closed),
-        }
-    }
-
-    /// The clients, retrying with the registry's backoff until they are up or the registry closes.
-    pub(crate) async fn clients(&self) -> Result<Clients, RegistryError> {
-        let mut attempt = 0;
-        loop {
-            match self.clients_within(self.options.connect_timeout()).await {
-                Ok(clients) => return Ok(clients),
-                Err(RegistryError::Closed) => return Err(RegistryError::Closed),
-                Err(error) => {
-                    tracing::warn!(error = &error as &dyn std::error::Error, "Nacos not reachable yet; retrying");
-                    tokio::time::sleep(self.options.retry_delay(attempt)).await;
-                    attempt = attempt.saturating_add(1);
-                }
-            }
         }
     }
 
@@ -170,7 +163,11 @@ impl Connection {
     where
         F: std::future::Future<Output = ()> + Send + 'static,
     {
-        let token = self.tasks.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+        let token = self
+            .tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()?;
         Some(tokio::spawn(async move {
             task.await;
             drop(token);

@@ -11,6 +11,7 @@
 
 mod address;
 mod client;
+mod http;
 mod naming;
 mod rules;
 mod subscriber;
@@ -223,7 +224,8 @@ impl NacosRegistry {
             connected: true,
             sessions: 1,
             migration_step: "FORCE_INTERFACE".to_owned(),
-            migration_decision: "FORCE_INTERFACE (Nacos: interface level only in rudder)".to_owned(),
+            migration_decision: "FORCE_INTERFACE (Nacos: interface level only in rudder)"
+                .to_owned(),
             ..SubscriptionStatus::default()
         });
         let side = ConsumerSide {

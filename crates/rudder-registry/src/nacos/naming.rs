@@ -126,6 +126,10 @@ mod tests {
         let mut unhealthy = url_instance(&url, "providers");
         unhealthy.healthy = false;
         let names = provider_names(&[disabled, no_protocol, bad_port, unhealthy]);
-        assert_eq!(names.len(), 1, "only the unhealthy one, as Dubbo: {names:?}");
+        assert_eq!(
+            names.len(),
+            1,
+            "only the unhealthy one, as Dubbo: {names:?}"
+        );
     }
 }

@@ -119,7 +119,11 @@ impl NacosSubscriber {
             s.generation += 1;
             s.listings += 1;
             s.providers = total;
-            s.rejected = if full { rejected } else { s.rejected + rejected };
+            s.rejected = if full {
+                rejected
+            } else {
+                s.rejected + rejected
+            };
             s.disabled = disabled;
             s.reweighted = reweighted;
             s.malformed = malformed;
@@ -185,7 +189,12 @@ impl NacosSubscriber {
         let _ = self
             .clients
             .naming
-            .unsubscribe(self.service.clone(), Some(group.clone()), Vec::new(), listener)
+            .unsubscribe(
+                self.service.clone(),
+                Some(group.clone()),
+                Vec::new(),
+                listener,
+            )
             .await;
         if let Some((service, instance)) = self.consumer.take() {
             let _ = self
