@@ -18,6 +18,7 @@ mod common;
 mod config_center;
 mod consumer_host;
 mod consumer_scale;
+mod empty_push;
 mod interop_discovery;
 mod interop_peers;
 mod java_values;

@@ -254,7 +254,11 @@ fn instance(port: u16) -> ServiceInstance {
 
 /// One provider registered, then deregistered: what a consumer with and without
 /// `enable-empty-protection` makes of the empty push.
-async fn empty_push(nacos: &Rnacos, query: &str) -> (usize, Subscription) {
+async fn empty_push(
+    nacos: &Rnacos,
+    query: &str,
+    settled: impl FnMut(&rudder_registry::SubscriptionStatus) -> bool,
+) -> (usize, Subscription) {
     const NAME: &str = "providers:com.acme.Greeter::";
     let provider = naming(nacos).await;
     provider
@@ -271,7 +275,6 @@ async fn empty_push(nacos: &Rnacos, query: &str) -> (usize, Subscription) {
     let (directory, subscription) =
         subscribe(&registry, ConsumerSpec::new("com.acme.Greeter")).await;
     assert_eq!(common::addresses(&directory), ["127.0.0.1:20880"]);
-    let listings = subscription.status().borrow().listings;
     provider
         .deregister_instance(NAME.into(), None, instance(20880))
         .await
@@ -290,14 +293,17 @@ async fn an_empty_push_clears_by_default_and_keeps_the_last_providers_with_prote
     let Some(nacos) = Rnacos::start().await else {
         return;
     };
-    let (left, subscription) = empty_push(&nacos, "").await;
+    let (left, subscription) = empty_push(&nacos, "", |s| s.providers == 0).await;
     assert_eq!(
         left, 0,
         "Dubbo's default: enable-empty-protection=false clears"
     );
     assert_eq!(subscription.status().borrow().empty_pushes_kept, 0);
 
-    let (left, subscription) = empty_push(&nacos, "?enable-empty-protection=true").await;
+    let (left, subscription) = empty_push(&nacos, "?enable-empty-protection=true", |s| {
+        s.empty_pushes_kept == 1
+    })
+    .await;
     assert_eq!(left, 1, "the last provider is kept");
     let status = subscription.status().borrow().clone();
     assert!(status.empty_protected);
