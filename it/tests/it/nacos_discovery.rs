@@ -279,10 +279,7 @@ async fn empty_push(
         .deregister_instance(NAME.into(), None, instance(20880))
         .await
         .unwrap();
-    common::must_reach(&subscription, "the empty push arrives", |s| {
-        s.listings > listings
-    })
-    .await;
+    common::must_reach(&subscription, "the empty push arrives", settled).await;
     let left = common::addresses(&directory).len();
     registry.close().await;
     (left, subscription)
@@ -308,4 +305,45 @@ async fn an_empty_push_clears_by_default_and_keeps_the_last_providers_with_prote
     let status = subscription.status().borrow().clone();
     assert!(status.empty_protected);
     assert_eq!(status.empty_pushes_kept, 1);
+}
+
+#[tokio::test]
+async fn the_cli_lists_shows_and_invokes_through_nacos() {
+    let Some(nacos) = Rnacos::start().await else {
+        return;
+    };
+    let provider = java(&nacos, "", "java-cli", |_| {}).await;
+    let registry = nacos.url();
+
+    let list = rudder_it::run_rudder(&["list", "--registry", &registry]).await;
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert!(list.stdout.contains(SERVICE), "{}", list.stdout);
+
+    let providers = rudder_it::run_rudder(&["providers", "--registry", &registry, SERVICE]).await;
+    assert_eq!(providers.code, 0, "{}", providers.stderr);
+    assert!(
+        providers
+            .stdout
+            .contains(&format!("127.0.0.1:{}", provider.port())),
+        "{}",
+        providers.stdout
+    );
+
+    let invoke = rudder_it::run_rudder(&[
+        "invoke",
+        "--registry",
+        &registry,
+        SERVICE,
+        "--method",
+        "add",
+        "--args",
+        "[20, 22]",
+    ])
+    .await;
+    assert_eq!(
+        (invoke.code, invoke.stdout.as_str()),
+        (0, "42\n"),
+        "{}",
+        invoke.stderr
+    );
 }
