@@ -13,3 +13,5 @@ script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # The Python peers of the tri:// interop tests (grpcio; apache-dubbo), each a venv under the cache directory.
 "$script_dir/peers/build-python-grpc.sh"
 "$script_dir/peers/build-python-dubbo.sh"
+# rnacos, the Nacos-compatible server of the Nacos tests (cargo install, cached; ~10 min once, 0 after).
+"$script_dir/rnacos.sh" install >/dev/null

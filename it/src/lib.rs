@@ -15,11 +15,13 @@ mod cli;
 mod error;
 mod loopback;
 mod peers;
+mod rnacos;
 mod zookeeper_container;
 mod zookeeper_image;
 
 pub use cli::{run_rudder, CliOutput};
 pub use error::HarnessError;
 pub use peers::{Peer, PeerConfig, PeerKind};
+pub use rnacos::{Rnacos, RNACOS_BIN_ENV, SKIP_NACOS_ENV};
 pub use zookeeper_container::ZooKeeperContainer;
 pub use zookeeper_image::{ZooKeeperImage, DEFAULT_ZOOKEEPER_IMAGE, ZOOKEEPER_IMAGE_ENV};

@@ -80,6 +80,9 @@ pub struct PeerConfig {
     pub metadata_v2_only: bool,
     /// Whether the Python gRPC server serves reflection (`true` unless turned off; Python gRPC only).
     pub reflection: bool,
+    /// A whole registry URL to register in instead of `zookeeper` (`nacos://127.0.0.1:PORT`), if any
+    /// (Java only).
+    pub registry: Option<String>,
 }
 
 impl PeerConfig {
@@ -102,6 +105,7 @@ impl PeerConfig {
             metadata_storage_type: None,
             metadata_v2_only: false,
             reflection: true,
+            registry: None,
         }
     }
 }
@@ -151,6 +155,7 @@ impl Peer {
             ("RUDDER_DELAY_MS", config.delay_ms.map(|d| d.to_string())),
             ("RUDDER_WARMUP", config.warmup_ms.map(|w| w.to_string())),
             ("RUDDER_REGISTER_MODE", config.register_mode.clone()),
+            ("RUDDER_REGISTRY_ADDRESS", config.registry.clone()),
             ("RUDDER_PROTOCOL", config.protocol.clone()),
             (
                 "RUDDER_METADATA_STORAGE_TYPE",

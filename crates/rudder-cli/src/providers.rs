@@ -260,7 +260,10 @@ impl Session {
     /// Prints each visible change and each connection loss and return, until Ctrl-C.
     async fn watch(&self, method: &str, mut shown: Vec<Row>, out: &mut dyn Write) -> Result<()> {
         let mut status = self.subscription.status();
-        let mut connected = status.borrow_and_update().connected;
+        let (mut connected, mut kept) = {
+            let first = status.borrow_and_update();
+            (first.connected, first.empty_pushes_kept)
+        };
         loop {
             tokio::select! {
                 changed = status.changed() => if changed.is_err() { break },
@@ -277,6 +280,14 @@ impl Session {
                         "! registry connection lost; the last known providers stay in use"
                     )?;
                 }
+            }
+            if now.empty_pushes_kept != kept {
+                kept = now.empty_pushes_kept;
+                writeln!(
+                    out,
+                    "! the registry sent an empty provider list; enable-empty-protection keeps the last {} providers",
+                    now.providers
+                )?;
             }
             let mut rows = self.rows_for(&now, method).await;
             provider_rows::fill_from(&mut rows, &shown);

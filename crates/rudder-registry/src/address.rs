@@ -50,6 +50,8 @@ pub struct RegistryAddress {
     instance_root: String,
     username: Option<String>,
     password: Option<String>,
+    /// `enable-empty-protection` (see the `empty_push` module).
+    empty_protection: bool,
 }
 
 impl RegistryAddress {
@@ -117,12 +119,14 @@ impl RegistryAddress {
             }
             None => (None, None),
         };
+        let empty_protection = crate::empty_push::read_flag(&params)?;
         Ok(RegistryAddress {
             hosts,
             root,
             instance_root,
             username,
             password,
+            empty_protection,
         })
     }
 
@@ -146,6 +150,11 @@ impl RegistryAddress {
     /// `ZookeeperServiceDiscovery`).
     pub(crate) fn instance_root(&self) -> &str {
         &self.instance_root
+    }
+
+    /// Whether an empty provider list keeps the last providers (`enable-empty-protection`).
+    pub(crate) fn empty_protection(&self) -> bool {
+        self.empty_protection
     }
 
     /// The `digest` credentials (`user:password`), if the URL has a user.
@@ -173,7 +182,7 @@ pub(crate) fn query_parameter<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// `(scheme, rest)`: the scheme is what comes before the first `://` when it looks like one.
-fn split_scheme(text: &str) -> (&str, &str) {
+pub(crate) fn split_scheme(text: &str) -> (&str, &str) {
     match text.find("://") {
         Some(i)
             if text[..i]
@@ -188,7 +197,7 @@ fn split_scheme(text: &str) -> (&str, &str) {
 
 /// `(user:password, rest)`: the credentials run to the last `@` before the query's first `=`, so a
 /// password may hold `/`, `?` or `@` (see the module docs).
-fn split_userinfo(rest: &str) -> (Option<&str>, &str) {
+pub(crate) fn split_userinfo(rest: &str) -> (Option<&str>, &str) {
     let query_key_end = rest
         .find('?')
         .and_then(|q| rest[q..].find('=').map(|e| q + e))
@@ -200,7 +209,7 @@ fn split_userinfo(rest: &str) -> (Option<&str>, &str) {
 }
 
 /// The `k=v&...` query, the last of a repeated key winning; a part without `=` is ignored.
-fn parse_query(query: &str) -> std::collections::HashMap<&str, &str> {
+pub(crate) fn parse_query(query: &str) -> std::collections::HashMap<&str, &str> {
     query
         .split('&')
         .filter_map(|part| part.split_once('='))
@@ -209,7 +218,7 @@ fn parse_query(query: &str) -> std::collections::HashMap<&str, &str> {
 }
 
 /// `%XX` decoded, anything else (an incomplete escape, `+`) kept as written.
-fn percent_decode(text: &str) -> String {
+pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -223,7 +223,7 @@ pub trait Registry: fmt::Debug + Send + Sync + 'static {
 /// what identifies one registry, how it may be printed, every parameter checked) and opens a
 /// connection ([`RegistryFactory::open`]). [`factory`](crate::factory()) maps a scheme to its factory: `zookeeper://`
 /// (and a bare `host:port`, as Dubbo reads it) to ZooKeeper. A scheme rudder does not speak is
-/// refused with one line naming it; `nacos://` is named as not supported yet.
+/// refused with one line naming it; `nacos://` goes to [`NacosFactory`](crate::NacosFactory).
 ///
 /// A new registry is one more factory in this crate's table of factories: nothing above this crate
 /// changes.
@@ -237,8 +237,8 @@ pub trait Registry: fmt::Debug + Send + Sync + 'static {
 ///     location.identity(),
 ///     rudder_registry::locate("zookeeper://10.0.0.1:2181?backup=10.0.0.2:2181")?.identity(),
 /// );
-/// let nacos = rudder_registry::locate("nacos://10.0.0.1:8848").unwrap_err();
-/// assert_eq!(nacos.to_string(), "bad registry URL: nacos:// registries are not supported yet (rudder speaks zookeeper://)");
+/// let nacos = rudder_registry::locate("nacos://10.0.0.1:8848").unwrap();
+/// assert_eq!(nacos.address(), "nacos://10.0.0.1:8848");
 /// # Ok::<(), rudder_registry::RegistryError>(())
 /// ```
 pub trait RegistryFactory: fmt::Debug + Send + Sync {

@@ -420,6 +420,15 @@ impl Catalog {
         changed
     }
 
+    /// The child names listed now, in name order (what [`Catalog::set_providers`] was last given,
+    /// deduplicated): empty-push protection restores them.
+    pub(crate) fn child_names(&self) -> Vec<String> {
+        self.providers
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
     /// The usable providers as this consumer uses them ([`Catalog::configured`]), in node-name order,
     /// each once, disabled ones left out.
     pub fn provider_urls(&self) -> Vec<DubboUrl> {

@@ -64,13 +64,36 @@ pub enum RegistryError {
     /// The registry has been closed.
     #[error("the registry is closed")]
     Closed,
+    /// No Nacos server gave a connection within the configured wait.
+    #[error("Nacos at {servers} unreachable after {waited:?}")]
+    NacosUnreachable {
+        /// The servers tried (`host:port,host:port`).
+        servers: String,
+        /// How long rudder waited.
+        waited: Duration,
+        /// The Nacos client's last error, if it gave one (also `source()`).
+        #[source]
+        source: Option<std::sync::Arc<nacos_sdk::api::error::Error>>,
+    },
+    /// A Nacos operation failed; the Nacos client's error is the `source()`.
+    #[error("Nacos {operation} {target} failed")]
+    Nacos {
+        /// `subscribe`, `get config`, `register`, ...
+        operation: &'static str,
+        /// The service name or `data id (group)`.
+        target: String,
+        /// The client's error.
+        source: std::sync::Arc<nacos_sdk::api::error::Error>,
+    },
 }
 
 impl RegistryError {
     /// Whether retrying the same operation later may succeed (connection trouble, not bad input).
     pub fn is_retryable(&self) -> bool {
         match self {
-            RegistryError::Unreachable { .. } => true,
+            RegistryError::Unreachable { .. }
+            | RegistryError::NacosUnreachable { .. }
+            | RegistryError::Nacos { .. } => true,
             RegistryError::ZooKeeper { source, .. } => matches!(
                 source,
                 zookeeper_client::Error::ConnectionLoss

@@ -5,14 +5,15 @@ use std::sync::Arc;
 use crate::backend::{Registry, RegistryFactory, RegistryLocation};
 use crate::error::RegistryError;
 use crate::instance::metadata::MetadataFetcher;
+use crate::nacos::NacosFactory;
 use crate::options::RegistryOptions;
 use crate::zookeeper::ZookeeperFactory;
 
 /// The factories rudder has, in the order schemes are looked up.
-static FACTORIES: &[&dyn RegistryFactory] = &[&ZookeeperFactory];
+static FACTORIES: &[&dyn RegistryFactory] = &[&ZookeeperFactory, &NacosFactory];
 
 /// Schemes known to Dubbo that rudder does not speak yet, each refused by name.
-const NOT_YET: &[&str] = &["nacos"];
+const NOT_YET: &[&str] = &["etcd3", "consul", "polaris"];
 
 /// The factory for `url`'s scheme (no scheme: ZooKeeper, as Dubbo reads a bare `host:port`).
 ///
@@ -120,14 +121,18 @@ mod tests {
     }
 
     #[test]
-    fn nacos_is_refused_by_name_in_one_line() {
-        let error = factory("nacos://10.0.0.1:8848?namespace=dev").unwrap_err();
-        let text = error.to_string();
+    fn nacos_has_its_factory_and_other_dubbo_schemes_are_refused_by_name() {
+        assert_eq!(
+            factory("nacos://10.0.0.1:8848?namespace=dev")
+                .unwrap()
+                .schemes(),
+            &["nacos"]
+        );
+        let text = factory("consul://10.0.0.1:8500").unwrap_err().to_string();
         assert_eq!(
             text,
-            "bad registry URL: nacos:// registries are not supported yet (rudder speaks zookeeper://)"
+            "bad registry URL: consul:// registries are not supported yet (rudder speaks zookeeper://, nacos://)"
         );
-        assert!(!text.contains('\n'));
     }
 
     #[test]
@@ -140,6 +145,9 @@ mod tests {
         .unwrap_err();
         assert!(matches!(error, RegistryError::BadRegistryUrl { .. }));
         assert!(!error.to_string().contains("s3cret"), "{error}");
-        assert!(error.to_string().contains("zookeeper://"), "{error}");
+        assert!(
+            error.to_string().contains("zookeeper://, nacos://"),
+            "{error}"
+        );
     }
 }

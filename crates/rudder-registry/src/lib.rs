@@ -110,12 +110,14 @@ mod app_level;
 mod backend;
 mod browse;
 mod consumer;
+mod empty_push;
 mod error;
 mod factory;
 mod instance;
 mod migrating;
 mod migration;
 mod migration_rule;
+mod nacos;
 mod options;
 mod paths;
 mod redact;
@@ -140,6 +142,7 @@ pub use instance::metadata::{
     MetadataFetcher, MetadataFuture, MetadataInfo, MetadataRequest, ServiceInfo, METADATA_SERVICE,
 };
 pub use migration::DiscoveryView;
+pub use nacos::{NacosFactory, NacosRegistry};
 pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
 pub use split::ViewSplit;

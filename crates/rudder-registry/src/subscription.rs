@@ -82,6 +82,11 @@ pub struct SubscriptionStatus {
     pub metadata_failures: u64,
     /// Distinct revisions whose MetadataInfo is known.
     pub revisions: usize,
+    /// Whether the last providers are kept because a notified list had none
+    /// (`enable-empty-protection=true` on the registry URL), until a list with one arrives.
+    pub empty_protected: bool,
+    /// Notified provider lists that empty protection refused so far.
+    pub empty_pushes_kept: u64,
 }
 
 /// A listed provider that a configurator rule takes out.

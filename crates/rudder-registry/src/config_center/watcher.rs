@@ -53,8 +53,6 @@ pub struct RuleWatch {
 impl RuleWatch {
     /// A watch whose background `task` ends when `stop` fires (or its receiver sees the sender
     /// dropped): how a [`ConfigCenter`](crate::ConfigCenter) other than ZooKeeper's hands one out.
-    // Only the tests' config centre uses it until a second implementation does.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn new(stop: oneshot::Sender<()>, task: JoinHandle<()>) -> RuleWatch {
         RuleWatch {
             stop: Some(stop),

@@ -228,7 +228,13 @@ impl Subscriber {
         let armed: WatchFuture = Box::pin(changed(watcher));
         match category {
             Category::Providers => {
-                let delta = self.catalog.set_providers(children);
+                let delta = crate::empty_push::apply_providers(
+                    &mut self.catalog,
+                    children,
+                    self.sessions.address().empty_protection(),
+                    &self.paths.providers,
+                    &self.status,
+                );
                 self.pending.added.extend(delta.added);
                 self.pending.removed.extend(delta.removed);
                 watches.providers = Some(armed);

@@ -32,6 +32,8 @@
 //! | `rudder_registry_connected` | gauge | same | 1 while the ZooKeeper connection is up |
 //! | `rudder_registry_sessions_total` | counter | same | ZooKeeper sessions attached (2 after one expiry) |
 //! | `rudder_registry_registered` | gauge | same | 1 while the consumer node is registered |
+//! | `rudder_registry_empty_protected` | gauge | same | 1 while `enable-empty-protection` keeps the last providers after an empty list |
+//! | `rudder_registry_empty_pushes_kept_total` | counter | same | empty provider lists refused by that protection |
 //!
 //! `provider` is the provider's identity, `dubbo://host:port/service`; `registry` the registry's servers
 //! (never its credentials); `subscription` a number telling apart two references to one service.

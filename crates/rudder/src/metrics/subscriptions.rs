@@ -23,6 +23,8 @@ pub(crate) struct SubscriptionSample {
     pub(crate) connected: bool,
     pub(crate) sessions: u64,
     pub(crate) registered: bool,
+    pub(crate) empty_protected: bool,
+    pub(crate) empty_pushes_kept: u64,
 }
 
 /// One metric per field of the subscriptions' status, labelled by registry, service and id.
@@ -31,7 +33,7 @@ pub(crate) fn encode(
     encoder: &mut DescriptorEncoder<'_>,
 ) -> fmt::Result {
     type Field = fn(&SubscriptionSample) -> u64;
-    let fields: [(&str, &str, MetricType, Field); 9] = [
+    let fields: [(&str, &str, MetricType, Field); 11] = [
         (
             "rudder_registry_generation",
             "Changes of the provider list seen.",
@@ -86,6 +88,18 @@ pub(crate) fn encode(
             MetricType::Gauge,
             |s| u64::from(s.registered),
         ),
+        (
+            "rudder_registry_empty_protected",
+            "1 while empty-push protection keeps the last providers (enable-empty-protection).",
+            MetricType::Gauge,
+            |s| u64::from(s.empty_protected),
+        ),
+        (
+            "rudder_registry_empty_pushes_kept",
+            "Empty provider lists refused by empty-push protection.",
+            MetricType::Counter,
+            |s| s.empty_pushes_kept,
+        ),
     ];
     for (name, help, kind, read) in fields {
         let mut family = encoder.encode_descriptor(name, help, None, kind)?;
@@ -139,6 +153,8 @@ mod tests {
             connected: true,
             sessions: 2,
             registered: false,
+            empty_protected: true,
+            empty_pushes_kept: 3,
         };
         let mut registry = Registry::default();
         registry.register_collector(Box::new(Fixed(vec![sample])));
@@ -155,6 +171,8 @@ mod tests {
             ("rudder_registry_connected", 1),
             ("rudder_registry_sessions_total", 2),
             ("rudder_registry_registered", 0),
+            ("rudder_registry_empty_protected", 1),
+            ("rudder_registry_empty_pushes_kept_total", 3),
         ] {
             let line = format!("{name}{labels} {value}\n");
             assert!(text.contains(&line), "{line} missing from:\n{text}");

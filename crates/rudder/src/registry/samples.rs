@@ -66,6 +66,8 @@ impl Subscriptions {
                     connected: status.connected,
                     sessions: status.sessions,
                     registered: status.registered,
+                    empty_protected: status.empty_protected,
+                    empty_pushes_kept: status.empty_pushes_kept,
                 }
             })
             .collect()

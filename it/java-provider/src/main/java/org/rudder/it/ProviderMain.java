@@ -21,6 +21,8 @@ import org.rudder.it.proto.GreeterImpl;
  * <p>Settings (system property, or the environment variable in brackets):
  * <ul>
  *   <li>{@code rudder.zk.address} [RUDDER_ZK_ADDRESS], default 127.0.0.1:2181</li>
+ *   <li>{@code rudder.registry.address} [RUDDER_REGISTRY_ADDRESS], optional: a whole registry URL
+ *   ({@code nacos://127.0.0.1:PORT}) used instead of the ZooKeeper address</li>
  *   <li>{@code rudder.dubbo.port} [RUDDER_DUBBO_PORT], default 20880</li>
  *   <li>{@code rudder.instance} [RUDDER_INSTANCE], default java-PORT; echoed by sayHello</li>
  *   <li>{@code rudder.weight} [RUDDER_WEIGHT], optional</li>
@@ -113,7 +115,9 @@ public final class ProviderMain {
             application.setOnlyUseMetadataV2(true);
         }
 
-        RegistryConfig registry = new RegistryConfig("zookeeper://" + zk);
+        // A whole registry URL (nacos://127.0.0.1:PORT?namespace=dev) wins over the ZooKeeper address.
+        RegistryConfig registry =
+                new RegistryConfig(Settings.get("rudder.registry.address", "zookeeper://" + zk).trim());
         // The registry's own register-mode is what genCompatibleRegistries reads first.
         registry.setRegisterMode(registerMode);
 

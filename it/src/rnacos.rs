@@ -1,0 +1,173 @@
+//! rnacos (a Nacos-2.x-compatible server, crates.io) on loopback, the Nacos the tests run.
+//!
+//! `scripts/it-setup.sh` installs it (through `scripts/rnacos.sh`, cached under `~/.cache/rudder`);
+//! [`Rnacos::start`] runs one server as a child process on free 127.0.0.1 ports (the gRPC port is the
+//! HTTP port + 1000, where Nacos 2.x clients look for it) with its data in a fresh directory, and
+//! waits for its own log line saying both servers listen. The process is killed on drop.
+//!
+//! A test that cannot find rnacos fails, unless `RUDDER_SKIP_NACOS=1` says to skip it:
+//! [`Rnacos::start`] returns `None` then.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// The environment variable that skips the Nacos tests (`1`).
+pub const SKIP_NACOS_ENV: &str = "RUDDER_SKIP_NACOS";
+/// The environment variable naming an rnacos binary to use instead of the cached one.
+pub const RNACOS_BIN_ENV: &str = "RUDDER_RNACOS_BIN";
+
+/// How long a server may take to say it listens.
+const READY_WITHIN: Duration = Duration::from_secs(60);
+
+/// A running rnacos; killed on drop, its data directory removed.
+#[derive(Debug)]
+pub struct Rnacos {
+    child: Option<Child>,
+    http_port: u16,
+    dir: PathBuf,
+    binary: PathBuf,
+}
+
+impl Rnacos {
+    /// Starts one server, or `None` when `RUDDER_SKIP_NACOS=1`.
+    ///
+    /// # Panics
+    /// When rnacos is not installed or does not start: the message says how to install it.
+    pub async fn start() -> Option<Rnacos> {
+        if std::env::var(SKIP_NACOS_ENV).is_ok_and(|v| v == "1") {
+            eprintln!("{SKIP_NACOS_ENV}=1: skipping a Nacos test");
+            return None;
+        }
+        let binary = binary().unwrap_or_else(|| {
+            panic!(
+                "rnacos is not installed: run scripts/it-setup.sh (or scripts/rnacos.sh install), \
+                 or set {SKIP_NACOS_ENV}=1 to skip the Nacos tests"
+            )
+        });
+        let (http_port, dir) = loop {
+            let http = crate::loopback::free_port().await.expect("a free port");
+            if let Some(grpc) = http.checked_add(1000) {
+                if tokio::net::TcpListener::bind(("127.0.0.1", grpc))
+                    .await
+                    .is_ok()
+                {
+                    let dir = std::env::temp_dir()
+                        .join(format!("rudder-rnacos-{}-{http}", std::process::id()));
+                    break (http, dir);
+                }
+            }
+        };
+        let mut server = Rnacos {
+            child: None,
+            http_port,
+            dir,
+            binary,
+        };
+        server.run().await;
+        Some(server)
+    }
+
+    async fn run(&mut self) {
+        let console = crate::loopback::free_port().await.expect("a free port");
+        std::fs::create_dir_all(&self.dir).expect("rnacos data directory");
+        let env = self.dir.join("env");
+        let grpc = self.http_port + 1000;
+        std::fs::write(
+            &env,
+            format!(
+                "RNACOS_HTTP_PORT={http}\nRNACOS_GRPC_PORT={grpc}\nRNACOS_HTTP_CONSOLE_PORT={console}\n\
+                 RNACOS_CONFIG_DB_DIR={db}\nRNACOS_SDK_HOST=127.0.0.1\nRNACOS_CONSOLE_HOST=127.0.0.1\n\
+                 RNACOS_RAFT_NODE_ADDR=127.0.0.1:{grpc}\n",
+                http = self.http_port,
+                db = self.dir.join("db").display(),
+            ),
+        )
+        .expect("rnacos env file");
+        let mut child = Command::new(&self.binary)
+            .arg("-e")
+            .arg(&env)
+            // rnacos logs (env_logger) to stderr: that is where it says it listens.
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.binary.display()));
+        let stderr = child.stderr.take().expect("piped stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let listening = format!("listening on: 127.0.0.1:{}", self.http_port);
+        let grpc_line = format!("grpc server addr:127.0.0.1:{grpc}");
+        let ready = async {
+            let (mut http_up, mut grpc_up) = (false, false);
+            while let Some(line) = lines.next_line().await.ok().flatten() {
+                http_up |= line.contains(&listening);
+                grpc_up |= line.contains(&grpc_line);
+                if http_up && grpc_up {
+                    return true;
+                }
+            }
+            false
+        };
+        match tokio::time::timeout(READY_WITHIN, ready).await {
+            Ok(true) => {}
+            Ok(false) => panic!("rnacos exited before listening"),
+            Err(_) => panic!("rnacos not listening within {READY_WITHIN:?}"),
+        }
+        // Keep reading its log so that the pipe never fills and blocks the server.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        self.child = Some(child);
+    }
+
+    /// `127.0.0.1:<http port>`: what a `nacos://` URL names.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.http_port)
+    }
+
+    /// `nacos://127.0.0.1:<http port>`.
+    pub fn url(&self) -> String {
+        format!("nacos://{}", self.address())
+    }
+
+    /// Kills the server (SIGKILL) and waits for it to end; its data stays for [`Rnacos::restart`].
+    pub async fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill().await;
+        }
+    }
+
+    /// Starts the server again on the same ports and data.
+    pub async fn restart(&mut self) {
+        self.kill().await;
+        self.run().await;
+    }
+}
+
+impl Drop for Rnacos {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.start_kill();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `RUDDER_RNACOS_BIN`, else what `scripts/rnacos.sh path` prints.
+fn binary() -> Option<PathBuf> {
+    if let Some(bin) = std::env::var_os(RNACOS_BIN_ENV) {
+        return Some(PathBuf::from(bin)).filter(|p| p.is_file());
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/rnacos.sh");
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .arg("path")
+        .output()
+        .ok()?;
+    let path = String::from_utf8(out.stdout).ok()?;
+    out.status
+        .success()
+        .then(|| PathBuf::from(path.trim()))
+        .filter(|p| p.is_file())
+}

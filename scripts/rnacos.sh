@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# rnacos (crates.io, Apache-2.0): a Nacos-2.x-compatible server in Rust, the Nacos the tests run.
+#
+#   scripts/rnacos.sh install        install the pinned version into the cache (idempotent), print its path
+#   scripts/rnacos.sh path           print the cached binary's path (exit 1 when not installed)
+#   scripts/rnacos.sh start DIR      start one server on 127.0.0.1 with free ports, data under DIR;
+#                                    waits until it answers, prints `http=PORT grpc=PORT pid=PID`
+#                                    and leaves it running (stop it with `kill PID`)
+#
+# Why a debug build: `cargo install --debug` takes a fraction of a release build's minutes on
+# 2 cores and serves the tests' few hundred instances without trouble (docs/nacos.md has figures).
+#
+# Env:
+#   RUDDER_CACHE_DIR      cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rudder)
+#   RUDDER_RNACOS_PROFILE debug (default) or release
+set -euo pipefail
+
+version="0.8.8"
+profile="${RUDDER_RNACOS_PROFILE:-debug}"
+cache_dir="${RUDDER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rudder}"
+root="$cache_dir/rnacos-$version-$profile"
+bin="$root/bin/rnacos"
+script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+fail() {
+    echo "rnacos.sh: $*" >&2
+    exit 1
+}
+
+install() {
+    if [[ -x "$bin" ]]; then
+        echo "$bin"
+        return
+    fi
+    local flags=(--locked --version "$version" --root "$root.partial")
+    [[ "$profile" == debug ]] && flags+=(--debug)
+    local log="$cache_dir/rnacos-install.log"
+    mkdir -p "$cache_dir"
+    echo "rnacos.sh: installing rnacos $version ($profile) into $root (log: $log)" >&2
+    local start=$SECONDS
+    if ! cargo install rnacos "${flags[@]}" >"$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        fail "cargo install rnacos failed"
+    fi
+    # Only a finished install takes the final name: an interrupted one is retried, never half used.
+    rm -rf "$root"
+    mv "$root.partial" "$root"
+    echo "rnacos.sh: installed in $((SECONDS - start)) s" >&2
+    echo "$bin"
+}
+
+free_port() {
+    "$script_dir/peers/free-port.py"
+}
+
+start() {
+    local dir="${1:?usage: rnacos.sh start DIR}"
+    [[ -x "$bin" ]] || fail "not installed: run scripts/rnacos.sh install (or scripts/it-setup.sh)"
+    mkdir -p "$dir"
+    # Nacos 2.x clients reach gRPC at the HTTP port + 1000: pick an HTTP port whose +1000 is free too.
+    local http grpc console tries=0
+    while :; do
+        http="$(free_port)"
+        grpc=$((http + 1000))
+        if ((grpc < 65536)) && python3 -c "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1', $grpc))" 2>/dev/null; then
+            break
+        fi
+        ((++tries < 50)) || fail "no free port pair (http, http+1000) found"
+    done
+    console="$(free_port)"
+    cat >"$dir/env" <<EOF
+RNACOS_HTTP_PORT=$http
+RNACOS_GRPC_PORT=$grpc
+RNACOS_HTTP_CONSOLE_PORT=$console
+RNACOS_CONFIG_DB_DIR=$dir/db
+RNACOS_SDK_HOST=127.0.0.1
+RNACOS_CONSOLE_HOST=127.0.0.1
+RNACOS_RAFT_NODE_ADDR=127.0.0.1:$grpc
+RNACOS_ENABLE_NO_AUTH_CONSOLE=true
+EOF
+    "$bin" -e "$dir/env" >"$dir/out.log" 2>&1 &
+    local pid=$!
+    local deadline=$((SECONDS + 60))
+    until curl -fsS "http://127.0.0.1:$http/nacos/v1/ns/service/list?pageNo=1&pageSize=1" >/dev/null 2>&1; do
+        kill -0 "$pid" 2>/dev/null || { tail -n 20 "$dir/out.log" >&2; fail "rnacos exited"; }
+        ((SECONDS < deadline)) || { kill "$pid"; fail "rnacos not ready within 60 s"; }
+        sleep 0.2
+    done
+    echo "http=$http grpc=$grpc pid=$pid"
+}
+
+case "${1:-}" in
+install) install ;;
+path) [[ -x "$bin" ]] && echo "$bin" || exit 1 ;;
+start) start "${2:-}" ;;
+*) fail "usage: rnacos.sh install | path | start DIR" ;;
+esac
