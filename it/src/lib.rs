@@ -17,9 +17,11 @@ mod loopback;
 mod peers;
 mod zookeeper_container;
 mod zookeeper_image;
+mod zookeeper_secure;
 
 pub use cli::{run_rudder, CliOutput};
 pub use error::HarnessError;
 pub use peers::{Peer, PeerConfig, PeerKind};
 pub use zookeeper_container::ZooKeeperContainer;
 pub use zookeeper_image::{ZooKeeperImage, DEFAULT_ZOOKEEPER_IMAGE, ZOOKEEPER_IMAGE_ENV};
+pub use zookeeper_secure::{SecureZooKeeper, ServerExtras, TestPki};

@@ -36,6 +36,7 @@
 use std::fmt;
 
 use crate::error::RegistryError;
+use crate::security::Security;
 
 /// ZooKeeper's default client port.
 const DEFAULT_PORT: u16 = 2181;
@@ -50,6 +51,7 @@ pub struct RegistryAddress {
     instance_root: String,
     username: Option<String>,
     password: Option<String>,
+    security: Security,
 }
 
 impl RegistryAddress {
@@ -117,12 +119,14 @@ impl RegistryAddress {
             }
             None => (None, None),
         };
+        let security = Security::parse(|key| params.get(key).copied(), username.is_some())?;
         Ok(RegistryAddress {
             hosts,
             root,
             instance_root,
             username,
             password,
+            security,
         })
     }
 
@@ -148,13 +152,29 @@ impl RegistryAddress {
         &self.instance_root
     }
 
-    /// The `digest` credentials (`user:password`), if the URL has a user.
+    /// The `digest` credentials, if the URL has a user and no SASL: `user:password`, or `user` alone
+    /// when the URL has no password (Dubbo's `URL.getUserInformation`, which Curator sends as is).
     pub(crate) fn digest(&self) -> Option<Vec<u8>> {
+        if self.security.sasl != crate::security::Sasl::None {
+            return None;
+        }
         let user = self.username.as_deref()?;
         let mut auth = user.as_bytes().to_vec();
-        auth.push(b':');
-        auth.extend_from_slice(self.password.as_deref().unwrap_or("").as_bytes());
+        if let Some(password) = &self.password {
+            auth.push(b':');
+            auth.extend_from_slice(password.as_bytes());
+        }
         Some(auth)
+    }
+
+    /// The SASL and TLS settings of the URL.
+    pub(crate) fn security(&self) -> &Security {
+        &self.security
+    }
+
+    /// The URL's user and password, for SASL.
+    pub(crate) fn credentials(&self) -> (Option<&str>, Option<&str>) {
+        (self.username.as_deref(), self.password.as_deref())
     }
 
     /// Whether the nodes rudder creates are restricted to these credentials (Dubbo's `CREATOR_ALL_ACL`).
@@ -285,6 +305,7 @@ impl fmt::Debug for RegistryAddress {
             .field("root", &self.root)
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("security", &self.security)
             .finish()
     }
 }

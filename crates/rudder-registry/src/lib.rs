@@ -121,6 +121,7 @@ mod paths;
 mod redact;
 mod registration;
 mod registry;
+mod security;
 mod session;
 mod split;
 mod subscriber;
@@ -142,6 +143,7 @@ pub use instance::metadata::{
 pub use migration::DiscoveryView;
 pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
+pub use security::SecurityError;
 pub use split::ViewSplit;
 pub use subscription::{DisabledProvider, ReweightedProvider, Subscription, SubscriptionStatus};
 pub use zookeeper::ZookeeperFactory;

@@ -36,4 +36,5 @@ mod tag_rule_apps;
 mod triple_pojo;
 mod triple_proto;
 mod triple_python_dubbo;
+mod zookeeper_security;
 mod zookeeper_smoke;
