@@ -167,6 +167,18 @@ impl RegistryAddress {
         Some(auth)
     }
 
+    /// What, besides hosts and root, sets one session apart from another: the credentials and the
+    /// SASL/TLS settings (`None` for a plain, anonymous session). Hashed, never shown.
+    pub(crate) fn session_secrets(&self) -> Option<String> {
+        if self.username.is_none() && self.security == Security::default() {
+            return None;
+        }
+        Some(format!(
+            "{:?}|{:?}|{:?}",
+            self.username, self.password, self.security
+        ))
+    }
+
     /// The SASL and TLS settings of the URL.
     pub(crate) fn security(&self) -> &Security {
         &self.security
