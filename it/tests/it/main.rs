@@ -14,6 +14,7 @@ mod cli_exit;
 mod cli_multi_registry;
 mod cli_proto;
 mod cli_registry;
+mod cli_secrets;
 mod common;
 mod config_center;
 mod consumer_host;
