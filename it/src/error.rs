@@ -58,4 +58,13 @@ pub enum HarnessError {
         /// What went wrong.
         reason: String,
     },
+    /// Preparing a secured server (certificates, JAAS file) failed.
+    #[error("secure ZooKeeper set-up: could not {what}")]
+    Setup {
+        /// What the harness was doing.
+        what: String,
+        /// The I/O error, if any.
+        #[source]
+        source: Option<std::io::Error>,
+    },
 }

@@ -18,6 +18,7 @@ mod peers;
 mod rnacos;
 mod zookeeper_container;
 mod zookeeper_image;
+mod zookeeper_secure;
 
 pub use cli::{run_rudder, CliOutput};
 pub use error::HarnessError;
@@ -25,3 +26,4 @@ pub use peers::{Peer, PeerConfig, PeerKind};
 pub use rnacos::{Rnacos, RNACOS_BIN_ENV, SKIP_NACOS_ENV};
 pub use zookeeper_container::ZooKeeperContainer;
 pub use zookeeper_image::{ZooKeeperImage, DEFAULT_ZOOKEEPER_IMAGE, ZOOKEEPER_IMAGE_ENV};
+pub use zookeeper_secure::{SecureZooKeeper, ServerExtras, TestPki};

@@ -10,6 +10,7 @@ use testcontainers::{ContainerAsync, GenericImage, ImageExt};
 use crate::error::HarnessError;
 use crate::loopback;
 use crate::zookeeper_image::ZooKeeperImage;
+use crate::zookeeper_secure::ServerExtras;
 
 /// How long a fresh container may take to log readiness (a cold JVM on a busy 2-core machine).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -57,10 +58,19 @@ impl ZooKeeperContainer {
 
     /// Starts a given image and waits until it serves clients.
     pub async fn start_image(image: ZooKeeperImage) -> Result<Self, HarnessError> {
+        Self::start_with(image, &ServerExtras::default()).await
+    }
+
+    /// Starts a given image with more configuration (a secured server: see
+    /// [`SecureZooKeeper`](crate::SecureZooKeeper)) and waits until its plain port serves.
+    pub async fn start_with(
+        image: ZooKeeperImage,
+        extras: &ServerExtras,
+    ) -> Result<Self, HarnessError> {
         check_engine_and_image(&image).await?;
         let mut attempt = 1;
         loop {
-            match Self::start_on_free_port(&image).await {
+            match Self::start_on_free_port(&image, extras).await {
                 Ok(zookeeper) => return Ok(zookeeper),
                 // A port taken between the check and ZooKeeper's bind fails the start (on the
                 // host network the server exits); another port is then worth one more try.
@@ -77,12 +87,15 @@ impl ZooKeeperContainer {
         }
     }
 
-    async fn start_on_free_port(image: &ZooKeeperImage) -> Result<Self, HarnessError> {
+    async fn start_on_free_port(
+        image: &ZooKeeperImage,
+        extras: &ServerExtras,
+    ) -> Result<Self, HarnessError> {
         let port = loopback::free_port()
             .await
             .map_err(HarnessError::NoFreePort)?;
-        let container = image
-            .request(port)
+        let container = extras
+            .apply(image.request(port))
             .with_startup_timeout(STARTUP_TIMEOUT)
             .start()
             .await

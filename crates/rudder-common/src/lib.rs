@@ -34,6 +34,7 @@ pub mod invocation;
 pub mod java_regex;
 pub mod java_string;
 pub mod net;
+pub mod redact;
 pub mod status;
 pub mod url;
 pub mod value;

@@ -36,6 +36,7 @@
 use std::fmt;
 
 use crate::error::RegistryError;
+use crate::security::Security;
 
 /// ZooKeeper's default client port.
 const DEFAULT_PORT: u16 = 2181;
@@ -52,6 +53,7 @@ pub struct RegistryAddress {
     password: Option<String>,
     /// `enable-empty-protection` (see the `empty_push` module).
     empty_protection: bool,
+    security: Security,
 }
 
 impl RegistryAddress {
@@ -120,6 +122,7 @@ impl RegistryAddress {
             None => (None, None),
         };
         let empty_protection = crate::empty_push::read_flag(&params)?;
+        let security = Security::parse(|key| params.get(key).copied(), username.is_some())?;
         Ok(RegistryAddress {
             hosts,
             root,
@@ -127,6 +130,7 @@ impl RegistryAddress {
             username,
             password,
             empty_protection,
+            security,
         })
     }
 
@@ -157,13 +161,41 @@ impl RegistryAddress {
         self.empty_protection
     }
 
-    /// The `digest` credentials (`user:password`), if the URL has a user.
+    /// The `digest` credentials, if the URL has a user and no SASL: `user:password`, or `user` alone
+    /// when the URL has no password (Dubbo's `URL.getUserInformation`, which Curator sends as is).
     pub(crate) fn digest(&self) -> Option<Vec<u8>> {
+        if self.security.sasl != crate::security::Sasl::None {
+            return None;
+        }
         let user = self.username.as_deref()?;
         let mut auth = user.as_bytes().to_vec();
-        auth.push(b':');
-        auth.extend_from_slice(self.password.as_deref().unwrap_or("").as_bytes());
+        if let Some(password) = &self.password {
+            auth.push(b':');
+            auth.extend_from_slice(password.as_bytes());
+        }
         Some(auth)
+    }
+
+    /// What, besides hosts and root, sets one session apart from another: the credentials and the
+    /// SASL/TLS settings (`None` for a plain, anonymous session). Hashed, never shown.
+    pub(crate) fn session_secrets(&self) -> Option<String> {
+        if self.username.is_none() && self.security == Security::default() {
+            return None;
+        }
+        Some(format!(
+            "{:?}|{:?}|{:?}",
+            self.username, self.password, self.security
+        ))
+    }
+
+    /// The SASL and TLS settings of the URL.
+    pub(crate) fn security(&self) -> &Security {
+        &self.security
+    }
+
+    /// The URL's user and password, for SASL.
+    pub(crate) fn credentials(&self) -> (Option<&str>, Option<&str>) {
+        (self.username.as_deref(), self.password.as_deref())
     }
 
     /// Whether the nodes rudder creates are restricted to these credentials (Dubbo's `CREATOR_ALL_ACL`).
@@ -294,6 +326,7 @@ impl fmt::Debug for RegistryAddress {
             .field("root", &self.root)
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("security", &self.security)
             .finish()
     }
 }

@@ -51,6 +51,14 @@ pub enum RegistryError {
         /// The hosts tried.
         hosts: String,
     },
+    /// The TLS material the registry URL names (`tls.ca`, `tls.cert`, `tls.key`) cannot be used.
+    #[error("ZooKeeper TLS setting {what} is unusable")]
+    Security {
+        /// The URL parameter naming the file.
+        what: &'static str,
+        /// Why: the file cannot be read, or holds nothing usable (its content is never quoted).
+        source: crate::security::SecurityError,
+    },
     /// A ZooKeeper operation failed; the client's error is the `source()`.
     #[error("ZooKeeper {operation} {path} failed")]
     ZooKeeper {

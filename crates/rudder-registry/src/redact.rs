@@ -11,18 +11,23 @@ use rudder_common::url::UrlError;
 const SHOWN: usize = 256;
 
 /// `name` percent-decoded where it can be, with everything from `://` (or the start) to the last `@`
-/// replaced by `***`, cut to a few hundred bytes: safe to log, still recognisable.
+/// replaced by `***` and secret parameter values by `***` ([`rudder_common::redact`]), cut to a few
+/// hundred bytes: safe to log, still recognisable.
 ///
 /// ```text
 /// dubbo%3A%2F%2Fu%3Ap%40ss%40h%3A1%2FS  ->  dubbo://***@h:1/S
 /// ```
 pub(crate) fn node_name(name: &str) -> String {
     let decoded = lenient_decode(name);
+    // Only the `://` (or the start) and the last `@` matter here, not where the query starts: a junk
+    // name's `@` after a `=` still hides everything before it.
     let start = decoded.find("://").map_or(0, |i| i + 3);
     let mut shown = match decoded[start..].rfind('@') {
         Some(at) => format!("{}***{}", &decoded[..start], &decoded[start + at..]),
         None => decoded,
     };
+    // Then the common rule, for the values of secret parameters (`token=***`).
+    shown = rudder_common::redact::url(&shown).into_owned();
     if shown.len() > SHOWN {
         let mut cut = SHOWN;
         while !shown.is_char_boundary(cut) {

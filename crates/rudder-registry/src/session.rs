@@ -113,7 +113,10 @@ impl Sessions {
         matches!(&*self.link.borrow(), Link::Up(client) if !client.state().is_terminated())
     }
 
-    /// ACLs for the nodes rudder creates: creator-only with credentials (as Dubbo's Curator client).
+    /// ACLs for the nodes rudder creates: creator-only with credentials, world-open without, as Dubbo's
+    /// Curator client (`Curator5ZookeeperClient` installs an `ACLProvider` answering `CREATOR_ALL_ACL`
+    /// when the URL has user information; Curator's default otherwise is `OPEN_ACL_UNSAFE`). With
+    /// `sasl=digest-md5` the creator is the SASL identity (`sasl:user`).
     pub(crate) fn create_options(&self, mode: CreateMode) -> CreateOptions<'static> {
         if self.address.has_credentials() {
             mode.with_acls(Acls::creator_all())
@@ -190,8 +193,13 @@ impl Sessions {
             }
             if fail_on_auth {
                 // `borrow`, not `borrow_and_update`: a change seen here must still wake `changed`.
+                // Refused credentials or unusable TLS files: retrying cannot help.
                 if let Link::Down {
-                    last_error: Some(error @ RegistryError::AuthFailed { .. }),
+                    last_error:
+                        Some(
+                            error @ (RegistryError::AuthFailed { .. }
+                            | RegistryError::Security { .. }),
+                        ),
                     ..
                 } = &*link.borrow()
                 {
@@ -323,13 +331,23 @@ impl Sessions {
         if let Some(digest) = self.address.digest() {
             connector = connector.with_auth("digest", &digest);
         }
+        let (user, password) = self.address.credentials();
+        let security = self.address.security();
+        connector = security.apply(connector, user, password)?;
         let waited = self.options.connect_timeout();
         let unreachable = |source: Option<zookeeper_client::Error>| RegistryError::Unreachable {
             hosts: hosts.clone(),
             waited,
             source,
         };
-        match tokio::time::timeout(waited, connector.connect(&hosts)).await {
+        let connecting = async {
+            if security.is_tls() {
+                connector.secure_connect(&hosts).await
+            } else {
+                connector.connect(&hosts).await
+            }
+        };
+        match tokio::time::timeout(waited, connecting).await {
             Ok(Ok(client)) => {
                 self.established.fetch_add(1, Ordering::Relaxed);
                 Ok(client)

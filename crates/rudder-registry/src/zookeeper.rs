@@ -61,9 +61,10 @@ impl RegistryFactory for ZookeeperFactory {
         hosts.sort_unstable();
         // The credentials are part of the identity (two users are two sessions), but only as a
         // hash under a key drawn once per process: an identity may end up in a `Debug` print.
-        let credentials = address.digest().map_or(0, |digest| {
+        // SASL and TLS settings too: a plaintext and a TLS session to one ensemble are two sessions.
+        let credentials = address.session_secrets().map_or(0, |secrets| {
             static KEY: OnceLock<RandomState> = OnceLock::new();
-            KEY.get_or_init(RandomState::new).hash_one(digest)
+            KEY.get_or_init(RandomState::new).hash_one(secrets)
         });
         Ok(RegistryLocation::new(
             format!(

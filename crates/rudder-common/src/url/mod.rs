@@ -344,16 +344,20 @@ impl DubboUrl {
     pub fn to_full_string(&self) -> String {
         let mut out = String::with_capacity(64 + self.params.len() * 24);
         self.write_head(&mut out, true);
-        self.write_query(&mut out);
+        self.write_query(&mut out, true);
         out
     }
 
-    fn write_query(&self, out: &mut String) {
+    fn write_query(&self, out: &mut String, secrets: bool) {
         for (i, (k, v)) in self.params.iter().enumerate() {
             out.push(if i == 0 { '?' } else { '&' });
             out.push_str(k);
             out.push('=');
-            out.push_str(v);
+            if secrets || !crate::redact::is_secret_parameter(k) {
+                out.push_str(v);
+            } else {
+                out.push_str(crate::redact::MASK);
+            }
         }
     }
 
@@ -395,12 +399,13 @@ fn parse_number<T: std::str::FromStr>(
     }
 }
 
-/// `Display` is Dubbo's `toString`: parameters included, credentials left out.
+/// `Display` is Dubbo's `toString`: parameters included, credentials left out, and the value of a
+/// secret parameter (`token`, `password`, ...: [`crate::redact::is_secret_parameter`]) shown as `***`.
 impl fmt::Display for DubboUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = String::new();
         self.write_head(&mut out, false);
-        self.write_query(&mut out);
+        self.write_query(&mut out, false);
         f.write_str(&out)
     }
 }

@@ -128,7 +128,8 @@ fn encode_calls(recorder: &Recorder, now: i64, encoder: &mut DescriptorEncoder<'
     for (name, help, kind, read) in counts {
         let mut family = encoder.encode_descriptor(name, help, None, kind)?;
         for (provider, method, s) in &series {
-            let labels = [("provider", &**provider), ("method", &**method)];
+            let provider = rudder_common::redact::url(provider);
+            let labels = [("provider", &*provider), ("method", &**method)];
             let value = read(&s.status, now);
             let mut metric = family.encode_family(&labels)?;
             match kind {
@@ -148,7 +149,8 @@ fn encode_calls(recorder: &Recorder, now: i64, encoder: &mut DescriptorEncoder<'
         MetricType::Histogram,
     )?;
     for (provider, method, s) in &series {
-        let labels = [("provider", &**provider), ("method", &**method)];
+        let provider = rudder_common::redact::url(provider);
+        let labels = [("provider", &*provider), ("method", &**method)];
         let snapshot = s.histogram.snapshot();
         family
             .encode_family(&labels)?
