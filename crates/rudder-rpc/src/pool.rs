@@ -17,7 +17,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::error::{RpcError, RpcErrorKind, TlsError, TlsFailure};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -26,14 +26,42 @@ use crate::census::Census;
 use crate::connection::{Connection, ConnectionConfig};
 
 /// What waiting callers learn from a connect attempt (an `RpcError` cannot be cloned).
-type Attempt = Option<Result<Connection, (RpcErrorKind, String)>>;
+type Attempt = Option<Result<Connection, Refusal>>;
+
+/// A failed connect as text, plus what it takes to rebuild its error for each caller: its kind and,
+/// for a TLS failure, which one (so `RpcError::tls_failure` still answers).
+#[derive(Debug, Clone)]
+struct Refusal {
+    kind: RpcErrorKind,
+    message: String,
+    tls: Option<TlsFailure>,
+}
+
+impl Refusal {
+    fn of(error: &RpcError) -> Refusal {
+        Refusal {
+            kind: error.kind(),
+            // Kept as text, so the causes (`Connection refused`) go into it.
+            message: error.message_with_causes(),
+            tls: error.tls_failure(),
+        }
+    }
+
+    fn error(&self, message: String) -> RpcError {
+        let error = RpcError::new(self.kind, message);
+        match self.tls {
+            Some(failure) => error.with_source(TlsError::new(failure)),
+            None => error,
+        }
+    }
+}
 
 #[derive(Debug)]
 enum Phase {
     Idle,
     Connecting(watch::Receiver<Attempt>),
     Connected(Connection),
-    Failed { retry_at: Instant, error: String },
+    Failed { retry_at: Instant, error: Refusal },
 }
 
 #[derive(Debug)]
@@ -55,6 +83,8 @@ pub(crate) struct PoolContext {
     pub(crate) backoff: Arc<Backoff>,
     /// Turns true (or closes) when the protocol shuts down or is dropped: connects are abandoned.
     pub(crate) closing: watch::Receiver<bool>,
+    /// TLS for every connection of the protocol, when configured.
+    pub(crate) tls: Option<crate::tls::TlsClient>,
 }
 
 impl PoolContext {
@@ -122,7 +152,7 @@ impl ProviderPool {
         };
         match outcome {
             Some(Ok(connection)) => Ok(connection),
-            Some(Err((kind, message))) => Err(RpcError::new(kind, message)),
+            Some(Err(refusal)) => Err(refusal.error(refusal.message.clone())),
             None => Err(RpcError::new(
                 RpcErrorKind::Network,
                 format!("connect to {} abandoned", self.addr),
@@ -144,7 +174,11 @@ impl ProviderPool {
                 let reason = c.close_reason().unwrap_or_default();
                 state.failures = state.failures.saturating_add(1);
                 let retry_at = now + self.context.backoff.delay(state.failures);
-                let error = format!("closed before any answer ({reason})");
+                let error = Refusal {
+                    kind: RpcErrorKind::Network,
+                    message: format!("closed before any answer ({reason})"),
+                    tls: None,
+                };
                 let refusal = self.refusal(&error, retry_at - now);
                 state.phase = Phase::Failed { retry_at, error };
                 return Step::Ready(Err(refusal));
@@ -174,15 +208,19 @@ impl ProviderPool {
         Step::Wait(attempt)
     }
 
-    fn refusal(&self, error: &str, wait: std::time::Duration) -> RpcError {
-        RpcError::new(
-            RpcErrorKind::Network,
-            format!(
-                "{} unavailable, next reconnect in {} ms; last error: {error}",
-                self.addr,
-                wait.as_millis()
-            ),
-        )
+    /// A call refused while the slot backs off: of the last failure's kind when that was TLS (the
+    /// same certificate will fail again), else a network failure.
+    fn refusal(&self, error: &Refusal, wait: std::time::Duration) -> RpcError {
+        let message = format!(
+            "{} unavailable, next reconnect in {} ms; last error: {}",
+            self.addr,
+            wait.as_millis(),
+            error.message
+        );
+        match error.tls {
+            Some(_) => error.error(message),
+            None => RpcError::new(RpcErrorKind::Network, message),
+        }
     }
 
     /// Closes every connection now, failing the calls in flight with `reason` (shutdown).
@@ -207,7 +245,7 @@ async fn connect(
 ) {
     let mut closing = context.closing.clone();
     let opened = tokio::select! {
-        opened = Connection::connect(&addr, config, &context.census) => opened,
+        opened = Connection::connect(&addr, config, context.tls.as_ref(), &context.census) => opened,
         _ = closing.wait_for(|closing| *closing) => Err(shut_down()),
     };
     let outcome = {
@@ -216,7 +254,7 @@ async fn connect(
             // Checked under the lock, so a shutdown either sees this connection or stops it here.
             Ok(_) if context.is_closing() => {
                 state.phase = Phase::Idle;
-                Err((RpcErrorKind::Network, shut_down().message().to_owned()))
+                Err(Refusal::of(&shut_down()))
             }
             Ok((connection, driver)) => {
                 driver.spawn();
@@ -224,15 +262,17 @@ async fn connect(
                 Ok(connection)
             }
             Err(e) => {
-                // Kept as text (an `RpcError` is not `Clone`; every waiter gets its own), so the
-                // causes (`Connection refused`) go into it.
-                let error = e.message_with_causes();
+                // Kept as text (an `RpcError` is not `Clone`; every waiter gets its own).
+                let error = Refusal::of(&e);
+                if error.tls.is_some() {
+                    tracing::warn!(addr = %addr, error = %error.message, "TLS to a provider failed");
+                }
                 state.failures = state.failures.saturating_add(1);
                 state.phase = Phase::Failed {
                     retry_at: Instant::now() + context.backoff.delay(state.failures),
                     error: error.clone(),
                 };
-                Err((e.kind(), error))
+                Err(error)
             }
         }
     };

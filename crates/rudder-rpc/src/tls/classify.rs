@@ -1,0 +1,80 @@
+//! TLS failures as [`RpcError`]s of kind `Tls`, each with the [`TlsFailure`] a user can act on.
+
+use std::time::Duration;
+
+use rudder_common::error::{RpcError, RpcErrorKind, TlsError, TlsFailure};
+use rustls::{AlertDescription, CertificateError};
+
+/// The error of a failed handshake with `addr` (or of the first read after it, where TLS 1.3
+/// providers refuse a client certificate); `client_cert` says whether we showed one.
+pub fn handshake_error(addr: &str, error: std::io::Error, client_cert: bool) -> RpcError {
+    let failure = classify(&error, client_cert);
+    tls_error(addr, TlsError::new(failure).with_cause(error))
+}
+
+/// An error of kind `Tls` about the provider at `addr`: "TLS with 10.0.0.1:20880", caused by `tls`.
+pub fn tls_error(addr: &str, tls: TlsError) -> RpcError {
+    RpcError::new(RpcErrorKind::Tls, format!("TLS with {addr}")).with_source(tls)
+}
+
+pub(crate) fn timed_out(addr: &str, timeout: Duration) -> RpcError {
+    RpcError::new(
+        RpcErrorKind::Tls,
+        format!("TLS with {addr} (no handshake in {} ms)", timeout.as_millis()),
+    )
+    .with_source(TlsError::new(TlsFailure::HandshakeTimeout))
+}
+
+/// What an I/O error from a TLS stream means for the user.
+pub(crate) fn classify(error: &std::io::Error, client_cert: bool) -> TlsFailure {
+    let Some(tls) = error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    else {
+        return match error.kind() {
+            // A plaintext server reads our hello as garbage and hangs up.
+            std::io::ErrorKind::UnexpectedEof
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::BrokenPipe => TlsFailure::PlaintextPeer,
+            _ => TlsFailure::Handshake,
+        };
+    };
+    match tls {
+        rustls::Error::InvalidCertificate(cert) => match cert {
+            CertificateError::UnknownIssuer => TlsFailure::UnknownIssuer,
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+                TlsFailure::NameMismatch
+            }
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                TlsFailure::Expired
+            }
+            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+                TlsFailure::NotYetValid
+            }
+            _ => TlsFailure::BadCertificate,
+        },
+        // Bytes that are no TLS record: a plaintext provider answering in its own protocol.
+        rustls::Error::InvalidMessage(_) => TlsFailure::PlaintextPeer,
+        rustls::Error::AlertReceived(alert) => match alert {
+            AlertDescription::CertificateRequired => TlsFailure::ClientCertRequired,
+            AlertDescription::BadCertificate
+            | AlertDescription::NoCertificate
+            | AlertDescription::UnsupportedCertificate
+            | AlertDescription::CertificateRevoked
+            | AlertDescription::CertificateExpired
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::UnknownCA
+            | AlertDescription::AccessDenied
+            | AlertDescription::DecryptError => {
+                if client_cert {
+                    TlsFailure::ClientCertRefused
+                } else {
+                    TlsFailure::ClientCertRequired
+                }
+            }
+            _ => TlsFailure::Handshake,
+        },
+        _ => TlsFailure::Handshake,
+    }
+}
