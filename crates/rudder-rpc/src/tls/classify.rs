@@ -40,6 +40,10 @@ pub(crate) fn classify(error: &std::io::Error, client_cert: bool) -> TlsFailure 
             _ => TlsFailure::Handshake,
         };
     };
+    classify_tls(tls, client_cert)
+}
+
+fn classify_tls(tls: &rustls::Error, client_cert: bool) -> TlsFailure {
     match tls {
         rustls::Error::InvalidCertificate(cert) => match cert {
             CertificateError::UnknownIssuer => TlsFailure::UnknownIssuer,
@@ -77,4 +81,41 @@ pub(crate) fn classify(error: &std::io::Error, client_cert: bool) -> TlsFailure 
         },
         _ => TlsFailure::Handshake,
     }
+}
+
+/// The TLS failure somewhere in `error`'s chain, if any: an [`RpcError`] that carries one (a failed
+/// connect under a client library's own error), or a TLS library error (an alert read after the
+/// handshake). `client_cert` says whether we showed a client certificate.
+///
+/// ```
+/// use rudder_common::error::{RpcErrorKind, TlsError, TlsFailure};
+/// let connect = rudder_rpc::tls::tls_error("10.0.0.1:50051", TlsError::new(TlsFailure::Expired));
+/// let wrapped = std::io::Error::other(connect);
+/// assert_eq!(rudder_rpc::tls::tls_failure_in(&wrapped, false), Some(TlsFailure::Expired));
+/// ```
+pub fn tls_failure_in(
+    error: &(dyn std::error::Error + 'static),
+    client_cert: bool,
+) -> Option<TlsFailure> {
+    let mut link = Some(error);
+    while let Some(e) = link {
+        if let Some(rpc) = e.downcast_ref::<RpcError>() {
+            if let Some(failure) = rpc.tls_failure() {
+                return Some(failure);
+            }
+        }
+        if let Some(tls) = e.downcast_ref::<TlsError>() {
+            return Some(tls.failure());
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if io.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) {
+                return Some(classify(io, client_cert));
+            }
+        }
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(classify_tls(tls, client_cert));
+        }
+        link = e.source();
+    }
+    None
 }

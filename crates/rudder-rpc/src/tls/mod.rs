@@ -29,7 +29,7 @@ mod classify;
 mod config;
 mod material;
 
-pub use classify::{handshake_error, tls_error};
+pub use classify::{handshake_error, tls_error, tls_failure_in};
 pub use config::{TlsConfig, TlsConfigError};
 pub use material::TlsClient;
 
