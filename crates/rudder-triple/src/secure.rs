@@ -67,6 +67,7 @@ pub(crate) fn call_failure(
 ) -> Option<RpcError> {
     let tls = tls?;
     let failure = tls_failure_in(status, tls.has_client_cert())?;
+    rudder_rpc::tls::record(failure);
     Some(
         RpcError::new(
             RpcErrorKind::Tls,

@@ -73,6 +73,7 @@ pub(crate) async fn handshake(
         }
         Ok(Err(io)) => return Err(handshake_error(addr, io, tls.has_client_cert())),
         Err(_) => {
+            crate::tls::record(TlsFailure::HandshakeTimeout);
             return Err(RpcError::new(
                 RpcErrorKind::Tls,
                 format!(

@@ -1,5 +1,6 @@
 //! TLS failures as [`RpcError`]s of kind `Tls`, each with the [`TlsFailure`] a user can act on.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rudder_common::error::{RpcError, RpcErrorKind, TlsError, TlsFailure};
@@ -14,10 +15,12 @@ pub fn handshake_error(addr: &str, error: std::io::Error, client_cert: bool) -> 
 
 /// An error of kind `Tls` about the provider at `addr`: "TLS with 10.0.0.1:20880", caused by `tls`.
 pub fn tls_error(addr: &str, tls: TlsError) -> RpcError {
+    record(tls.failure());
     RpcError::new(RpcErrorKind::Tls, format!("TLS with {addr}")).with_source(tls)
 }
 
 pub(crate) fn timed_out(addr: &str, timeout: Duration) -> RpcError {
+    record(TlsFailure::HandshakeTimeout);
     RpcError::new(
         RpcErrorKind::Tls,
         format!("TLS with {addr} (no handshake in {} ms)", timeout.as_millis()),
@@ -118,4 +121,47 @@ pub fn tls_failure_in(
         link = e.source();
     }
     None
+}
+
+/// Every [`TlsFailure`], in the order [`failure_counts`] reports them.
+const ALL: [TlsFailure; 11] = [
+    TlsFailure::UnknownIssuer,
+    TlsFailure::NameMismatch,
+    TlsFailure::Expired,
+    TlsFailure::NotYetValid,
+    TlsFailure::BadCertificate,
+    TlsFailure::ClientCertRequired,
+    TlsFailure::ClientCertRefused,
+    TlsFailure::PlaintextPeer,
+    TlsFailure::ProviderRequiresTls,
+    TlsFailure::HandshakeTimeout,
+    TlsFailure::Handshake,
+];
+
+static COUNTS: [AtomicU64; ALL.len()] = [const { AtomicU64::new(0) }; ALL.len()];
+
+/// Counts one failed TLS connect (or call) in the process-wide [`failure_counts`].
+pub fn record(failure: TlsFailure) {
+    if let Some(i) = ALL.iter().position(|f| *f == failure) {
+        COUNTS[i].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// TLS failures so far in this process, by reason (every reason, zeros included): the metric
+/// `rudder_tls_failures_total{reason}`. Failed connects count, not the calls a backing-off provider
+/// refuses meanwhile.
+///
+/// ```
+/// use rudder_common::error::TlsFailure;
+/// let before = rudder_rpc::tls::failure_counts();
+/// rudder_rpc::tls::record(TlsFailure::Expired);
+/// let after = rudder_rpc::tls::failure_counts();
+/// let expired = |counts: &[(TlsFailure, u64)]| counts.iter().find(|(f, _)| *f == TlsFailure::Expired).unwrap().1;
+/// assert_eq!(expired(&after), expired(&before) + 1);
+/// ```
+pub fn failure_counts() -> Vec<(TlsFailure, u64)> {
+    ALL.iter()
+        .zip(&COUNTS)
+        .map(|(failure, count)| (*failure, count.load(Ordering::Relaxed)))
+        .collect()
 }

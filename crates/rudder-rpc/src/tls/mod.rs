@@ -29,7 +29,7 @@ mod classify;
 mod config;
 mod material;
 
-pub use classify::{handshake_error, tls_error, tls_failure_in};
+pub use classify::{failure_counts, handshake_error, record, tls_error, tls_failure_in};
 pub use config::{TlsConfig, TlsConfigError};
 pub use material::TlsClient;
 
