@@ -80,6 +80,11 @@ pub struct PeerConfig {
     pub metadata_v2_only: bool,
     /// Whether the Python gRPC server serves reflection (`true` unless turned off; Python gRPC only).
     pub reflection: bool,
+    /// Serve TLS (Java only): a directory with `server.pem` and `server.key` (and `client-ca.pem`
+    /// when `tls_mutual`), made by the test.
+    pub tls_dir: Option<std::path::PathBuf>,
+    /// With `tls_dir`: require client certificates signed by `client-ca.pem`.
+    pub tls_mutual: bool,
 }
 
 impl PeerConfig {
@@ -102,6 +107,8 @@ impl PeerConfig {
             metadata_storage_type: None,
             metadata_v2_only: false,
             reflection: true,
+            tls_dir: None,
+            tls_mutual: false,
         }
     }
 }
@@ -163,6 +170,14 @@ impl Peer {
             (
                 "RUDDER_REFLECTION",
                 (!config.reflection).then(|| "off".to_owned()),
+            ),
+            (
+                "RUDDER_TLS_DIR",
+                config.tls_dir.as_ref().map(|d| d.display().to_string()),
+            ),
+            (
+                "RUDDER_TLS_MUTUAL",
+                config.tls_mutual.then(|| "true".to_owned()),
             ),
         ] {
             if let Some(value) = value {

@@ -109,10 +109,18 @@ mod tests {
             .unwrap();
         assert_eq!(ca.ca_path(), Some(std::path::Path::new("ca.pem")));
         assert_eq!(ca.server_name_override(), Some("p.internal"));
-        let mutual = Cli::parse_from(["x", "--tls-ca", "ca.pem", "--tls-cert", "c.pem", "--tls-key", "c.key"])
-            .tls
-            .config()
-            .unwrap();
+        let mutual = Cli::parse_from([
+            "x",
+            "--tls-ca",
+            "ca.pem",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "c.key",
+        ])
+        .tls
+        .config()
+        .unwrap();
         assert!(mutual.client_cert_paths().is_some());
     }
 

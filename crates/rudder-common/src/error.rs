@@ -306,8 +306,15 @@ mod kind_tests {
         assert!(!RpcErrorKind::Biz.is_retryable());
         assert!(!RpcErrorKind::Serialization.is_retryable());
         assert!(!RpcErrorKind::ShutDown.is_retryable());
-        assert!(RpcErrorKind::Tls.is_retryable(), "another provider may pass");
-        assert_eq!(RpcErrorKind::Tls.code(), 1, "Dubbo calls it a network failure");
+        assert!(
+            RpcErrorKind::Tls.is_retryable(),
+            "another provider may pass"
+        );
+        assert_eq!(
+            RpcErrorKind::Tls.code(),
+            1,
+            "Dubbo calls it a network failure"
+        );
         for kind in [
             RpcErrorKind::Unknown,
             RpcErrorKind::Network,

@@ -34,23 +34,49 @@ type Attempt = Option<Result<Connection, Refusal>>;
 struct Refusal {
     kind: RpcErrorKind,
     message: String,
-    tls: Option<TlsFailure>,
+    /// The TLS failure, and the text of what caused it (the TLS library's words).
+    tls: Option<(TlsFailure, String)>,
 }
 
 impl Refusal {
     fn of(error: &RpcError) -> Refusal {
+        let tls = error.tls_failure().map(|failure| {
+            // What lies under the `TlsError`, so that its reason is not said twice when rebuilt.
+            let mut link = std::error::Error::source(error);
+            while let Some(e) = link {
+                link = e.source();
+                if e.is::<TlsError>() {
+                    break;
+                }
+            }
+            let mut detail = Vec::new();
+            while let Some(e) = link {
+                detail.push(e.to_string());
+                link = e.source();
+            }
+            (failure, detail.join(": "))
+        });
         Refusal {
             kind: error.kind(),
-            // Kept as text, so the causes (`Connection refused`) go into it.
-            message: error.message_with_causes(),
-            tls: error.tls_failure(),
+            // Kept as text, so the causes (`Connection refused`) go into it; a TLS failure's reason
+            // goes back under it as its `TlsError` instead.
+            message: match tls {
+                Some(_) => error.message().to_owned(),
+                None => error.message_with_causes(),
+            },
+            tls,
         }
     }
 
     fn error(&self, message: String) -> RpcError {
         let error = RpcError::new(self.kind, message);
-        match self.tls {
-            Some(failure) => error.with_source(TlsError::new(failure)),
+        match &self.tls {
+            Some((failure, detail)) if detail.is_empty() => {
+                error.with_source(TlsError::new(*failure))
+            }
+            Some((failure, detail)) => error.with_source(
+                TlsError::new(*failure).with_cause(std::io::Error::other(detail.clone())),
+            ),
             None => error,
         }
     }
@@ -265,7 +291,7 @@ async fn connect(
                 // Kept as text (an `RpcError` is not `Clone`; every waiter gets its own).
                 let error = Refusal::of(&e);
                 if error.tls.is_some() {
-                    tracing::warn!(addr = %addr, error = %error.message, "TLS to a provider failed");
+                    tracing::warn!(addr = %addr, error = %e.message_with_causes(), "TLS to a provider failed");
                 }
                 state.failures = state.failures.saturating_add(1);
                 state.phase = Phase::Failed {

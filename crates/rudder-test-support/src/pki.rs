@@ -90,10 +90,9 @@ impl Pki {
     /// Issues a certificate for `sans` (IP addresses become IP SANs, anything else DNS SANs), usable
     /// by servers and clients alike, written to `<dir>/<stem>.pem` and `<dir>/<stem>.key`.
     pub fn issue(&self, stem: &str, sans: &[&str], validity: Validity) -> Issued {
-        let mut params = CertificateParams::new(
-            sans.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(),
-        )
-        .expect("certificate params");
+        let mut params =
+            CertificateParams::new(sans.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+                .expect("certificate params");
         params.distinguished_name.push(
             DnType::CommonName,
             sans.first().copied().unwrap_or("rudder test"),

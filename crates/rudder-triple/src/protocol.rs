@@ -423,7 +423,6 @@ impl TripleProtocol {
                             format!("tri://{addr} is not an address: {e}"),
                         )
                     })?
-                    .connect_timeout(settings::connect_timeout(url))
                     .tcp_nodelay(true)
                     .http2_keep_alive_interval(settings::heartbeat(url))
                     .keep_alive_timeout(KEEPALIVE_TIMEOUT)
@@ -433,6 +432,7 @@ impl TripleProtocol {
                     let timeout = settings::connect_timeout(url);
                     return crate::secure::connect(endpoint, &addr, tls, timeout).await;
                 }
+                let endpoint = endpoint.connect_timeout(settings::connect_timeout(url));
                 endpoint.connect().await.map_err(|e| {
                     RpcError::new(
                         RpcErrorKind::Network,

@@ -14,8 +14,9 @@ use rudder_rpc::tls::{tls_failure_in, TlsClient};
 use tokio::net::TcpStream;
 use tonic::transport::{Channel, Endpoint};
 
-/// Connects `endpoint` (made for `https://{addr}`) with TCP then TLS, each new connection
-/// (tonic's reconnects too) re-checking the TLS files, the handshake bounded by `connect_timeout`.
+/// Connects `endpoint` (made for `https://{addr}`, with no connect timeout of tonic's: ours says
+/// which step stalled) with TCP then TLS, both within `connect_timeout`, each new connection (tonic's
+/// reconnects too) re-checking the TLS files.
 pub(crate) async fn connect(
     endpoint: Endpoint,
     addr: &str,
@@ -26,12 +27,25 @@ pub(crate) async fn connect(
     let connector = tower::service_fn(move |_: http::Uri| {
         let (tls, target) = (client.clone(), target.clone());
         async move {
-            let tcp = TcpStream::connect(&target).await.map_err(|e| {
-                RpcError::new(RpcErrorKind::Network, format!("connect to {target} failed"))
-                    .with_source(e)
-            })?;
+            let deadline = tokio::time::Instant::now() + connect_timeout;
+            let tcp = tokio::time::timeout_at(deadline, TcpStream::connect(&target))
+                .await
+                .map_err(|_| {
+                    RpcError::new(
+                        RpcErrorKind::Network,
+                        format!(
+                            "connect to {target} timed out after {} ms",
+                            connect_timeout.as_millis()
+                        ),
+                    )
+                })?
+                .map_err(|e| {
+                    RpcError::new(RpcErrorKind::Network, format!("connect to {target} failed"))
+                        .with_source(e)
+                })?;
             let _ = tcp.set_nodelay(true);
-            let stream = tls.connect(tcp, &target, true, connect_timeout).await?;
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let stream = tls.connect(tcp, &target, true, left).await?;
             Ok::<_, RpcError>(TokioIo::new(stream))
         }
     });
@@ -66,7 +80,15 @@ pub(crate) fn call_failure(
     tls: Option<&TlsClient>,
 ) -> Option<RpcError> {
     let tls = tls?;
-    let failure = tls_failure_in(status, tls.has_client_cert())?;
+    let failure = tls_failure_in(status, tls.has_client_cert()).or_else(|| {
+        // Closed without a TLS word by a provider that asked for the certificate we do not have.
+        (tls.provider_asked_for_cert(addr)
+            && matches!(
+                status.code(),
+                tonic::Code::Unavailable | tonic::Code::Cancelled
+            ))
+        .then_some(rudder_common::error::TlsFailure::ClientCertRequired)
+    })?;
     rudder_rpc::tls::record(failure);
     Some(
         RpcError::new(

@@ -546,12 +546,11 @@ impl ConsumerBuilder {
 
     /// Builds the consumer. Nothing is opened until a reference needs it.
     pub fn build(self) -> Consumer {
-        let protocol =
-            crate::protocols::Protocols::with_plugged(
-                self.application.as_deref(),
-                self.transports,
-                self.tls,
-            );
+        let protocol = crate::protocols::Protocols::with_plugged(
+            self.application.as_deref(),
+            self.transports,
+            self.tls,
+        );
         #[cfg(feature = "zookeeper")]
         let metadata_client = crate::metadata_client::MetadataClient::new(protocol.clone());
         Consumer {

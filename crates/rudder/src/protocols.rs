@@ -54,7 +54,6 @@ impl Protocols {
         Protocols::with_plugged(self.application.as_deref(), self.plugged.clone(), tls)
     }
 
-
     /// [`Protocols::new`], plus `plugged` adding (or replacing) the transports of their schemes.
     pub(crate) fn with_plugged(
         application: Option<&str>,

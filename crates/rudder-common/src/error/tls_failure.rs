@@ -29,7 +29,8 @@ pub enum TlsFailure {
     /// The provider's URL says `ssl-enabled=true` and this consumer has no TLS configured: rudder does
     /// not fall back to plaintext.
     ProviderRequiresTls,
-    /// The handshake did not finish within `connect.timeout`.
+    /// The handshake did not finish within `connect.timeout`: a stalled provider, or a plaintext one
+    /// that waits in silence on a TLS hello (a Java Dubbo provider without TLS does).
     HandshakeTimeout,
     /// Any other handshake failure (no common protocol version or cipher suite, an unexpected alert).
     Handshake,
@@ -79,7 +80,9 @@ impl TlsFailure {
             TlsFailure::ProviderRequiresTls => {
                 "the provider announces ssl-enabled=true and this consumer has no TLS configured"
             }
-            TlsFailure::HandshakeTimeout => "the TLS handshake did not finish in time",
+            TlsFailure::HandshakeTimeout => {
+                "no TLS answer in time (a plaintext provider: Java's waits in silence on a TLS hello; or a stalled one)"
+            }
             TlsFailure::Handshake => "the TLS handshake failed",
         }
     }

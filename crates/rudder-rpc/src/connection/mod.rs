@@ -39,8 +39,8 @@ use crate::codec::{
 use crate::response::RpcResponse;
 
 pub(crate) use driver::Driver;
-use secure::{BoxRead, BoxWrite};
 use pending::{Pending, PendingGuard};
+use secure::{BoxRead, BoxWrite};
 
 /// Frames queued for the writer before callers wait for room.
 const OUTBOUND_QUEUE: usize = 1024;

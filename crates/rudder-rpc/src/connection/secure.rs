@@ -18,6 +18,12 @@ use tokio::time::Instant;
 use crate::codec::{encode_heartbeat, FrameDecoder};
 use crate::tls::{handshake_error, tls_error, TlsClient};
 
+/// Whether `io` carries the TLS library's own error (which says more than a bare close).
+fn is_tls(io: &std::io::Error) -> bool {
+    io.get_ref()
+        .is_some_and(|inner| inner.is::<rustls::Error>())
+}
+
 /// The request id of the probe (the connection's own ids start at 0 and count up).
 const PROBE_ID: i64 = i64::MAX;
 
@@ -63,12 +69,23 @@ pub(crate) async fn handshake(
             ))
         }
         Ok(Ok(Err(failure))) => {
+            let failure = if tls.provider_asked_for_cert(addr) {
+                TlsFailure::ClientCertRequired
+            } else {
+                failure
+            };
             return Err(tls_error(
                 addr,
                 TlsError::new(failure).with_cause(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
                     "the provider closed the TLS session before answering a heartbeat",
                 )),
+            ));
+        }
+        Ok(Err(io)) if tls.provider_asked_for_cert(addr) && !is_tls(&io) => {
+            return Err(tls_error(
+                addr,
+                TlsError::new(TlsFailure::ClientCertRequired).with_cause(io),
             ))
         }
         Ok(Err(io)) => return Err(handshake_error(addr, io, tls.has_client_cert())),
@@ -80,7 +97,7 @@ pub(crate) async fn handshake(
                     "TLS with {addr}: no answer to a heartbeat within connect.timeout after the handshake"
                 ),
             )
-            .with_source(TlsError::new(TlsFailure::HandshakeTimeout)))
+            .with_source(TlsError::new(TlsFailure::HandshakeTimeout)));
         }
     };
     let (reader, writer) = tokio::io::split(stream);

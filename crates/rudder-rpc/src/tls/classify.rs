@@ -23,7 +23,10 @@ pub(crate) fn timed_out(addr: &str, timeout: Duration) -> RpcError {
     record(TlsFailure::HandshakeTimeout);
     RpcError::new(
         RpcErrorKind::Tls,
-        format!("TLS with {addr} (no handshake in {} ms)", timeout.as_millis()),
+        format!(
+            "TLS with {addr} (no handshake in {} ms)",
+            timeout.as_millis()
+        ),
     )
     .with_source(TlsError::new(TlsFailure::HandshakeTimeout))
 }
@@ -111,7 +114,10 @@ pub fn tls_failure_in(
             return Some(tls.failure());
         }
         if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            if io.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) {
+            if io
+                .get_ref()
+                .is_some_and(|inner| inner.is::<rustls::Error>())
+            {
                 return Some(classify(io, client_cert));
             }
         }

@@ -1,9 +1,9 @@
 //! [`TlsClient`]: the loaded TLS material, re-read when its files change, and the handshake.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
 use rudder_common::error::RpcError;
@@ -36,6 +36,29 @@ struct Inner {
     /// The file stamps of the last reload that failed: warned about once, not retried until the
     /// files change again.
     failed: Mutex<Option<Stamps>>,
+    /// Providers (`host:port`) that asked for a client certificate in their last handshake while we
+    /// had none: when such a provider then drops the connection, that is why (TLS 1.3 sends the
+    /// refusal after our side of the handshake, and some servers just close).
+    asked_for_cert: Mutex<std::collections::HashSet<String>>,
+}
+
+/// Shows no certificate, and remembers that the provider asked for one.
+#[derive(Debug)]
+struct NoCert(std::sync::atomic::AtomicBool);
+
+impl rustls::client::ResolvesClientCert for NoCert {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        _sigschemes: &[rustls::SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        None
+    }
+
+    fn has_certs(&self) -> bool {
+        false
+    }
 }
 
 /// A hash of each configured file's contents, in the order ca, cert, key (`None`: unreadable).
@@ -56,8 +79,10 @@ impl TlsClient {
     pub(crate) fn load(config: TlsConfig) -> Result<TlsClient, TlsConfigError> {
         if let Some(name) = &config.server_name {
             ServerName::try_from(name.clone()).map_err(|e| {
-                TlsConfigError::new(format!("TLS server name {name:?} is not a DNS name or an IP address"))
-                    .caused_by(e)
+                TlsConfigError::new(format!(
+                    "TLS server name {name:?} is not a DNS name or an IP address"
+                ))
+                .caused_by(e)
             })?;
         }
         if config.cert.is_some() != config.key.is_some() {
@@ -77,6 +102,7 @@ impl TlsClient {
                 system_roots,
                 current: Mutex::new(Arc::new(material)),
                 failed: Mutex::new(None),
+                asked_for_cert: Mutex::new(std::collections::HashSet::new()),
             }),
         })
     }
@@ -91,6 +117,12 @@ impl TlsClient {
         self.inner.config.cert.is_some()
     }
 
+    /// Whether the provider at `addr` asked for a client certificate in its last handshake and got
+    /// none: a connection it then closes without a word was refused for that.
+    pub fn provider_asked_for_cert(&self, addr: &str) -> bool {
+        lock(&self.inner.asked_for_cert).contains(addr)
+    }
+
     /// The material for a new connection: re-read first if a file changed since the last read.
     fn material(&self) -> Arc<Material> {
         let current = Arc::clone(&lock(&self.inner.current));
@@ -102,7 +134,11 @@ impl TlsClient {
         if failed.as_ref() == Some(&now) {
             return current;
         }
-        match build(&self.inner.config, self.inner.system_roots.as_deref(), now.clone()) {
+        match build(
+            &self.inner.config,
+            self.inner.system_roots.as_deref(),
+            now.clone(),
+        ) {
             Ok(material) => {
                 tracing::info!(config = ?self.inner.config, "TLS files changed: new connections use the new ones");
                 let material = Arc::new(material);
@@ -154,8 +190,27 @@ impl TlsClient {
                 false,
             )
         })?;
-        let connector = TlsConnector::from(Arc::clone(config));
-        match tokio::time::timeout(timeout, connector.connect(server_name, stream)).await {
+        // Without a certificate of our own, a per-connection copy of the configuration notes whether
+        // the provider asks for one (handshakes are per connection, so the copy is cheap enough).
+        let asked = Arc::new(NoCert(std::sync::atomic::AtomicBool::new(false)));
+        let config = if self.has_client_cert() {
+            Arc::clone(config)
+        } else {
+            let mut copy = ClientConfig::clone(config);
+            copy.client_auth_cert_resolver = Arc::clone(&asked) as _;
+            Arc::new(copy)
+        };
+        let connector = TlsConnector::from(config);
+        let outcome = tokio::time::timeout(timeout, connector.connect(server_name, stream)).await;
+        {
+            let mut asking = lock(&self.inner.asked_for_cert);
+            if asked.0.load(std::sync::atomic::Ordering::Relaxed) {
+                asking.insert(addr.to_owned());
+            } else if matches!(outcome, Ok(Ok(_))) {
+                asking.remove(addr);
+            }
+        }
+        match outcome {
             Ok(Ok(stream)) => Ok(stream),
             Ok(Err(e)) => Err(handshake_error(addr, e, self.has_client_cert())),
             Err(_) => Err(timed_out(addr, timeout)),
@@ -165,7 +220,9 @@ impl TlsClient {
 
 impl fmt::Debug for TlsClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("TlsClient").field(&self.inner.config).finish()
+        f.debug_tuple("TlsClient")
+            .field(&self.inner.config)
+            .finish()
     }
 }
 

@@ -48,10 +48,12 @@ fn server_config(server: &Issued, client_ca: Option<&std::path::Path>) -> rustls
             for cert in CertificateDer::pem_file_iter(ca).unwrap() {
                 roots.add(cert.unwrap()).unwrap();
             }
-            let verifier =
-                rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                    .build()
-                    .unwrap();
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .unwrap();
             builder.with_client_cert_verifier(verifier)
         }
         None => builder.with_no_client_auth(),
@@ -117,7 +119,10 @@ fn url(addr: &str, extra: &str) -> DubboUrl {
 
 /// One provider behind TLS with `server` as its certificate (client certificates checked against
 /// `client_ca` when given).
-async fn provider(server: &Issued, client_ca: Option<&std::path::Path>) -> (DubboServer, Terminator) {
+async fn provider(
+    server: &Issued,
+    client_ca: Option<&std::path::Path>,
+) -> (DubboServer, Terminator) {
     let backend = hello_server().await;
     let front = Terminator::start(
         backend.local_addr().to_string(),
@@ -130,7 +135,11 @@ async fn provider(server: &Issued, client_ca: Option<&std::path::Path>) -> (Dubb
 async fn failure_of(tls: TlsConfig, addr: &str) -> (RpcErrorKind, Option<TlsFailure>, String) {
     let protocol = DubboProtocol::with_tls(Some(tls.load().unwrap()));
     let error = protocol.invoke(&url(addr, ""), &hello()).await.unwrap_err();
-    (error.kind(), error.tls_failure(), error.message_with_causes())
+    (
+        error.kind(),
+        error.tls_failure(),
+        error.message_with_causes(),
+    )
 }
 
 #[tokio::test]
@@ -140,10 +149,17 @@ async fn calls_go_through_tls_with_one_handshake_per_connection() {
     let (_backend, front) = provider(&server, None).await;
     let protocol = DubboProtocol::with_tls(Some(TlsConfig::ca_file(pki.ca()).load().unwrap()));
     for _ in 0..20 {
-        let answer = protocol.invoke(&url(&front.addr, ""), &hello()).await.unwrap();
+        let answer = protocol
+            .invoke(&url(&front.addr, ""), &hello())
+            .await
+            .unwrap();
         assert_eq!(answer.value(), Some(&Value::from("Hello tls")));
     }
-    assert_eq!(front.handshakes.load(Ordering::Relaxed), 1, "connections are reused");
+    assert_eq!(
+        front.handshakes.load(Ordering::Relaxed),
+        1,
+        "connections are reused"
+    );
     protocol.shutdown().await;
 }
 
@@ -152,15 +168,35 @@ async fn each_certificate_problem_is_its_own_failure() {
     let pki = Pki::new("good");
     let other = Pki::new("other");
     let cases = [
-        (pki.issue("s1", &["127.0.0.1"], Validity::Current), TlsConfig::ca_file(other.ca()), TlsFailure::UnknownIssuer),
-        (pki.issue("s2", &["provider.internal"], Validity::Current), TlsConfig::ca_file(pki.ca()), TlsFailure::NameMismatch),
-        (pki.issue("s3", &["127.0.0.1"], Validity::Expired), TlsConfig::ca_file(pki.ca()), TlsFailure::Expired),
-        (pki.issue("s4", &["127.0.0.1"], Validity::NotYetValid), TlsConfig::ca_file(pki.ca()), TlsFailure::NotYetValid),
+        (
+            pki.issue("s1", &["127.0.0.1"], Validity::Current),
+            TlsConfig::ca_file(other.ca()),
+            TlsFailure::UnknownIssuer,
+        ),
+        (
+            pki.issue("s2", &["provider.internal"], Validity::Current),
+            TlsConfig::ca_file(pki.ca()),
+            TlsFailure::NameMismatch,
+        ),
+        (
+            pki.issue("s3", &["127.0.0.1"], Validity::Expired),
+            TlsConfig::ca_file(pki.ca()),
+            TlsFailure::Expired,
+        ),
+        (
+            pki.issue("s4", &["127.0.0.1"], Validity::NotYetValid),
+            TlsConfig::ca_file(pki.ca()),
+            TlsFailure::NotYetValid,
+        ),
     ];
     for (server, tls, expected) in cases {
         let (_backend, front) = provider(&server, None).await;
         let (kind, failure, text) = failure_of(tls, &front.addr).await;
-        assert_eq!((kind, failure), (RpcErrorKind::Tls, Some(expected)), "{text}");
+        assert_eq!(
+            (kind, failure),
+            (RpcErrorKind::Tls, Some(expected)),
+            "{text}"
+        );
         assert!(text.contains(&front.addr), "names the provider: {text}");
         assert!(!text.contains('\n'), "one line: {text}");
     }
@@ -173,7 +209,10 @@ async fn a_server_name_override_checks_the_certificate_against_that_name() {
     let (_backend, front) = provider(&server, None).await;
     let tls = TlsConfig::ca_file(pki.ca()).server_name("provider.internal");
     let protocol = DubboProtocol::with_tls(Some(tls.load().unwrap()));
-    protocol.invoke(&url(&front.addr, ""), &hello()).await.unwrap();
+    protocol
+        .invoke(&url(&front.addr, ""), &hello())
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -186,15 +225,26 @@ async fn mutual_tls_requires_a_client_certificate_the_provider_trusts() {
     let (_backend, front) = provider(&server, Some(&pki.ca())).await;
 
     let (kind, failure, text) = failure_of(TlsConfig::ca_file(pki.ca()), &front.addr).await;
-    assert_eq!((kind, failure), (RpcErrorKind::Tls, Some(TlsFailure::ClientCertRequired)), "{text}");
+    assert_eq!(
+        (kind, failure),
+        (RpcErrorKind::Tls, Some(TlsFailure::ClientCertRequired)),
+        "{text}"
+    );
 
     let refused = TlsConfig::ca_file(pki.ca()).client_cert(&untrusted.cert, &untrusted.key);
     let (kind, failure, text) = failure_of(refused, &front.addr).await;
-    assert_eq!((kind, failure), (RpcErrorKind::Tls, Some(TlsFailure::ClientCertRefused)), "{text}");
+    assert_eq!(
+        (kind, failure),
+        (RpcErrorKind::Tls, Some(TlsFailure::ClientCertRefused)),
+        "{text}"
+    );
 
     let mutual = TlsConfig::ca_file(pki.ca()).client_cert(&client.cert, &client.key);
     let protocol = DubboProtocol::with_tls(Some(mutual.load().unwrap()));
-    protocol.invoke(&url(&front.addr, ""), &hello()).await.unwrap();
+    protocol
+        .invoke(&url(&front.addr, ""), &hello())
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -203,12 +253,31 @@ async fn a_plaintext_provider_under_a_tls_consumer_fails_and_is_not_called_again
     let plain = hello_server().await;
     let addr = plain.local_addr().to_string();
     let protocol = DubboProtocol::with_tls(Some(TlsConfig::ca_file(pki.ca()).load().unwrap()));
-    let first = protocol.invoke(&url(&addr, ""), &hello()).await.unwrap_err();
-    assert_eq!(first.tls_failure(), Some(TlsFailure::PlaintextPeer), "{}", first.message_with_causes());
-    let again = protocol.invoke(&url(&addr, ""), &hello()).await.unwrap_err();
-    assert_eq!(again.kind(), RpcErrorKind::Tls, "the backoff refusal keeps the kind");
+    let first = protocol
+        .invoke(&url(&addr, ""), &hello())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        first.tls_failure(),
+        Some(TlsFailure::PlaintextPeer),
+        "{}",
+        first.message_with_causes()
+    );
+    let again = protocol
+        .invoke(&url(&addr, ""), &hello())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        again.kind(),
+        RpcErrorKind::Tls,
+        "the backoff refusal keeps the kind"
+    );
     assert_eq!(again.tls_failure(), Some(TlsFailure::PlaintextPeer));
-    assert_eq!(plain.accepted_connections(), 1, "backing off: no second connect");
+    assert_eq!(
+        plain.accepted_connections(),
+        1,
+        "backing off: no second connect"
+    );
 }
 
 #[tokio::test]
@@ -242,8 +311,16 @@ async fn a_stalled_handshake_ends_within_the_connect_timeout() {
     .unwrap();
     let started = std::time::Instant::now();
     let error = protocol.invoke(&stalled, &hello()).await.unwrap_err();
-    assert_eq!(error.tls_failure(), Some(TlsFailure::HandshakeTimeout), "{}", error.message_with_causes());
-    assert!(started.elapsed() < Duration::from_secs(5), "ended by connect.timeout, not the call's 10 s");
+    assert_eq!(
+        error.tls_failure(),
+        Some(TlsFailure::HandshakeTimeout),
+        "{}",
+        error.message_with_causes()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "ended by connect.timeout, not the call's 10 s"
+    );
 }
 
 #[tokio::test]
@@ -259,19 +336,34 @@ async fn changed_files_are_used_by_new_connections_and_a_broken_change_keeps_the
     std::fs::copy(old.ca(), &ca).unwrap();
     let client = TlsConfig::ca_file(&ca).load().unwrap();
     let protocol = DubboProtocol::with_tls(Some(client.clone()));
-    protocol.invoke(&url(&front_old.addr, ""), &hello()).await.unwrap();
+    protocol
+        .invoke(&url(&front_old.addr, ""), &hello())
+        .await
+        .unwrap();
 
     // A broken CA file: the old material stays in use.
     std::fs::write(&ca, "-----BEGIN CERTIFICATE-----\nnot base64\n").unwrap();
     let still = DubboProtocol::with_tls(Some(client.clone()));
-    still.invoke(&url(&front_old.addr, ""), &hello()).await.unwrap();
+    still
+        .invoke(&url(&front_old.addr, ""), &hello())
+        .await
+        .unwrap();
 
     // The new CA: new connections trust it (and no longer the old one); the open one is untouched.
     std::fs::copy(new.ca(), &ca).unwrap();
     let renewed = DubboProtocol::with_tls(Some(client));
-    renewed.invoke(&url(&front_new.addr, ""), &hello()).await.unwrap();
-    protocol.invoke(&url(&front_old.addr, ""), &hello()).await.unwrap();
-    let error = renewed.invoke(&url(&front_old.addr, ""), &hello()).await.unwrap_err();
+    renewed
+        .invoke(&url(&front_new.addr, ""), &hello())
+        .await
+        .unwrap();
+    protocol
+        .invoke(&url(&front_old.addr, ""), &hello())
+        .await
+        .unwrap();
+    let error = renewed
+        .invoke(&url(&front_old.addr, ""), &hello())
+        .await
+        .unwrap_err();
     assert_eq!(error.tls_failure(), Some(TlsFailure::UnknownIssuer));
 }
 
@@ -290,13 +382,29 @@ fn keys_in_pkcs1_and_sec1_load_as_well_as_pkcs8() {
         .status()
         .expect("openssl (the test converts keys with it)");
     assert!(status.success());
-    assert!(std::fs::read_to_string(&sec1).unwrap().contains("BEGIN EC PRIVATE KEY"));
-    TlsConfig::ca_file(pki.ca()).client_cert(&issued.cert, &sec1).load().unwrap();
+    assert!(std::fs::read_to_string(&sec1)
+        .unwrap()
+        .contains("BEGIN EC PRIVATE KEY"));
+    TlsConfig::ca_file(pki.ca())
+        .client_cert(&issued.cert, &sec1)
+        .load()
+        .unwrap();
     // PKCS#1 ("RSA PRIVATE KEY"): an RSA certificate made by openssl, its key converted.
     let rsa_key = pki.dir().join("rsa.key");
     let rsa_cert = pki.dir().join("rsa.pem");
     let status = std::process::Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=consumer", "-keyout"])
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=consumer",
+            "-keyout",
+        ])
         .arg(&rsa_key)
         .arg("-out")
         .arg(&rsa_cert)
@@ -314,8 +422,13 @@ fn keys_in_pkcs1_and_sec1_load_as_well_as_pkcs8() {
         .status()
         .unwrap();
     assert!(status.success());
-    assert!(std::fs::read_to_string(&pkcs1).unwrap().contains("BEGIN RSA PRIVATE KEY"));
-    TlsConfig::ca_file(pki.ca()).client_cert(&rsa_cert, &pkcs1).load().unwrap();
+    assert!(std::fs::read_to_string(&pkcs1)
+        .unwrap()
+        .contains("BEGIN RSA PRIVATE KEY"));
+    TlsConfig::ca_file(pki.ca())
+        .client_cert(&rsa_cert, &pkcs1)
+        .load()
+        .unwrap();
     // A key that is not the certificate's is refused at load, naming both files.
     let error = TlsConfig::ca_file(pki.ca())
         .client_cert(&issued.cert, &pkcs1)
@@ -328,7 +441,9 @@ fn keys_in_pkcs1_and_sec1_load_as_well_as_pkcs8() {
 fn bad_files_are_named_and_their_contents_never_printed() {
     let pki = Pki::new("bad");
     let issued = pki.issue("client", &["consumer"], Validity::Current);
-    let missing = TlsConfig::ca_file(pki.dir().join("nope.pem")).load().unwrap_err();
+    let missing = TlsConfig::ca_file(pki.dir().join("nope.pem"))
+        .load()
+        .unwrap_err();
     assert!(missing.to_string().contains("nope.pem"), "{missing}");
     let not_a_key = TlsConfig::ca_file(pki.ca())
         .client_cert(&issued.cert, &issued.cert)
@@ -337,9 +452,15 @@ fn bad_files_are_named_and_their_contents_never_printed() {
     assert!(not_a_key.to_string().contains("client.pem"), "{not_a_key}");
     let key = std::fs::read_to_string(&issued.key).unwrap();
     let secret = key.lines().nth(1).unwrap();
-    let debug = format!("{:?}", TlsConfig::ca_file(pki.ca()).client_cert(&issued.cert, &issued.key));
+    let debug = format!(
+        "{:?}",
+        TlsConfig::ca_file(pki.ca()).client_cert(&issued.cert, &issued.key)
+    );
     assert!(!debug.contains(secret));
-    let bad_name = TlsConfig::ca_file(pki.ca()).server_name("not a name!").load().unwrap_err();
+    let bad_name = TlsConfig::ca_file(pki.ca())
+        .server_name("not a name!")
+        .load()
+        .unwrap_err();
     assert!(bad_name.to_string().contains("not a name!"), "{bad_name}");
 }
 
