@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rudder::{DubboUrl, Invocation, Reference, Value};
+use rudder::{DubboUrl, Invocation, Value};
 use rudder_common::error::RpcError;
 use rudder_rpc::server::DubboServer;
 use rudder_rpc::{DubboProtocol, RpcResponse};
@@ -30,6 +30,8 @@ pub struct Options {
     /// Run one client alone (`bare` or `rudder`), for profiling one side (`perf stat`, `perf record`);
     /// no cost is computed then.
     pub only: Option<Only>,
+    /// `--tls-ca FILE`: both clients call over TLS, trusting this CA (the provider must serve TLS).
+    pub tls_ca: Option<std::path::PathBuf>,
 }
 
 /// The one client a profiling run measures.
@@ -55,6 +57,7 @@ impl Options {
             url: None,
             noise_floor: false,
             only: None,
+            tls_ca: None,
         };
         let mut args = args;
         while let Some(flag) = args.next() {
@@ -69,6 +72,7 @@ impl Options {
                 "--rounds" => o.rounds = value.parse().map_err(bad)?,
                 "--slices" => o.slices = value.parse().map_err(bad)?,
                 "--url" => o.url = Some(value),
+                "--tls-ca" => o.tls_ca = Some(value.into()),
                 "--only" => {
                     o.only = Some(match value.as_str() {
                         "bare" => Only::Bare,
@@ -127,17 +131,28 @@ pub async fn run(options: &Options) -> Vec<String> {
         ),
         (None, None) => unreachable!("a server is started when no URL is given"),
     };
-    let bare = Arc::new(Bare::for_url(&url));
+    let tls = options
+        .tls_ca
+        .as_ref()
+        .map(|ca| rudder::TlsConfig::ca_file(ca).load().expect("--tls-ca"));
+    let bare = Arc::new(Bare::for_url(&url, tls.clone()));
     // With `--noise-floor`, a second bare client on its own connection stands in for rudder.
-    let other_bare = options.noise_floor.then(|| Arc::new(Bare::for_url(&url)));
+    let other_bare = options
+        .noise_floor
+        .then(|| Arc::new(Bare::for_url(&url, tls.clone())));
     let parsed = Arc::new(DubboUrl::parse(&url).expect("valid URL"));
     let interface = parsed.service_interface().to_owned();
     let reference = Arc::new(
-        Reference::builder(&interface)
-            .provider(&url)
-            .build()
-            .await
-            .expect("reference"),
+        match tls {
+            Some(tls) => rudder::Consumer::builder().tls(tls),
+            None => rudder::Consumer::builder(),
+        }
+        .build()
+        .reference(&interface)
+        .provider(&url)
+        .build()
+        .await
+        .expect("reference"),
     );
 
     let mut report = vec![format!(
@@ -251,10 +266,10 @@ enum Bare {
 }
 
 impl Bare {
-    fn for_url(url: &str) -> Bare {
+    fn for_url(url: &str, tls: Option<rudder::TlsClient>) -> Bare {
         match url.starts_with("tri://") {
-            true => Bare::Triple(TripleProtocol::new(None)),
-            false => Bare::Dubbo(DubboProtocol::new()),
+            true => Bare::Triple(TripleProtocol::with_tls(None, tls)),
+            false => Bare::Dubbo(DubboProtocol::with_tls(tls)),
         }
     }
 

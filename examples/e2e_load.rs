@@ -7,6 +7,7 @@
 //!     [--url dubbo://127.0.0.1:PORT/org.rudder.it.GreetingService]   # an external provider, e.g. the Java one
 //!     [--url tri://127.0.0.1:PORT/org.rudder.it.GreetingService]     # over Triple: the bare client is then
 //!                                                                   # rudder-triple's tonic client alone
+//!     [--tls-ca ca.pem]                                              # both clients over TLS (docs/tls.md)
 //! ```
 //! Each measurement is bounded by `--calls` calls and 30 s. In each of `--rounds` rounds the two clients
 //! take `--slices` turns of `calls / slices` calls, in alternating order, so that machine noise hits both

@@ -83,6 +83,11 @@ pub struct PeerConfig {
     /// A whole registry URL to register in instead of `zookeeper` (`nacos://127.0.0.1:PORT`), if any
     /// (Java only).
     pub registry: Option<String>,
+    /// Serve TLS (Java only): a directory with `server.pem` and `server.key` (and `client-ca.pem`
+    /// when `tls_mutual`), made by the test.
+    pub tls_dir: Option<std::path::PathBuf>,
+    /// With `tls_dir`: require client certificates signed by `client-ca.pem`.
+    pub tls_mutual: bool,
 }
 
 impl PeerConfig {
@@ -106,6 +111,8 @@ impl PeerConfig {
             metadata_v2_only: false,
             reflection: true,
             registry: None,
+            tls_dir: None,
+            tls_mutual: false,
         }
     }
 }
@@ -168,6 +175,14 @@ impl Peer {
             (
                 "RUDDER_REFLECTION",
                 (!config.reflection).then(|| "off".to_owned()),
+            ),
+            (
+                "RUDDER_TLS_DIR",
+                config.tls_dir.as_ref().map(|d| d.display().to_string()),
+            ),
+            (
+                "RUDDER_TLS_MUTUAL",
+                config.tls_mutual.then(|| "true".to_owned()),
             ),
         ] {
             if let Some(value) = value {

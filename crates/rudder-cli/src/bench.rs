@@ -30,6 +30,8 @@ use crate::{bounds, java_types};
 pub(crate) struct BenchArgs {
     #[command(flatten)]
     registry: RegistryArgs,
+    #[command(flatten)]
+    tls: crate::tls_args::TlsArgs,
     /// Call this provider directly (dubbo://HOST:PORT/INTERFACE?... or tri://HOST:PORT/INTERFACE?...).
     #[arg(long, value_name = "URL")]
     url: Option<String>,
@@ -198,6 +200,7 @@ pub(crate) fn run(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 async fn run_async(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
+    args.tls.install()?;
     crate::attachments::check_attachments(&args.attachments)?;
     let call = invocation(&args)?;
     if args.url.is_none() && !args.registry.is_given() {

@@ -49,6 +49,7 @@ async fn run_async(
     let json: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("--args is not JSON: {}", excerpt(&text)))?;
     attachments::check_attachments(args.attachments())?;
+    args.tls.install()?;
     // Protobuf calls by --url (and --list of .proto files) need no consumer.
     if let Some(outcome) =
         crate::proto_invoke::without_registry(&args, &json, attempts.clone(), out).await

@@ -18,6 +18,8 @@ use crate::registry_args::RegistryArgs;
 pub(crate) struct InvokeArgs {
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
+    #[command(flatten)]
+    pub(crate) tls: crate::tls_args::TlsArgs,
     /// Call this provider directly: dubbo://HOST:PORT[/INTERFACE][?version=..&group=..] (or tri://). --interface,
     /// --version and --group apply to it as a Dubbo reference's do (a contradiction is an error).
     #[arg(long, value_name = "URL", conflicts_with = "registry")]

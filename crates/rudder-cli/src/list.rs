@@ -26,6 +26,8 @@ use crate::service_info::{self, Overload};
 pub(crate) struct ListArgs {
     #[command(flatten)]
     registry: RegistryArgs,
+    #[command(flatten)]
+    tls: crate::tls_args::TlsArgs,
     /// List this service's methods instead of the services.
     #[arg(long, value_name = "NAME")]
     interface: Option<String>,
@@ -44,6 +46,7 @@ pub(crate) struct ListArgs {
 }
 
 pub(crate) fn run(args: ListArgs, out: &mut dyn Write) -> Result<()> {
+    args.tls.install()?;
     let targets = args.registry.targets()?;
     let [target] = targets.as_slice() else {
         bail!("--registry is required, once");

@@ -45,6 +45,7 @@ mod registry_args;
 mod scenario;
 mod service_info;
 mod simulate;
+mod tls_args;
 
 use std::io::Write;
 use std::process::ExitCode;

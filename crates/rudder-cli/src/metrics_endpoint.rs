@@ -25,7 +25,8 @@ pub(crate) fn consumer_with(
     metrics_addr: Option<SocketAddr>,
     registry: RegistryOptions,
 ) -> Consumer {
-    let builder = builder.application(application).registry_options(registry);
+    let builder =
+        crate::tls_args::apply(builder.application(application).registry_options(registry));
     match metrics_addr {
         Some(_) => builder.metrics(MetricsConfig::default()).build(),
         None => builder.build(),

@@ -94,7 +94,7 @@ pub(crate) async fn connect(
     rudder_registry::connect(
         session_url,
         options,
-        Some(rudder::tools::metadata_fetcher()),
+        Some(crate::tls_args::metadata_fetcher()),
     )
     .await
     .context("connecting to the registry")

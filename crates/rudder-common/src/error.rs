@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+mod tls_failure;
+pub use tls_failure::{TlsError, TlsFailure};
+
 /// The kind of a failed call; the discriminant is Dubbo's `RpcException` code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -32,6 +35,12 @@ pub enum RpcErrorKind {
     /// retried: no other provider or registry would answer either. Dubbo reports a destroyed invoker
     /// as an unclassified `RpcException`, so its [`code`](RpcErrorKind::code) is 0.
     ShutDown = 100,
+    /// A TLS handshake with the provider failed, or the provider and this consumer disagree on
+    /// whether to use TLS; [`RpcError::tls_failure`] says which of the [`TlsFailure`]s it was. Dubbo
+    /// reports these as network failures, so its [`code`](RpcErrorKind::code) is 1. Retried on
+    /// another provider (whose certificate may be fine), never on the same one: its connection slot
+    /// backs off as after a failed connect.
+    Tls = 101,
 }
 
 impl RpcErrorKind {
@@ -39,6 +48,7 @@ impl RpcErrorKind {
     pub fn code(self) -> i32 {
         match self {
             RpcErrorKind::ShutDown => 0,
+            RpcErrorKind::Tls => 1,
             other => other as i32,
         }
     }
@@ -69,6 +79,7 @@ impl fmt::Display for RpcErrorKind {
             RpcErrorKind::Registry => "registry",
             RpcErrorKind::MethodNotFound => "method-not-found",
             RpcErrorKind::ShutDown => "shut-down",
+            RpcErrorKind::Tls => "tls",
         };
         f.write_str(name)
     }
@@ -174,6 +185,26 @@ impl RpcError {
         self.0.kind
     }
 
+    /// Which TLS failure this is, when the error or one of its causes is a [`TlsError`] (the errors of
+    /// kind [`RpcErrorKind::Tls`] carry one).
+    ///
+    /// ```
+    /// use rudder_common::error::{RpcError, RpcErrorKind, TlsError, TlsFailure};
+    /// let e = RpcError::new(RpcErrorKind::Tls, "TLS to 10.0.0.1:20880 failed")
+    ///     .with_source(TlsError::new(TlsFailure::NameMismatch));
+    /// assert_eq!(e.tls_failure(), Some(TlsFailure::NameMismatch));
+    /// ```
+    pub fn tls_failure(&self) -> Option<TlsFailure> {
+        let mut cause = std::error::Error::source(self);
+        while let Some(link) = cause {
+            if let Some(tls) = link.downcast_ref::<TlsError>() {
+                return Some(tls.failure());
+            }
+            cause = link.source();
+        }
+        None
+    }
+
     /// The message, without the kind.
     pub fn message(&self) -> &str {
         &self.0.message
@@ -275,6 +306,15 @@ mod kind_tests {
         assert!(!RpcErrorKind::Biz.is_retryable());
         assert!(!RpcErrorKind::Serialization.is_retryable());
         assert!(!RpcErrorKind::ShutDown.is_retryable());
+        assert!(
+            RpcErrorKind::Tls.is_retryable(),
+            "another provider may pass"
+        );
+        assert_eq!(
+            RpcErrorKind::Tls.code(),
+            1,
+            "Dubbo calls it a network failure"
+        );
         for kind in [
             RpcErrorKind::Unknown,
             RpcErrorKind::Network,

@@ -88,6 +88,7 @@ pub mod wire;
 #[cfg(feature = "server")]
 pub mod server;
 mod settings;
+pub mod tls;
 mod write_batch;
 
 pub use census::{connection_tasks_ended, live_connection_tasks};

@@ -21,7 +21,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::error::{RpcError, RpcErrorKind, TlsError, TlsFailure};
 use rudder_common::status::availability::Availability;
 use rudder_common::status::record::RecordAvailability;
 use tokio::sync::watch;
@@ -32,14 +32,68 @@ use crate::census::Census;
 use crate::connection::{Connection, ConnectionConfig};
 
 /// What waiting callers learn from a connect attempt (an `RpcError` cannot be cloned).
-type Attempt = Option<Result<Connection, (RpcErrorKind, String)>>;
+type Attempt = Option<Result<Connection, Refusal>>;
+
+/// A failed connect as text, plus what it takes to rebuild its error for each caller: its kind and,
+/// for a TLS failure, which one (so `RpcError::tls_failure` still answers).
+#[derive(Debug, Clone)]
+struct Refusal {
+    kind: RpcErrorKind,
+    message: String,
+    /// The TLS failure, and the text of what caused it (the TLS library's words).
+    tls: Option<(TlsFailure, String)>,
+}
+
+impl Refusal {
+    fn of(error: &RpcError) -> Refusal {
+        let tls = error.tls_failure().map(|failure| {
+            // What lies under the `TlsError`, so that its reason is not said twice when rebuilt.
+            let mut link = std::error::Error::source(error);
+            while let Some(e) = link {
+                link = e.source();
+                if e.is::<TlsError>() {
+                    break;
+                }
+            }
+            let mut detail = Vec::new();
+            while let Some(e) = link {
+                detail.push(e.to_string());
+                link = e.source();
+            }
+            (failure, detail.join(": "))
+        });
+        Refusal {
+            kind: error.kind(),
+            // Kept as text, so the causes (`Connection refused`) go into it; a TLS failure's reason
+            // goes back under it as its `TlsError` instead.
+            message: match tls {
+                Some(_) => error.message().to_owned(),
+                None => error.message_with_causes(),
+            },
+            tls,
+        }
+    }
+
+    fn error(&self, message: String) -> RpcError {
+        let error = RpcError::new(self.kind, message);
+        match &self.tls {
+            Some((failure, detail)) if detail.is_empty() => {
+                error.with_source(TlsError::new(*failure))
+            }
+            Some((failure, detail)) => error.with_source(
+                TlsError::new(*failure).with_cause(std::io::Error::other(detail.clone())),
+            ),
+            None => error,
+        }
+    }
+}
 
 #[derive(Debug)]
 enum Phase {
     Idle,
     Connecting(watch::Receiver<Attempt>),
     Connected(Connection),
-    Failed { retry_at: Instant, error: String },
+    Failed { retry_at: Instant, error: Refusal },
 }
 
 #[derive(Debug)]
@@ -92,6 +146,8 @@ pub(crate) struct PoolContext {
     pub(crate) backoff: Arc<Backoff>,
     /// Turns true (or closes) when the protocol shuts down or is dropped: connects are abandoned.
     pub(crate) closing: watch::Receiver<bool>,
+    /// TLS for every connection of the protocol, when configured.
+    pub(crate) tls: Option<crate::tls::TlsClient>,
 }
 
 impl PoolContext {
@@ -172,7 +228,7 @@ impl ProviderPool {
         };
         match outcome {
             Some(Ok(connection)) => Ok(connection),
-            Some(Err((kind, message))) => Err(RpcError::new(kind, message)),
+            Some(Err(refusal)) => Err(refusal.error(refusal.message.clone())),
             None => Err(RpcError::new(
                 RpcErrorKind::Network,
                 format!("connect to {} abandoned", self.addr),
@@ -211,7 +267,11 @@ fn step(slot: &Arc<Slot>, addr: &str, context: &PoolContext, config: ConnectionC
             let reason = c.close_reason().unwrap_or_default();
             state.failures = state.failures.saturating_add(1);
             let retry_at = now + context.backoff.delay(state.failures);
-            let error = format!("closed before any answer ({reason})");
+            let error = Refusal {
+                kind: RpcErrorKind::Network,
+                message: format!("closed before any answer ({reason})"),
+                tls: None,
+            };
             let refusal = refusal(addr, &error, retry_at - now);
             state.phase = Phase::Failed { retry_at, error };
             slot.set_down(Some(retry_at));
@@ -244,15 +304,18 @@ fn step(slot: &Arc<Slot>, addr: &str, context: &PoolContext, config: ConnectionC
     Step::Wait(attempt)
 }
 
-fn refusal(addr: &str, error: &str, wait: std::time::Duration) -> RpcError {
-    RpcError::new(
-        RpcErrorKind::Network,
-        format!(
-            "{} unavailable, next reconnect in {} ms; last error: {error}",
-            addr,
-            wait.as_millis()
-        ),
-    )
+/// A call refused while the slot backs off: of the last failure's kind when that was TLS (the
+/// same certificate will fail again), else a network failure.
+fn refusal(addr: &str, error: &Refusal, wait: std::time::Duration) -> RpcError {
+    let message = format!(
+        "{addr} unavailable, next reconnect in {} ms; last error: {}",
+        wait.as_millis(),
+        error.message
+    );
+    match error.tls {
+        Some(_) => error.error(message),
+        None => RpcError::new(RpcErrorKind::Network, message),
+    }
 }
 
 /// One connect attempt for `slot`, on its own task: records the verdict, then tells the waiters.
@@ -265,7 +328,7 @@ async fn connect(
 ) {
     let mut closing = context.closing.clone();
     let opened = tokio::select! {
-        opened = Connection::connect(&addr, config, &context.census) => opened,
+        opened = Connection::connect(&addr, config, context.tls.as_ref(), &context.census) => opened,
         _ = closing.wait_for(|closing| *closing) => Err(shut_down()),
     };
     let outcome = {
@@ -275,7 +338,7 @@ async fn connect(
             Ok(_) if context.is_closing() => {
                 state.phase = Phase::Idle;
                 slot.set_down(None);
-                Err((RpcErrorKind::Network, shut_down().message().to_owned()))
+                Err(Refusal::of(&shut_down()))
             }
             Ok((connection, driver)) => {
                 driver.spawn();
@@ -285,9 +348,11 @@ async fn connect(
                 Ok(connection)
             }
             Err(e) => {
-                // Kept as text (an `RpcError` is not `Clone`; every waiter gets its own), so the
-                // causes (`Connection refused`) go into it.
-                let error = e.message_with_causes();
+                // Kept as text (an `RpcError` is not `Clone`; every waiter gets its own).
+                let error = Refusal::of(&e);
+                if error.tls.is_some() {
+                    tracing::warn!(addr = %addr, error = %e.message_with_causes(), "TLS to a provider failed");
+                }
                 state.failures = state.failures.saturating_add(1);
                 let retry_at = Instant::now() + context.backoff.delay(state.failures);
                 state.phase = Phase::Failed {
@@ -295,7 +360,7 @@ async fn connect(
                     error: error.clone(),
                 };
                 slot.set_down(Some(retry_at));
-                Err((e.kind(), error))
+                Err(error)
             }
         }
     };

@@ -79,6 +79,8 @@ struct Inner {
     backoff: Arc<Backoff>,
     /// Dropped with the last clone, which abandons connects in progress too.
     closing: watch::Sender<bool>,
+    /// TLS to every provider, when configured ([`DubboProtocol::with_tls`]).
+    tls: Option<crate::tls::TlsClient>,
 }
 
 impl Default for Inner {
@@ -89,6 +91,7 @@ impl Default for Inner {
             census: Arc::default(),
             backoff: Arc::default(),
             closing: watch::channel(false).0,
+            tls: None,
         }
     }
 }
@@ -97,6 +100,36 @@ impl DubboProtocol {
     /// A client with no connections yet.
     pub fn new() -> DubboProtocol {
         DubboProtocol::default()
+    }
+
+    /// A client that opens every connection with TLS (see [`crate::tls`]): the consumer-wide setting
+    /// of Dubbo's `SslConfig`.
+    ///
+    /// ```
+    /// use rudder_rpc::{tls::TlsConfig, DubboProtocol};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = std::env::temp_dir().join(format!("rudder-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let ca = rcgen::generate_simple_self_signed(vec!["localhost".into()])?;
+    /// # std::fs::write(dir.join("ca.pem"), ca.cert.pem())?;
+    /// let tls = TlsConfig::ca_file(dir.join("ca.pem")).load()?;
+    /// let protocol = DubboProtocol::with_tls(Some(tls));
+    /// assert!(protocol.tls().is_some());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_tls(tls: Option<crate::tls::TlsClient>) -> DubboProtocol {
+        DubboProtocol {
+            inner: Arc::new(Inner {
+                tls,
+                ..Inner::default()
+            }),
+        }
+    }
+
+    /// The TLS this client uses, if any.
+    pub fn tls(&self) -> Option<&crate::tls::TlsClient> {
+        self.inner.tls.as_ref()
     }
 
     /// Calls `invocation` on the provider at `url` and waits for its answer.
@@ -291,6 +324,7 @@ impl DubboProtocol {
             census: Arc::clone(&self.inner.census),
             backoff: Arc::clone(&self.inner.backoff),
             closing: self.inner.closing.subscribe(),
+            tls: self.inner.tls.clone(),
         }
     }
 

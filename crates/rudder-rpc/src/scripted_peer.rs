@@ -67,6 +67,7 @@ async fn run(calls: usize, drains: bool, hangs_up: bool, chunk: usize, script: &
         payload_limit: PAYLOAD_LIMIT,
         heartbeat: Duration::from_millis(500),
         connect_timeout: Duration::from_secs(1),
+        provider_tls: false,
     };
     let (connection, driver) = Connection::over("scripted:0", reader, writer, config, &census);
     driver.spawn();

@@ -28,6 +28,7 @@ pub(crate) fn connection_config(url: &DubboUrl) -> ConnectionConfig {
             .unwrap_or(DEFAULT_PAYLOAD_LIMIT),
         heartbeat: ms(HEARTBEAT),
         connect_timeout: ms(CONNECT_TIMEOUT),
+        provider_tls: crate::tls::provider_announces_tls(url),
     }
 }
 

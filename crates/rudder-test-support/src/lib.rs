@@ -5,6 +5,8 @@
 
 use std::error::Error;
 
+pub mod pki;
+
 /// The texts a chain printer makes of `error`: a walk over `source()` printing each link with `{}`,
 /// the same walk with `{:#}`, anyhow's one-line `{:#}` and its `{:?}` report.
 pub fn printed(error: impl Error + Send + Sync + 'static) -> Vec<String> {

@@ -52,6 +52,7 @@ mod endpoint;
 pub mod fuzzing;
 pub mod grpc;
 mod protocol;
+mod secure;
 mod settings;
 mod status;
 mod wrapper;

@@ -84,6 +84,8 @@ struct Inner {
     backoff: Backoff,
     application: Option<String>,
     shut_down: AtomicBool,
+    /// TLS to every provider, when configured ([`TripleProtocol::with_tls`]).
+    tls: Option<rudder_rpc::tls::TlsClient>,
 }
 
 /// One provider address's connections (`connections`, 1 by default), each made by the first call
@@ -108,6 +110,26 @@ impl TripleProtocol {
                 ..Inner::default()
             }),
         }
+    }
+
+    /// [`TripleProtocol::new`] opening every connection with TLS (ALPN `h2`), as a Java consumer with
+    /// an `SslConfig` does; see [`rudder_rpc::tls`].
+    pub fn with_tls(
+        application: Option<String>,
+        tls: Option<rudder_rpc::tls::TlsClient>,
+    ) -> TripleProtocol {
+        TripleProtocol {
+            inner: Arc::new(Inner {
+                application: application.filter(|a| !a.is_empty()),
+                tls,
+                ..Inner::default()
+            }),
+        }
+    }
+
+    /// The TLS this client uses, if any.
+    pub fn tls(&self) -> Option<&rudder_rpc::tls::TlsClient> {
+        self.inner.tls.as_ref()
     }
 
     /// Calls `invocation` on the provider at `url` (a `tri://` URL) and waits for its answer.
@@ -172,7 +194,14 @@ impl TripleProtocol {
         let service = url.service_interface();
         let method = invocation.wire_method_name();
         let target = target_description(url);
-        let fail = |status: tonic::Status| status_error(status, &address, service, method, &target);
+        let fail = |status: tonic::Status| match crate::secure::call_failure(
+            &status,
+            &address,
+            self.tls(),
+        ) {
+            Some(tls) => tls,
+            None => status_error(status, &address, service, method, &target),
+        };
         let path = PathAndQuery::try_from(format!("/{service}/{method}")).map_err(|e| {
             RpcError::new(
                 RpcErrorKind::Unknown,
@@ -388,21 +417,38 @@ impl TripleProtocol {
                 ),
             ));
         }
+        if self.inner.tls.is_none() && rudder_rpc::tls::provider_announces_tls(url) {
+            return Err(rudder_rpc::tls::tls_error(
+                &format!("tri://{addr}"),
+                rudder_common::error::TlsError::new(
+                    rudder_common::error::TlsFailure::ProviderRequiresTls,
+                ),
+            ));
+        }
+        let scheme = if self.inner.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let connected = cell
             .get_or_try_init(|| async {
-                let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+                let endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))
                     .map_err(|e| {
                         RpcError::new(
                             RpcErrorKind::Network,
                             format!("tri://{addr} is not an address: {e}"),
                         )
                     })?
-                    .connect_timeout(settings::connect_timeout(url))
                     .tcp_nodelay(true)
                     .http2_keep_alive_interval(settings::heartbeat(url))
                     .keep_alive_timeout(KEEPALIVE_TIMEOUT)
                     .keep_alive_while_idle(true)
                     .http2_max_header_list_size(MAX_HEADER_LIST);
+                if let Some(tls) = &self.inner.tls {
+                    let timeout = settings::connect_timeout(url);
+                    return crate::secure::connect(endpoint, &addr, tls, timeout).await;
+                }
+                let endpoint = endpoint.connect_timeout(settings::connect_timeout(url));
                 endpoint.connect().await.map_err(|e| {
                     RpcError::new(
                         RpcErrorKind::Network,

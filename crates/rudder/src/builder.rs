@@ -76,6 +76,8 @@ pub struct ReferenceBuilder {
     weight_source: Option<Arc<dyn WeightSource>>,
     clock: Option<Arc<dyn Clock>>,
     seed: Option<u64>,
+    /// This reference's own TLS setting, over the consumer's ([`ReferenceBuilder::tls`]).
+    tls: Option<crate::protocols::Tls>,
 }
 
 impl ReferenceBuilder {
@@ -102,7 +104,31 @@ impl ReferenceBuilder {
             weight_source: None,
             clock: None,
             seed: None,
+            tls: None,
         }
+    }
+
+    /// Calls this reference's providers with `tls` (`Some`) or in plaintext (`None`), whatever the
+    /// consumer's [`tls`](crate::ConsumerBuilder::tls) says. The reference then has connections of
+    /// its own, closed when it is dropped.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let consumer = rudder::Consumer::builder().build();
+    /// let plain = consumer
+    ///     .reference("com.acme.Greeter")
+    ///     .provider("dubbo://127.0.0.1:20880/com.acme.Greeter")
+    ///     .tls(None)
+    ///     .build()
+    ///     .await?;
+    /// # drop(plain);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn tls(mut self, tls: Option<crate::TlsClient>) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// Keeps `result`'s error if it is the first.
@@ -372,7 +398,11 @@ impl ReferenceBuilder {
         let clock = self.clock.unwrap_or_else(|| consumer.clock());
         let seed = self.seed.or(consumer.seed());
         // Every registry's caller shares one set of waiters, so back-pressure hears of every call's end.
-        let caller = DubboCaller::new(consumer.protocol().clone(), consumer.call_observer());
+        let protocol = match self.tls {
+            Some(tls) => consumer.protocol().with_tls(tls),
+            None => consumer.protocol().clone(),
+        };
+        let caller = DubboCaller::new(protocol, consumer.call_observer());
         let timer: Arc<dyn rudder_cluster::cluster::Timer> =
             Arc::new(crate::caller::TokioTimer(runtime));
         let mut routers = Vec::with_capacity(sources.len());

@@ -109,6 +109,7 @@ impl Consumer {
             clock: Arc::new(SystemClock),
             seed: None,
             transports: Vec::new(),
+            tls: None,
             #[cfg(feature = "zookeeper")]
             config_center: None,
             #[cfg(feature = "zookeeper")]
@@ -363,6 +364,8 @@ pub struct ConsumerBuilder {
     seed: Option<u64>,
     /// Transports plugged in by URL scheme ([`ConsumerBuilder::transport`]).
     transports: Vec<(String, Arc<dyn crate::transport::Transport>)>,
+    /// TLS to every dubbo:// and tri:// provider ([`ConsumerBuilder::tls`]).
+    tls: Option<crate::TlsClient>,
     #[cfg(feature = "zookeeper")]
     config_center: Option<String>,
     #[cfg(feature = "zookeeper")]
@@ -460,6 +463,32 @@ impl ConsumerBuilder {
         self
     }
 
+    /// Calls every dubbo:// and tri:// provider over TLS (Dubbo's consumer-side `SslConfig`): the
+    /// provider's certificate checked against the CA file (or the system's roots), and a client
+    /// certificate shown when configured (mutual TLS). A provider that does not speak TLS fails with
+    /// [`RpcErrorKind::Tls`](crate::RpcErrorKind::Tls), never silently in plaintext; so does, without
+    /// this setting, a provider whose URL says `ssl-enabled=true`. A reference can override it
+    /// ([`ReferenceBuilder::tls`](crate::ReferenceBuilder::tls)). See [`TlsConfig`](crate::TlsConfig)
+    /// and the guide's docs/tls.md.
+    ///
+    /// ```
+    /// use rudder::{Consumer, TlsConfig};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = std::env::temp_dir().join(format!("rudder-tls-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # let ca = rcgen::generate_simple_self_signed(vec!["localhost".into()])?;
+    /// # std::fs::write(dir.join("ca.pem"), ca.cert.pem())?;
+    /// let tls = TlsConfig::ca_file(dir.join("ca.pem")).load()?; // files are read (and checked) here
+    /// let consumer = Consumer::builder().application("shop").tls(tls).build();
+    /// # drop(consumer);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn tls(mut self, tls: crate::TlsClient) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Reads governance rules (configurators, tag and condition rules) from this ZooKeeper instead of
     /// each registry (Dubbo's `<dubbo:config-center address>`); its `group` is the namespace, as a
     /// registry's is: `zookeeper://10.0.0.5:2181?group=governance` reads `/governance/config/dubbo`.
@@ -517,8 +546,11 @@ impl ConsumerBuilder {
 
     /// Builds the consumer. Nothing is opened until a reference needs it.
     pub fn build(self) -> Consumer {
-        let protocol =
-            crate::protocols::Protocols::with_plugged(self.application.as_deref(), self.transports);
+        let protocol = crate::protocols::Protocols::with_plugged(
+            self.application.as_deref(),
+            self.transports,
+            self.tls,
+        );
         #[cfg(feature = "zookeeper")]
         let metadata_client = crate::metadata_client::MetadataClient::new(protocol.clone());
         Consumer {

@@ -43,6 +43,10 @@ struct MultiRegistryDoctests;
 #[doc = include_str!("../../../docs/triple.md")]
 struct TripleDoctests;
 
+/// `docs/tls.md`: TLS and mutual TLS to providers.
+#[doc = include_str!("../../../docs/tls.md")]
+struct TlsDoctests;
+
 /// `docs/observability.md`: spans and metrics.
 #[doc = include_str!("../../../docs/observability.md")]
 struct ObservabilityDoctests;

@@ -113,11 +113,13 @@ pub use rudder_cluster::cluster::ClusterMode;
 pub use rudder_cluster::directory::ProviderSet;
 pub use rudder_cluster::provider::Provider;
 pub use rudder_common::error::{Attempt, RpcError, RpcErrorKind};
+pub use rudder_common::error::{TlsError, TlsFailure};
 pub use rudder_common::invocation::Invocation;
 pub use rudder_common::url::DubboUrl;
 pub use rudder_common::value::{JavaException, Value};
 #[cfg(feature = "zookeeper")]
 pub use rudder_registry::{DiscoveryView, RegistryOptions, SubscriptionStatus};
+pub use rudder_rpc::tls::{TlsClient, TlsConfig, TlsConfigError};
 pub use rudder_rpc::{ProviderError, ResponseStatus, RpcResponse};
 pub use service::{MethodCall, MethodService};
 pub use strategy::LoadBalanceStrategy;

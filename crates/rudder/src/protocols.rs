@@ -24,6 +24,9 @@ pub(crate) const TRI: &str = "tri";
 #[derive(Debug, Clone)]
 pub(crate) struct Protocols {
     transports: Transports,
+    /// What the transports were made from, to make a reference's own set with other TLS settings.
+    application: Option<String>,
+    plugged: Vec<(String, Arc<dyn Transport>)>,
     /// The dubbo:// client itself, for its task diagnostics.
     dubbo: DubboProtocol,
     /// The tri:// client itself, for protobuf (gRPC) calls, which are not `Invocation`s.
@@ -37,32 +40,45 @@ impl Default for Protocols {
     }
 }
 
+/// TLS for the built-in transports (`None`: plaintext).
+pub(crate) type Tls = Option<rudder_rpc::tls::TlsClient>;
+
 impl Protocols {
     /// Clients with no connections; `application` is sent to tri:// providers.
     pub(crate) fn new(application: Option<&str>) -> Protocols {
-        Protocols::with_plugged(application, Vec::new())
+        Protocols::with_plugged(application, Vec::new(), None)
+    }
+
+    /// A new set of the same transports with `tls` for dubbo:// and tri:// (a reference's own TLS
+    /// setting): its connections are its own, closed when the last user drops it.
+    pub(crate) fn with_tls(&self, tls: Tls) -> Protocols {
+        Protocols::with_plugged(self.application.as_deref(), self.plugged.clone(), tls)
     }
 
     /// [`Protocols::new`], plus `plugged` adding (or replacing) the transports of their schemes.
     pub(crate) fn with_plugged(
         application: Option<&str>,
         plugged: Vec<(String, Arc<dyn Transport>)>,
+        tls: Tls,
     ) -> Protocols {
-        let dubbo = DubboProtocol::new();
+        let dubbo = DubboProtocol::with_tls(tls.clone());
         let transports = Transports::new(Arc::new(dubbo.clone()));
         #[cfg(feature = "triple")]
-        let triple = rudder_triple::TripleProtocol::new(application.map(str::to_owned));
+        let triple = rudder_triple::TripleProtocol::with_tls(application.map(str::to_owned), tls);
         #[cfg(feature = "triple")]
         let transports = transports.with(TRI, Arc::new(triple.clone()));
         #[cfg(not(feature = "triple"))]
-        let (_, transports) = (application, transports.with(TRI, Arc::new(NoTriple)));
+        let (_, transports) = (tls, transports.with(TRI, Arc::new(NoTriple)));
         let transports = plugged
-            .into_iter()
+            .iter()
+            .cloned()
             .fold(transports, |t, (scheme, transport)| {
                 t.with(&scheme, transport)
             });
         Protocols {
             transports,
+            application: application.map(str::to_owned),
+            plugged,
             dubbo,
             #[cfg(feature = "triple")]
             triple,

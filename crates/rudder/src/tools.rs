@@ -20,7 +20,20 @@ pub use rudder_registry::MetadataFetcher;
 /// # Ok::<(), rudder_registry::RegistryError>(())
 /// ```
 pub fn metadata_fetcher() -> std::sync::Arc<dyn rudder_registry::MetadataFetcher> {
+    metadata_fetcher_with_tls(None)
+}
+
+/// [`metadata_fetcher`], calling MetadataServices over TLS when `tls` is given (as a consumer with
+/// [`ConsumerBuilder::tls`](crate::ConsumerBuilder::tls) does).
+///
+/// ```
+/// let fetcher = rudder::tools::metadata_fetcher_with_tls(None);
+/// # drop(fetcher);
+/// ```
+pub fn metadata_fetcher_with_tls(
+    tls: Option<crate::TlsClient>,
+) -> std::sync::Arc<dyn rudder_registry::MetadataFetcher> {
     std::sync::Arc::new(crate::metadata_client::MetadataClient::new(
-        crate::protocols::Protocols::new(None),
+        crate::protocols::Protocols::with_plugged(None, Vec::new(), tls),
     ))
 }

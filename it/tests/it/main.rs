@@ -37,6 +37,7 @@ mod registry_waits;
 mod routing_parity;
 mod routing_rules;
 mod tag_rule_apps;
+mod tls_java;
 mod triple_pojo;
 mod triple_proto;
 mod triple_python_dubbo;

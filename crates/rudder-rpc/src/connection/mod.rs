@@ -18,6 +18,7 @@
 
 mod driver;
 mod pending;
+mod secure;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -27,7 +28,6 @@ use bytes::Bytes;
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -40,6 +40,7 @@ use crate::response::RpcResponse;
 
 pub(crate) use driver::Driver;
 use pending::{Pending, PendingGuard};
+use secure::{BoxRead, BoxWrite};
 
 /// Frames queued for the writer before callers wait for room.
 const OUTBOUND_QUEUE: usize = 1024;
@@ -53,8 +54,10 @@ pub(crate) struct ConnectionConfig {
     pub(crate) payload_limit: usize,
     /// Idle time after which we send a heartbeat (URL `heartbeat`); 3× it without input closes.
     pub(crate) heartbeat: Duration,
-    /// Longest wait for the TCP connect (URL `connect.timeout`).
+    /// Longest wait for the TCP connect, and the TLS handshake after it (URL `connect.timeout`).
     pub(crate) connect_timeout: Duration,
+    /// The provider's URL says its port serves TLS (`ssl-enabled=true`): never sent plaintext.
+    pub(crate) provider_tls: bool,
 }
 
 impl ConnectionConfig {
@@ -124,16 +127,28 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    /// Opens a TCP connection to `addr` (`host:port`), counted in `census`.
+    /// Opens a TCP connection to `addr` (`host:port`), counted in `census`, with TLS over it when
+    /// `tls` is given.
     ///
     /// # Errors
     /// A [`RpcErrorKind::Network`] error when the connect fails or takes longer than
-    /// `config.connect_timeout`.
+    /// `config.connect_timeout`; a [`RpcErrorKind::Tls`] one when the handshake fails, or when the
+    /// provider announces TLS and `tls` is `None`.
     pub(crate) async fn connect(
         addr: &str,
         config: ConnectionConfig,
+        tls: Option<&crate::tls::TlsClient>,
         census: &Arc<Census>,
-    ) -> Result<(Connection, Driver<OwnedReadHalf, OwnedWriteHalf>), RpcError> {
+    ) -> Result<(Connection, Driver<BoxRead, BoxWrite>), RpcError> {
+        if tls.is_none() && config.provider_tls {
+            return Err(crate::tls::tls_error(
+                addr,
+                rudder_common::error::TlsError::new(
+                    rudder_common::error::TlsFailure::ProviderRequiresTls,
+                ),
+            ));
+        }
+        let deadline = Instant::now() + config.connect_timeout;
         let stream = tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr))
             .await
             .map_err(|_| {
@@ -151,7 +166,15 @@ impl Connection {
             })?;
         // Dubbo sets TCP_NODELAY too: small request frames must not wait for Nagle.
         let _ = stream.set_nodelay(true);
-        let (reader, writer) = stream.into_split();
+        let (reader, writer): (BoxRead, BoxWrite) = match tls {
+            Some(tls) => {
+                secure::handshake(stream, addr, tls, config.payload_limit, deadline).await?
+            }
+            None => {
+                let (reader, writer) = stream.into_split();
+                (Box::new(reader), Box::new(writer))
+            }
+        };
         Ok(Connection::over(addr, reader, writer, config, census))
     }
 

@@ -54,6 +54,7 @@ impl Collector for RudderCollector {
         };
         encode_calls(&self.recorder, now, &mut encoder)?;
         encode_picks(&self.recorder, &mut encoder)?;
+        encode_tls_failures(&mut encoder)?;
         let Some(consumer) = consumer else {
             return Ok(());
         };
@@ -160,6 +161,21 @@ fn encode_calls(recorder: &Recorder, now: i64, encoder: &mut DescriptorEncoder<'
                 &snapshot.buckets,
                 None,
             )?;
+    }
+    Ok(())
+}
+
+/// Failed TLS connects by reason (process-wide: every consumer's).
+fn encode_tls_failures(encoder: &mut DescriptorEncoder<'_>) -> fmt::Result {
+    let help = "TLS connects to providers that failed, by reason (unknown-issuer, name-mismatch, \
+                expired, client-cert-required, plaintext-peer, ...), for the whole process.";
+    let mut family =
+        encoder.encode_descriptor("rudder_tls_failures", help, None, MetricType::Counter)?;
+    for (failure, count) in rudder_rpc::tls::failure_counts() {
+        let labels = [("reason", failure.name())];
+        family
+            .encode_family(&labels)?
+            .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
     }
     Ok(())
 }

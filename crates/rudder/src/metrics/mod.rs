@@ -20,6 +20,7 @@
 //! | `rudder_outlier_ejected` | gauge | `provider`, `method` | 1 while such an ejection is in force (the consumer's clock), else 0 |
 //! | `rudder_call_duration_seconds` | histogram | `provider`, `method` | send to answer; buckets 0.5 ms … 10 s |
 //! | `rudder_picks_total` | counter | `strategy` | providers picked, every attempt (retries included), by the `loadbalance` the picked provider's URL names for the method |
+//! | `rudder_tls_failures_total` | counter | `reason` | failed TLS connects to providers (whole process), by [`TlsFailure::name`](crate::TlsFailure::name): `unknown-issuer`, `name-mismatch`, `expired`, `not-yet-valid`, `bad-certificate`, `client-cert-required`, `client-cert-refused`, `plaintext-peer`, `provider-requires-tls`, `handshake-timeout`, `handshake` |
 //! | `rudder_connections_open` | gauge | | dubbo:// sockets open |
 //! | `rudder_connection_tasks` | gauge | | connection tasks (connect, driver, writer) alive |
 //! | `rudder_registry_sessions_open` | gauge | | ZooKeeper sessions open (feature `zookeeper`) |

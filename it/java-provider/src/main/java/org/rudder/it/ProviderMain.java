@@ -125,6 +125,7 @@ public final class ProviderMain {
         ProtocolConfig protocol = new ProtocolConfig(protocolName, port);
         protocol.setHost("127.0.0.1");
         protocol.setSerialization("hessian2");
+        org.apache.dubbo.config.SslConfig ssl = ProviderTls.configure(protocol);
 
         ServiceConfig<GreetingService> service = new ServiceConfig<>();
         service.setInterface(GreetingService.class);
@@ -159,6 +160,9 @@ public final class ProviderMain {
                 .protocol(protocol)
                 .service(service)
                 .service(JavaTypesServices.create(version, group));
+        if (ssl != null) {
+            bootstrap.ssl(ssl);
+        }
         if ("tri".equals(protocolName)) {
             // The protobuf (IDL) service of proto/greeter.proto, beside the Java interface ones.
             ServiceConfig<Greeter> greeter = new ServiceConfig<>();
