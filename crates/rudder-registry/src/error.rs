@@ -45,6 +45,21 @@ pub enum RegistryError {
         /// answered at all within the wait.
         source: Option<zookeeper_client::Error>,
     },
+    /// Every server refused the connection: nothing listens at the address.
+    #[error("ZooKeeper at {hosts}: connection refused (is ZooKeeper running there?)")]
+    Refused {
+        /// The hosts tried.
+        hosts: String,
+    },
+    /// Every server that accepted the connection answered as something other than ZooKeeper (the rest
+    /// refused it).
+    #[error("{hosts} is not ZooKeeper: asked `srvr`, it answered {answer:?} (is this ZooKeeper's client port?)")]
+    NotZookeeper {
+        /// The hosts tried.
+        hosts: String,
+        /// The first line of the answer, at most 60 characters, control characters as `.`.
+        answer: String,
+    },
     /// ZooKeeper rejected the credentials.
     #[error("ZooKeeper at {hosts} rejected the credentials")]
     AuthFailed {
@@ -70,7 +85,7 @@ impl RegistryError {
     /// Whether retrying the same operation later may succeed (connection trouble, not bad input).
     pub fn is_retryable(&self) -> bool {
         match self {
-            RegistryError::Unreachable { .. } => true,
+            RegistryError::Unreachable { .. } | RegistryError::Refused { .. } => true,
             RegistryError::ZooKeeper { source, .. } => matches!(
                 source,
                 zookeeper_client::Error::ConnectionLoss

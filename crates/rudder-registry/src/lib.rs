@@ -118,6 +118,7 @@ mod migration;
 mod migration_rule;
 mod options;
 mod paths;
+mod probe;
 mod redact;
 mod registration;
 mod registry;

@@ -31,6 +31,7 @@ use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, SessionId, Sessi
 use crate::address::RegistryAddress;
 use crate::error::RegistryError;
 use crate::options::RegistryOptions;
+use crate::probe;
 
 /// How long [`Sessions::close`] waits for ZooKeeper to confirm that a connected session is closed (its
 /// ephemeral nodes are then gone at once rather than after the session timeout).
@@ -128,7 +129,8 @@ impl Sessions {
     /// # Errors
     /// [`RegistryError::Unreachable`] with the last failure once `wait` has passed,
     /// [`RegistryError::AuthFailed`] as soon as ZooKeeper refuses the credentials,
-    /// [`RegistryError::Closed`].
+    /// [`RegistryError::Refused`] and [`RegistryError::NotZookeeper`] as soon as an attempt tells
+    /// (see the `probe` module), [`RegistryError::Closed`].
     pub(crate) async fn connect_within(
         self: &Arc<Self>,
         wait: Duration,
@@ -175,7 +177,7 @@ impl Sessions {
     async fn client(
         self: &Arc<Self>,
         stale: Option<SessionId>,
-        fail_on_auth: bool,
+        fail_on_verdict: bool,
     ) -> Result<Client, RegistryError> {
         let mut link = self.link.subscribe();
         loop {
@@ -188,10 +190,15 @@ impl Sessions {
                     }
                 }
             }
-            if fail_on_auth {
+            if fail_on_verdict {
                 // `borrow`, not `borrow_and_update`: a change seen here must still wake `changed`.
                 if let Link::Down {
-                    last_error: Some(error @ RegistryError::AuthFailed { .. }),
+                    last_error:
+                        Some(
+                            error @ (RegistryError::AuthFailed { .. }
+                            | RegistryError::Refused { .. }
+                            | RegistryError::NotZookeeper { .. }),
+                        ),
                     ..
                 } = &*link.borrow()
                 {
@@ -329,7 +336,23 @@ impl Sessions {
             waited,
             source,
         };
-        match tokio::time::timeout(waited, connector.connect(&hosts)).await {
+        let connecting = tokio::time::timeout(waited, connector.connect(&hosts));
+        // A session that does not come at once: a look at the servers may tell why (nothing listens,
+        // or not ZooKeeper) long before the timeout.
+        let looking = async {
+            tokio::time::sleep(probe::LOOK_AFTER).await;
+            probe::diagnose(self.address.hosts(), probe::LOOK_WITHIN).await
+        };
+        let outcome = tokio::select! {
+            outcome = connecting => outcome,
+            Some(error) = looking => return Err(error),
+        };
+        if matches!(&outcome, Ok(Err(e)) if *e != zookeeper_client::Error::AuthFailed) {
+            if let Some(error) = probe::diagnose(self.address.hosts(), probe::LOOK_WITHIN).await {
+                return Err(error);
+            }
+        }
+        match outcome {
             Ok(Ok(client)) => {
                 self.established.fetch_add(1, Ordering::Relaxed);
                 Ok(client)
