@@ -183,8 +183,12 @@ async fn read_only_commands_write_nothing_and_list_sees_both_levels() {
     );
     assert!(methods.stdout.contains("\nsayHello"), "{}", methods.stdout);
     // The mistyped interface: said, nothing found, nothing made.
-    assert_ne!(outputs[7].code, 0);
-    assert_ne!(outputs[11].code, 0);
+    assert!(
+        outputs[7].stderr.contains(&format!("nobody provides {TYPO}")),
+        "{}",
+        outputs[7].stderr
+    );
+    assert_eq!(outputs[11].code, 1, "{}", outputs[11].stderr);
 
     // invoke through the registry: a consumer node while it runs (as Dubbo's consumer, under the
     // service's node), gone on exit; no provider or rule path created.
