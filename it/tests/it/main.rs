@@ -26,6 +26,7 @@ mod migration_parity;
 mod migration_proportion;
 mod migration_rule;
 mod multi_registry;
+mod peers_loopback;
 mod provider_faults;
 mod registry_discovery;
 mod registry_faults;
