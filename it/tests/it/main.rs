@@ -39,4 +39,5 @@ mod tag_rule_apps;
 mod triple_pojo;
 mod triple_proto;
 mod triple_python_dubbo;
+mod unlisted_method;
 mod zookeeper_smoke;
