@@ -212,4 +212,22 @@ async fn read_only_commands_write_nothing_and_list_sees_both_levels() {
         added.iter().all(|p| p == &format!("/dubbo/{SERVICE}/consumers")),
         "invoke left more than Dubbo's consumers node behind: {added:?}"
     );
+
+    // A java.util.Date parameter takes ISO-8601 text and epoch milliseconds without --types (the
+    // metadata gives the type).
+    for date in [r#"["2026-12-01T23:30:00Z"]"#, "[1796167800000]"] {
+        let out = run_rudder(&[
+            "invoke",
+            "--registry",
+            &registry,
+            "org.rudder.it.JavaTypesService",
+            "--method",
+            "echoDate",
+            "--args",
+            date,
+        ])
+        .await;
+        assert_eq!(out.code, 0, "{date}: {}", out.stderr);
+        assert!(out.stdout.contains("2026-12-01"), "{date}: {}", out.stdout);
+    }
 }
