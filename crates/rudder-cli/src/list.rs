@@ -218,7 +218,14 @@ async fn list_services(registry: &dyn Registry, format: Format, out: &mut dyn Wr
                 })
                 .collect();
             table(
-                ["SERVICE", "VERSION", "GROUP", "PROVIDERS", "PROTOCOLS", "LEVEL"],
+                [
+                    "SERVICE",
+                    "VERSION",
+                    "GROUP",
+                    "PROVIDERS",
+                    "PROTOCOLS",
+                    "LEVEL",
+                ],
                 &cells,
                 out,
             )?;

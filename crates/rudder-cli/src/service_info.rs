@@ -222,7 +222,9 @@ pub(crate) fn fits(java_type: &str, json: &Json) -> bool {
             "char" | "java.lang.Character" => s.chars().count() == 1,
             t if primitive || INTEGRAL.contains(&t) || DECIMAL.contains(&t) => false,
             "java.lang.Boolean" => false,
-            t => date || (!t.starts_with("java.util.") && !t.ends_with("[]") && !t.starts_with('[')),
+            t => {
+                date || (!t.starts_with("java.util.") && !t.ends_with("[]") && !t.starts_with('['))
+            }
         },
         Json::Array(_) => collection,
         Json::Object(_) => {

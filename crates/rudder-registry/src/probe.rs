@@ -172,7 +172,9 @@ mod tests {
         let address = http.local_addr().unwrap().to_string();
         let server = tokio::spawn(async move {
             let (stream, _) = http.accept().await.unwrap();
-            say(&stream, b"HTTP/1.1 400 Bad Request\r\n\r\n").await.unwrap();
+            say(&stream, b"HTTP/1.1 400 Bad Request\r\n\r\n")
+                .await
+                .unwrap();
         });
         let verdict = diagnose(&[address.clone(), closed], LOOK_WITHIN).await;
         server.await.unwrap();

@@ -46,7 +46,14 @@ async fn a_dubbo_engineer_lists_inspects_and_calls() {
         .collect();
     assert_eq!(
         rows[0],
-        ["SERVICE", "VERSION", "GROUP", "PROVIDERS", "PROTOCOLS", "LEVEL"]
+        [
+            "SERVICE",
+            "VERSION",
+            "GROUP",
+            "PROVIDERS",
+            "PROTOCOLS",
+            "LEVEL"
+        ]
     );
     assert!(
         rows.contains(&vec![SERVICE, "-", "-", "1", "dubbo", "both"]),

@@ -105,23 +105,59 @@ async fn read_only_commands_write_nothing_and_list_sees_both_levels() {
         vec!["list", "--registry", &registry],
         vec!["list", "--registry", &registry, "--format", "json"],
         vec!["list", "--registry", &registry, SERVICE],
-        vec!["list", "--registry", &registry, SERVICE, "--version", "2.0.0"],
+        vec![
+            "list",
+            "--registry",
+            &registry,
+            SERVICE,
+            "--version",
+            "2.0.0",
+        ],
         vec!["list", "--registry", &registry, TYPO],
         vec!["providers", "--registry", &registry, SERVICE],
-        vec!["providers", "--registry", &registry, SERVICE, "--version", "2.0.0"],
+        vec![
+            "providers",
+            "--registry",
+            &registry,
+            SERVICE,
+            "--version",
+            "2.0.0",
+        ],
         vec!["providers", "--registry", &registry, TYPO],
         vec![
-            "providers", "--registry", &registry, SERVICE, "--method", "sayHello", "--explain",
+            "providers",
+            "--registry",
+            &registry,
+            SERVICE,
+            "--method",
+            "sayHello",
+            "--explain",
         ],
         vec!["simulate", "--registry", &registry, "--interface", SERVICE],
         vec!["simulate", "--registry", &registry, "--interface", TYPO],
         // A consumer of a service that is not in the registry registers nowhere.
         vec![
-            "invoke", "--registry", &registry, TYPO, "--method", "sayHello", "--args", r#"["x"]"#,
+            "invoke",
+            "--registry",
+            &registry,
+            TYPO,
+            "--method",
+            "sayHello",
+            "--args",
+            r#"["x"]"#,
         ],
         vec![
-            "bench", "--registry", &registry, "--interface", TYPO, "--method", "sayHello",
-            "--args", r#"["x"]"#, "--calls", "5",
+            "bench",
+            "--registry",
+            &registry,
+            "--interface",
+            TYPO,
+            "--method",
+            "sayHello",
+            "--args",
+            r#"["x"]"#,
+            "--calls",
+            "5",
         ],
     ];
     let mut outputs = Vec::new();
@@ -149,7 +185,14 @@ async fn read_only_commands_write_nothing_and_list_sees_both_levels() {
         .collect();
     assert_eq!(
         rows[0],
-        ["SERVICE", "VERSION", "GROUP", "PROVIDERS", "PROTOCOLS", "LEVEL"]
+        [
+            "SERVICE",
+            "VERSION",
+            "GROUP",
+            "PROVIDERS",
+            "PROTOCOLS",
+            "LEVEL"
+        ]
     );
     assert!(
         rows.contains(&vec![SERVICE, "-", "-", "1", "dubbo", "both"]),
@@ -184,7 +227,9 @@ async fn read_only_commands_write_nothing_and_list_sees_both_levels() {
     assert!(methods.stdout.contains("\nsayHello"), "{}", methods.stdout);
     // The mistyped interface: said, nothing found, nothing made.
     assert!(
-        outputs[7].stderr.contains(&format!("nobody provides {TYPO}")),
+        outputs[7]
+            .stderr
+            .contains(&format!("nobody provides {TYPO}")),
         "{}",
         outputs[7].stderr
     );
@@ -209,7 +254,9 @@ async fn read_only_commands_write_nothing_and_list_sees_both_levels() {
     let (added, lost) = difference(&before, &after);
     assert!(lost.is_empty(), "invoke changed {lost:?}");
     assert!(
-        added.iter().all(|p| p == &format!("/dubbo/{SERVICE}/consumers")),
+        added
+            .iter()
+            .all(|p| p == &format!("/dubbo/{SERVICE}/consumers")),
         "invoke left more than Dubbo's consumers node behind: {added:?}"
     );
 

@@ -18,7 +18,12 @@ fn socket_inodes(pid: u32) -> BTreeSet<String> {
     fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
         .filter_map(|target| {
             let target = target.to_string_lossy().into_owned();
-            Some(target.strip_prefix("socket:[")?.strip_suffix(']')?.to_owned())
+            Some(
+                target
+                    .strip_prefix("socket:[")?
+                    .strip_suffix(']')?
+                    .to_owned(),
+            )
         })
         .collect()
 }
@@ -88,7 +93,10 @@ async fn every_started_peer_listens_on_loopback_only() {
     let mut tri = PeerConfig::new(PeerKind::Java, &zk, "java-tri");
     tri.protocol = Some("tri".to_owned());
     let (dubbo, tri) = tokio::join!(
-        Peer::start(PeerConfig::new(PeerKind::Java, &zk, "java-dubbo"), READY_WITHIN),
+        Peer::start(
+            PeerConfig::new(PeerKind::Java, &zk, "java-dubbo"),
+            READY_WITHIN
+        ),
         Peer::start(tri, READY_WITHIN)
     );
     assert_on_loopback("java dubbo://", &dubbo.unwrap()).await;

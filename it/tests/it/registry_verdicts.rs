@@ -45,25 +45,23 @@ async fn the_library_fails_a_refused_or_foreign_registry_at_once() {
     let (port, server) = http_like().await;
     let foreign = format!("zookeeper://127.0.0.1:{port}");
 
-    let connected = tokio::time::timeout(
-        DEADLINE / 2,
-        ZookeeperRegistry::connect(&refused, options),
-    )
-    .await
-    .expect("a refused registry fails before its deadline");
+    let connected =
+        tokio::time::timeout(DEADLINE / 2, ZookeeperRegistry::connect(&refused, options))
+            .await
+            .expect("a refused registry fails before its deadline");
     match connected {
         Err(error @ RegistryError::Refused { .. }) => assert!(
-            error.to_string().contains("connection refused (is ZooKeeper running there?)"),
+            error
+                .to_string()
+                .contains("connection refused (is ZooKeeper running there?)"),
             "{error}"
         ),
         other => panic!("not Refused: {:?}", other.err()),
     }
-    let connected = tokio::time::timeout(
-        DEADLINE / 2,
-        ZookeeperRegistry::connect(&foreign, options),
-    )
-    .await
-    .expect("a foreign server fails before its deadline");
+    let connected =
+        tokio::time::timeout(DEADLINE / 2, ZookeeperRegistry::connect(&foreign, options))
+            .await
+            .expect("a foreign server fails before its deadline");
     match connected {
         Err(RegistryError::NotZookeeper { answer, .. }) => {
             assert_eq!(answer, "HTTP/1.1 400 Bad Request")
@@ -76,7 +74,10 @@ async fn the_library_fails_a_refused_or_foreign_registry_at_once() {
         let url = format!("{registry}?timeout={}", DEADLINE.as_millis());
         let built = tokio::time::timeout(
             DEADLINE / 2,
-            consumer.reference("com.acme.Greeter").registry(&url).build(),
+            consumer
+                .reference("com.acme.Greeter")
+                .registry(&url)
+                .build(),
         )
         .await
         .unwrap_or_else(|_| panic!("{what}: the build waited for its deadline"));
@@ -119,8 +120,7 @@ async fn the_cli_says_the_same_at_once() {
     .expect("the CLI fails before its --connect-timeout");
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
-        out.stderr.contains("is not ZooKeeper")
-            && out.stderr.contains("HTTP/1.1 400 Bad Request"),
+        out.stderr.contains("is not ZooKeeper") && out.stderr.contains("HTTP/1.1 400 Bad Request"),
         "{}",
         out.stderr
     );

@@ -22,7 +22,10 @@ async fn the_library_refuses_an_unlisted_method_as_the_cli_does() {
     tri.protocol = Some("tri".to_owned());
     tri.version = Some("tri".to_owned());
     let (dubbo, tri) = tokio::join!(
-        Peer::start(PeerConfig::new(PeerKind::Java, &zk, "java-dubbo"), READY_WITHIN),
+        Peer::start(
+            PeerConfig::new(PeerKind::Java, &zk, "java-dubbo"),
+            READY_WITHIN
+        ),
         Peer::start(tri, READY_WITHIN)
     );
     let (_dubbo, _tri) = (dubbo.unwrap(), tri.unwrap());
@@ -44,9 +47,9 @@ async fn the_library_refuses_an_unlisted_method_as_the_cli_does() {
         assert_eq!(error.kind(), RpcErrorKind::MethodNotFound, "{error}");
         assert!(error.attempts().is_empty(), "{version:?}: sent: {error}");
         assert!(
-            error
-                .message()
-                .starts_with(&format!("{SERVICE} has no method sayHi; its providers list: ")),
+            error.message().starts_with(&format!(
+                "{SERVICE} has no method sayHi; its providers list: "
+            )),
             "{error}"
         );
         assert!(error.message().contains("sayHello"), "{error}");

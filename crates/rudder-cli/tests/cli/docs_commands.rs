@@ -7,6 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The commands of `rudder`: a line starting `rudder <one of them> ` is a command.
+const SUBCOMMANDS: [&str; 6] = ["list", "providers", "simulate", "invoke", "bench", "demo"];
+
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -30,13 +33,17 @@ fn commands(text: &str) -> Vec<String> {
         if !pending.is_empty() {
             pending.push(' ');
             pending.push_str(line.trim());
-        } else if line.starts_with("rudder ") {
+        } else if SUBCOMMANDS
+            .iter()
+            .any(|c| line.starts_with(&format!("rudder {c} ")))
+        {
             pending = line.trim().to_owned();
         } else {
             continue;
         }
         if pending.ends_with('\\') {
             pending.pop();
+            pending.truncate(pending.trim_end().len());
             continue;
         }
         found.push(std::mem::take(&mut pending));
@@ -139,10 +146,7 @@ fn the_commands_the_docs_show_parse() {
 #[test]
 fn command_lines_are_read_as_a_shell_reads_them() {
     let text = "```sh\nrudder invoke --url x \\\n   --args '[\"a b\"]'   # a comment\nother\n```\nrudder list\n";
-    assert_eq!(
-        commands(text),
-        ["rudder invoke --url x --args '[\"a b\"]'"]
-    );
+    assert_eq!(commands(text), ["rudder invoke --url x --args '[\"a b\"]'"]);
     assert_eq!(
         words("rudder invoke --args '[\"a b\"]' --p 'x#y'"),
         ["rudder", "invoke", "--args", "[\"a b\"]", "--p", "x#y"]
