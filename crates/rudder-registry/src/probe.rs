@@ -164,7 +164,7 @@ mod tests {
         let closed = listener.local_addr().unwrap().to_string();
         drop(listener);
         assert!(matches!(
-            diagnose(&[closed.clone()], LOOK_WITHIN).await,
+            diagnose(std::slice::from_ref(&closed), LOOK_WITHIN).await,
             Some(RegistryError::Refused { .. })
         ));
 
