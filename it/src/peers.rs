@@ -221,6 +221,11 @@ impl Peer {
         self.port
     }
 
+    /// Its process id (the script execs the peer itself), while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// The provider URL it registered, as it printed it.
     pub fn url(&self) -> &str {
         &self.url

@@ -38,6 +38,11 @@ pub(crate) struct DemoArgs {
     /// from it, instead of handing their addresses to the consumer directly.
     #[command(flatten)]
     registry_args: RegistryArgs,
+    /// Required with --registry, which writes into that registry: four ephemeral provider nodes
+    /// `/dubbo/org.rudder.demo.Greeter/providers/dubbo://127.0.0.1:PORT/...` (and the persistent
+    /// `/dubbo/org.rudder.demo.Greeter/providers` above them when missing), gone when the demo ends.
+    #[arg(long, requires = "registry")]
+    write_to_registry: bool,
     /// Serve Prometheus metrics of the demo's calls at http://ADDR/metrics while it runs (e.g.
     /// 127.0.0.1:9464; port 0 picks one; the address is printed on stderr).
     #[arg(long, value_name = "ADDR")]
@@ -132,6 +137,9 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         anyhow::bail!("demo registers its providers in one registry: give --registry once");
     }
     let registry_url = args.registry_args.registry.first().cloned();
+    if registry_url.is_some() && !args.write_to_registry {
+        anyhow::bail!("demo --registry writes four ephemeral providers of {SERVICE} (and /dubbo/{SERVICE}/providers when missing) into that registry: add --write-to-registry to let it");
+    }
     let registry = match &registry_url {
         Some(registry) => Some(register(&args.registry_args, registry, &urls).await?),
         None => None,

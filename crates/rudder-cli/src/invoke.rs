@@ -131,6 +131,7 @@ async fn invoke_with(
     }
     let mut tally = Tally::default();
     let mut last_error = None;
+    let mut hint = None;
     for number in 1..=args.calls() {
         if let Some(log) = &attempts {
             log.take();
@@ -160,15 +161,18 @@ async fn invoke_with(
                 }
             }
             Err(error) => {
+                // Several calls: one stdout line per call, so results match call numbers.
+                if args.calls() > 1 {
+                    let failed = serde_json::json!({"error": {
+                        "kind": label(error.kind()),
+                        "message": crate::error_chain::chain_text(&error),
+                    }});
+                    writeln!(out, "{failed}")?;
+                }
                 if last_error.is_none()
                     && crate::error_chain::provider_said(&error, "Fail to decode request")
                 {
-                    crate::logging::say(format!(
-                        "hint: a Dubbo provider answers \"Fail to decode request\" when it exports no {} \
-                         (check --version and --group: `rudder list --registry R --interface {interface}`) \
-                         or cannot read the argument types",
-                        service_key(interface, args)
-                    ));
+                    hint = Some(decode_hint(interface, args, items));
                 }
                 *tally.failed.entry(label(error.kind())).or_insert(0) += 1;
                 if args.calls() > 1 || args.verbose {
@@ -193,12 +197,52 @@ async fn invoke_with(
         }
     }
     drop(metrics);
+    match (last_error, hint) {
+        // One call and a hint: the error first, then where to look.
+        (Some(error), Some(hint)) if args.calls() == 1 && !args.verbose => {
+            crate::logging::say(format!(
+                "{} {}: {}",
+                crate::logging::error_label(),
+                label(error.kind()),
+                crate::error_chain::chain_text(&error)
+            ));
+            crate::logging::say(hint);
+            Err(Reported(error.kind()).into())
+        }
+        (last_error, Some(hint)) => {
+            crate::logging::say(hint);
+            finish(last_error, args)
+        }
+        (last_error, None) => finish(last_error, args),
+    }
+}
+
+/// The command's outcome after its calls, each already reported unless there was one.
+fn finish(last_error: Option<RpcError>, args: &InvokeArgs) -> Result<()> {
     match last_error {
         // One call: its error is the command's (`error: <kind>: <message>`).
         Some(error) if args.calls() == 1 && !args.verbose => Err(error.into()),
         Some(error) => Err(Reported(error.kind()).into()),
         None => Ok(()),
     }
+}
+
+/// Where to look when the provider could not decode the request: an object argument sent typed
+/// (its fields' Java types unknown here) reads with `--generic`; otherwise the service key or the
+/// argument types are wrong.
+fn decode_hint(interface: &str, args: &InvokeArgs, items: &[serde_json::Value]) -> String {
+    if !args.generic && items.iter().any(serde_json::Value::is_object) {
+        return "hint: the provider could not read the arguments: an object goes as its class with \
+                its fields as JSON gives them, so a BigDecimal, LocalDate or enum field does not \
+                decode; add --generic to send it as a map the provider converts to the field types"
+            .to_owned();
+    }
+    format!(
+        "hint: a Dubbo provider answers \"Fail to decode request\" when it exports no {} \
+         (check --version and --group: `rudder list --registry R --interface {interface}`) \
+         or cannot read the argument types (give --types)",
+        service_key(interface, args)
+    )
 }
 
 /// `group/interface:version`, as Dubbo names an exported service.

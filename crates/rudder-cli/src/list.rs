@@ -1,8 +1,10 @@
 //! `rudder list`: what a registry holds, as `grpcurl list` / `describe`, Dubbo telnet's `ls` and
 //! dubbo-admin's service page show it.
 //!
-//! `rudder list --registry R`: one row per service, version and group: the number of providers and
-//! their protocols. `rudder list --registry R --interface I`: I's methods, from the providers'
+//! `rudder list --registry R`: one row per service, version and group: the number of providers, their
+//! protocols, and the level they were found at (`interface`: `/dubbo/<interface>/providers`;
+//! `application`: instances of the applications the interface-application mapping names, as a Dubbo 3
+//! consumer finds a `register-mode=instance` provider; `both`). `rudder list --registry R --interface I`: I's methods, from the providers'
 //! `methods=`, with parameter and return types where the metadata report has them (`rudder list
 //! --registry R I` says the same, as `grpcurl list SERVICE` does). `--format json` on
 //! both. Rows are read as registered: no consumer parameters, no configurators (`rudder providers`
@@ -13,8 +15,12 @@ use std::io::Write;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use std::sync::Arc;
+
+use rudder_cluster::directory::Directory;
+use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
-use rudder_registry::Registry;
+use rudder_registry::{ConsumerSpec, Registry};
 use serde_json::json;
 
 use crate::output::Format;
@@ -69,31 +75,118 @@ pub(crate) fn run(args: ListArgs, out: &mut dyn Write) -> Result<()> {
 /// One service, version and group.
 #[derive(Debug, Default)]
 struct ServiceRow {
-    providers: usize,
+    /// `protocol://host:port` of each provider: one provider registered at both levels counts once.
+    providers: BTreeSet<String>,
     protocols: BTreeSet<String>,
+    interface_level: bool,
+    application_level: bool,
+}
+
+impl ServiceRow {
+    fn add(&mut self, url: &DubboUrl) {
+        self.providers
+            .insert(format!("{}://{}", url.protocol(), url.address()));
+        self.protocols.insert(url.protocol().to_owned());
+    }
+
+    /// Where the providers were found: `interface` (`/dubbo/<interface>/providers`), `application`
+    /// (instances of the mapped applications), `both`.
+    fn level(&self) -> &'static str {
+        match (self.interface_level, self.application_level) {
+            (true, true) => "both",
+            (false, true) => "application",
+            _ => "interface",
+        }
+    }
+}
+
+/// Every provider URL of `interface` at interface level, and those found at application level when
+/// the interface-application mapping names it (as a Dubbo 3 consumer finds them).
+async fn both_levels(
+    registry: &dyn Registry,
+    interface: &str,
+    mapped: bool,
+) -> Result<(Vec<DubboUrl>, Vec<DubboUrl>)> {
+    let interface_level = registry
+        .provider_urls(interface)
+        .await
+        .with_context(|| format!("listing the providers of {interface}"))?;
+    let application_level = if mapped {
+        match application_urls(registry, interface).await {
+            Ok(urls) => urls,
+            Err(error) => {
+                crate::logging::say(format!(
+                    "{} {interface}: application-level providers not read: {error:#}",
+                    crate::logging::warning_label()
+                ));
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    Ok((interface_level, application_level))
+}
+
+/// The providers of `interface` at application level only (`migration.step=FORCE_APPLICATION`), any
+/// version and group, read through a subscription that registers nothing.
+async fn application_urls(registry: &dyn Registry, interface: &str) -> Result<Vec<DubboUrl>> {
+    let settings = DubboUrl::parse(&format!(
+        "consumer://127.0.0.1/{interface}?migration.step=FORCE_APPLICATION"
+    ))?;
+    let mut spec = ConsumerSpec::new(interface)
+        .application("rudder-cli")
+        .version("*")
+        .group("*")
+        .parameters(ConsumerParams::new(&settings));
+    spec.register = false;
+    let directory = Arc::new(Directory::sorted(Default::default()));
+    let subscription = registry
+        .subscribe(spec, Arc::clone(&directory) as _, None)
+        .await
+        .context("subscribing at application level")?;
+    let urls = directory
+        .snapshot()
+        .providers()
+        .iter()
+        .map(|p| p.url().clone())
+        .collect();
+    subscription.close().await;
+    Ok(urls)
 }
 
 async fn list_services(registry: &dyn Registry, format: Format, out: &mut dyn Write) -> Result<()> {
     let mut rows: BTreeMap<(String, String, String), ServiceRow> = BTreeMap::new();
-    for service in registry.services().await.context("listing the services")? {
-        let urls = registry
-            .provider_urls(&service)
-            .await
-            .with_context(|| format!("listing the providers of {service}"))?;
-        if urls.is_empty() {
-            rows.entry((service, String::new(), String::new()))
-                .or_default();
+    let listed = registry.services().await.context("listing the services")?;
+    let mapped = registry
+        .mapped_services()
+        .await
+        .context("reading the interface-application mapping")?;
+    let services: BTreeSet<&String> = listed.iter().chain(&mapped).collect();
+    for service in services {
+        let (interface_level, application_level) =
+            both_levels(registry, service, mapped.contains(service)).await?;
+        if interface_level.is_empty() && application_level.is_empty() {
+            rows.entry((service.clone(), String::new(), String::new()))
+                .or_default()
+                .interface_level = listed.contains(service);
             continue;
         }
-        for url in urls {
-            let key = (
-                service.clone(),
-                param(&url, "version"),
-                param(&url, "group"),
-            );
-            let row = rows.entry(key).or_default();
-            row.providers += 1;
-            row.protocols.insert(url.protocol().to_owned());
+        for (urls, application) in [(interface_level, false), (application_level, true)] {
+            for url in urls {
+                let key = (
+                    service.clone(),
+                    param(&url, "version"),
+                    param(&url, "group"),
+                );
+                let row = rows.entry(key).or_default();
+                row.add(&url);
+                if application {
+                    row.application_level = true;
+                } else {
+                    row.interface_level = true;
+                }
+            }
         }
     }
     match format {
@@ -105,28 +198,37 @@ async fn list_services(registry: &dyn Registry, format: Format, out: &mut dyn Wr
                         "interface": interface,
                         "version": non_empty(version),
                         "group": non_empty(group),
-                        "providers": row.providers,
+                        "providers": row.providers.len(),
                         "protocols": row.protocols,
+                        "level": row.level(),
                     })
                 })
                 .collect();
             writeln!(out, "{}", serde_json::Value::Array(array))?;
         }
         Format::Text => {
-            let cells: Vec<[String; 5]> = rows
+            let cells: Vec<[String; 6]> = rows
                 .iter()
                 .map(|((interface, version, group), row)| {
                     [
                         interface.clone(),
                         dash(version),
                         dash(group),
-                        row.providers.to_string(),
+                        row.providers.len().to_string(),
                         row.protocols.iter().cloned().collect::<Vec<_>>().join(","),
+                        row.level().to_owned(),
                     ]
                 })
                 .collect();
             table(
-                ["SERVICE", "VERSION", "GROUP", "PROVIDERS", "PROTOCOLS"],
+                [
+                    "SERVICE",
+                    "VERSION",
+                    "GROUP",
+                    "PROVIDERS",
+                    "PROTOCOLS",
+                    "LEVEL",
+                ],
                 &cells,
                 out,
             )?;
@@ -141,10 +243,25 @@ async fn describe(
     interface: &str,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let all = registry
-        .provider_urls(interface)
+    let mapped = registry
+        .mapped_services()
         .await
-        .with_context(|| format!("listing the providers of {interface}"))?;
+        .context("reading the interface-application mapping")?
+        .iter()
+        .any(|m| m == interface);
+    let (mut all, application_level) = both_levels(registry, interface, mapped).await?;
+    // A provider at both levels is one provider.
+    for url in application_level {
+        let same = |u: &DubboUrl| {
+            u.protocol() == url.protocol()
+                && u.address() == url.address()
+                && param(u, "version") == param(&url, "version")
+                && param(u, "group") == param(&url, "group")
+        };
+        if !all.iter().any(same) {
+            all.push(url);
+        }
+    }
     let urls: Vec<&DubboUrl> = all
         .iter()
         .filter(|u| matches(u, "version", args.version.as_deref()))

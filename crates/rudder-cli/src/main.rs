@@ -80,7 +80,8 @@ enum Command {
     Providers(providers::ProvidersArgs),
     /// Call a method of a Dubbo service and print each result as one JSON line.
     Invoke(invoke::InvokeArgs),
-    /// Run the five balancers against embedded providers and show how each splits the traffic.
+    /// Run Dubbo's five static balancers against embedded providers and show how each splits the
+    /// traffic (--scenario: every strategy, eight, under faults).
     Demo(demo::DemoArgs),
     /// Load a Dubbo service: N calls in flight, latency percentiles, errors, per-provider shares.
     Bench(bench::BenchArgs),

@@ -42,7 +42,10 @@ impl RegistryArgs {
 
     /// The registry options these flags ask for.
     pub(crate) fn options(&self) -> RegistryOptions {
-        RegistryOptions::default().with_connect_timeout(Duration::from_secs(self.connect_timeout))
+        // Read-only: no command creates a path a Dubbo consumer would (a mistyped interface stays out).
+        RegistryOptions::default()
+            .with_connect_timeout(Duration::from_secs(self.connect_timeout))
+            .with_read_only(true)
     }
 
     /// Every `--registry` read (choice parameters split off), the same registry twice refused.

@@ -199,9 +199,11 @@ pub(crate) fn fits(java_type: &str, json: &Json) -> bool {
         java_type,
         "int" | "long" | "short" | "byte" | "double" | "float" | "boolean" | "char"
     );
+    // java.util.Date is a value (ISO-8601 text or epoch milliseconds), not a collection.
+    let date = java_type == "java.util.Date";
     let collection = java_type.ends_with("[]")
         || java_type.starts_with('[')
-        || java_type.starts_with("java.util.")
+        || (java_type.starts_with("java.util.") && !date)
         || java_type == "java.lang.Object";
     match json {
         Json::Null => !primitive,
@@ -213,13 +215,16 @@ pub(crate) fn fits(java_type: &str, json: &Json) -> bool {
             INTEGRAL.contains(&java_type)
                 || DECIMAL.contains(&java_type)
                 || NUMBERS.contains(&java_type)
+                || date
         }
         Json::Number(_) => DECIMAL.contains(&java_type) || NUMBERS.contains(&java_type),
         Json::String(s) => match java_type {
             "char" | "java.lang.Character" => s.chars().count() == 1,
             t if primitive || INTEGRAL.contains(&t) || DECIMAL.contains(&t) => false,
             "java.lang.Boolean" => false,
-            t => !t.starts_with("java.util.") && !t.ends_with("[]") && !t.starts_with('['),
+            t => {
+                date || (!t.starts_with("java.util.") && !t.ends_with("[]") && !t.starts_with('['))
+            }
         },
         Json::Array(_) => collection,
         Json::Object(_) => {
@@ -305,6 +310,18 @@ pub(crate) fn missing_version_or_group(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_date_fits_as_text_or_epoch_millis_not_as_a_collection() {
+        let j = |s: &str| serde_json::from_str::<Json>(s).unwrap();
+        assert!(fits("java.util.Date", &j(r#""2026-12-01T23:30:00Z""#)));
+        assert!(fits("java.util.Date", &j("1796167800000")));
+        assert!(!fits("java.util.Date", &j("[1]")));
+        assert!(!fits("java.util.Date", &j("1.5")));
+        // The other java.util types stay collections and maps.
+        assert!(fits("java.util.List", &j("[1]")));
+        assert!(!fits("java.util.List", &j(r#""x""#)));
+    }
 
     fn url(s: &str) -> DubboUrl {
         DubboUrl::parse(s).unwrap()

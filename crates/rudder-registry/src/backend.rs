@@ -179,6 +179,15 @@ pub trait Registry: fmt::Debug + Send + Sync + 'static {
     /// The registry's error; [`RegistryError::Closed`].
     fn services(&self) -> RegistryFuture<'_, Result<Vec<String>, RegistryError>>;
 
+    /// The services the interface-application mapping names: those Dubbo 3 providers offer at
+    /// application level, perhaps only there. None by default (a registry without such a mapping).
+    ///
+    /// # Errors
+    /// The registry's error; [`RegistryError::Closed`].
+    fn mapped_services(&self) -> RegistryFuture<'_, Result<Vec<String>, RegistryError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
     /// Every provider URL registered for `interface`, whatever its version, group or protocol, as
     /// registered (no consumer parameters, no configurators).
     ///

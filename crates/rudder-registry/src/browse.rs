@@ -54,6 +54,29 @@ impl ZookeeperRegistry {
         Ok(services)
     }
 
+    /// The services the interface-application mapping names (`<root>/mapping/<interface>`, written by
+    /// Dubbo 3 providers for application-level discovery), decoded and sorted: services a provider may
+    /// offer only at application level (`register-mode=instance`), absent from [`Self::services`].
+    ///
+    /// # Errors
+    /// A ZooKeeper error naming the path; [`RegistryError::Closed`]. No mapping node is an empty list.
+    pub async fn mapped_services(&self) -> Result<Vec<String>, RegistryError> {
+        let client = self.sessions.renew(None).await?;
+        let path = format!("{}/mapping", self.sessions.address().root());
+        let children = match client.list_children(&path).await {
+            Ok(children) => children,
+            Err(zookeeper_client::Error::NoNode) => return Ok(Vec::new()),
+            Err(e) => return Err(RegistryError::zookeeper("list", &path, e)),
+        };
+        let mut services: Vec<String> = children
+            .iter()
+            .filter_map(|name| java_url_decode(name).ok())
+            .collect();
+        services.sort_unstable();
+        services.dedup();
+        Ok(services)
+    }
+
     /// Every provider URL registered for `interface`, whatever its version, group or protocol, in
     /// node-name order, as registered (no consumer parameters, no configurators); child names that do
     /// not read as a URL are skipped. An interface nobody registered has none.

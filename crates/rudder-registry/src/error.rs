@@ -45,6 +45,21 @@ pub enum RegistryError {
         /// answered at all within the wait.
         source: Option<zookeeper_client::Error>,
     },
+    /// Every server refused the connection: nothing listens at the address.
+    #[error("ZooKeeper at {hosts}: connection refused (is ZooKeeper running there?)")]
+    Refused {
+        /// The hosts tried.
+        hosts: String,
+    },
+    /// Every server that accepted the connection answered as something other than ZooKeeper (the rest
+    /// refused it).
+    #[error("{hosts} is not ZooKeeper: asked `srvr`, it answered {answer:?} (is this ZooKeeper's client port?)")]
+    NotZookeeper {
+        /// The hosts tried.
+        hosts: String,
+        /// The first line of the answer, at most 60 characters, control characters as `.`.
+        answer: String,
+    },
     /// ZooKeeper rejected the credentials.
     #[error("ZooKeeper at {hosts} rejected the credentials")]
     AuthFailed {
@@ -100,6 +115,7 @@ impl RegistryError {
     pub fn is_retryable(&self) -> bool {
         match self {
             RegistryError::Unreachable { .. }
+            | RegistryError::Refused { .. }
             | RegistryError::NacosUnreachable { .. }
             | RegistryError::Nacos { .. } => true,
             RegistryError::ZooKeeper { source, .. } => matches!(

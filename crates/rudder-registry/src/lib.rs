@@ -120,6 +120,7 @@ mod migration_rule;
 mod nacos;
 mod options;
 mod paths;
+mod probe;
 mod redact;
 mod registration;
 mod registry;

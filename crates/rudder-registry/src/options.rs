@@ -17,6 +17,7 @@ pub struct RegistryOptions {
     session_timeout: Duration,
     retry_initial: Duration,
     retry_max: Duration,
+    read_only: bool,
 }
 
 impl Default for RegistryOptions {
@@ -26,6 +27,7 @@ impl Default for RegistryOptions {
             session_timeout: Duration::from_secs(30),
             retry_initial: Duration::from_millis(200),
             retry_max: Duration::from_secs(10),
+            read_only: false,
         }
     }
 }
@@ -52,6 +54,32 @@ impl RegistryOptions {
         self.retry_initial = initial.max(Duration::from_millis(1));
         self.retry_max = max.max(self.retry_initial);
         self
+    }
+
+    /// Whether discovery writes nothing but a consumer node (default `false`, as Dubbo's consumer).
+    ///
+    /// A Dubbo consumer creates the persistent category nodes it subscribes to
+    /// (`<root>/<interface>/{providers,configurators,consumers}`) when they are missing, so a
+    /// mistyped interface leaves a service behind that every tool then lists. Read-only, a missing
+    /// category is watched for its creation instead (no provider until someone creates it), and the
+    /// consumer node (when the subscription registers one) is written only under a service node that
+    /// exists, creating at most its `consumers` node. [`Registry::register_provider`](crate::Registry)
+    /// is an explicit write and is not affected. `rudder list`, `providers` and `simulate` read this
+    /// way.
+    ///
+    /// ```
+    /// use rudder_registry::RegistryOptions;
+    ///
+    /// assert!(RegistryOptions::default().with_read_only(true).read_only());
+    /// ```
+    pub fn with_read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// See [`RegistryOptions::with_read_only`].
+    pub fn read_only(&self) -> bool {
+        self.read_only
     }
 
     /// See [`RegistryOptions::with_connect_timeout`].

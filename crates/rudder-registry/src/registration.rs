@@ -31,18 +31,29 @@ impl Registration {
 }
 
 /// Creates the ephemeral consumer node (and its persistent parent), replacing a leftover of ours.
+/// Read-only ([`crate::RegistryOptions::with_read_only`]) the parent is created only under a service
+/// node that exists: `Ok(false)`, nothing written, when it does not.
 pub(crate) async fn register(
     sessions: &Sessions,
     parent: &str,
     node: &str,
     client: &Client,
-) -> Result<(), RegistryError> {
+) -> Result<bool, RegistryError> {
     let persistent = sessions.create_options(CreateMode::Persistent);
     let ephemeral = sessions.create_options(CreateMode::Ephemeral);
-    client
-        .mkdir(parent, &persistent)
-        .await
-        .map_err(|e| RegistryError::zookeeper("create", parent, e))?;
+    if sessions.options().read_only() {
+        match client.create(parent, b"", &persistent).await {
+            Ok(_) | Err(zookeeper_client::Error::NodeExists) => {}
+            // No `<root>/<interface>`: the service is not in the registry, and stays out of it.
+            Err(zookeeper_client::Error::NoNode) => return Ok(false),
+            Err(e) => return Err(RegistryError::zookeeper("create", parent, e)),
+        }
+    } else {
+        client
+            .mkdir(parent, &persistent)
+            .await
+            .map_err(|e| RegistryError::zookeeper("create", parent, e))?;
+    }
     let path = format!("{parent}/{node}");
     let created = match client.create(&path, b"", &ephemeral).await {
         // Left over from an expired session of ours: replace it, as Dubbo does.
@@ -56,6 +67,6 @@ pub(crate) async fn register(
         other => other,
     };
     created
-        .map(|_| ())
+        .map(|_| true)
         .map_err(|e| RegistryError::zookeeper("create", &path, e))
 }

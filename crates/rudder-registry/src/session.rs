@@ -31,6 +31,7 @@ use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, SessionId, Sessi
 use crate::address::RegistryAddress;
 use crate::error::RegistryError;
 use crate::options::RegistryOptions;
+use crate::probe;
 
 /// How long [`Sessions::close`] waits for ZooKeeper to confirm that a connected session is closed (its
 /// ephemeral nodes are then gone at once rather than after the session timeout).
@@ -131,7 +132,8 @@ impl Sessions {
     /// # Errors
     /// [`RegistryError::Unreachable`] with the last failure once `wait` has passed,
     /// [`RegistryError::AuthFailed`] as soon as ZooKeeper refuses the credentials,
-    /// [`RegistryError::Closed`].
+    /// [`RegistryError::Refused`] and [`RegistryError::NotZookeeper`] as soon as an attempt tells
+    /// (see the `probe` module), [`RegistryError::Closed`].
     pub(crate) async fn connect_within(
         self: &Arc<Self>,
         wait: Duration,
@@ -178,7 +180,7 @@ impl Sessions {
     async fn client(
         self: &Arc<Self>,
         stale: Option<SessionId>,
-        fail_on_auth: bool,
+        fail_on_verdict: bool,
     ) -> Result<Client, RegistryError> {
         let mut link = self.link.subscribe();
         loop {
@@ -191,14 +193,16 @@ impl Sessions {
                     }
                 }
             }
-            if fail_on_auth {
+            if fail_on_verdict {
                 // `borrow`, not `borrow_and_update`: a change seen here must still wake `changed`.
                 // Refused credentials or unusable TLS files: retrying cannot help.
                 if let Link::Down {
                     last_error:
                         Some(
                             error @ (RegistryError::AuthFailed { .. }
-                            | RegistryError::Security { .. }),
+                            | RegistryError::Security { .. }
+                            | RegistryError::Refused { .. }
+                            | RegistryError::NotZookeeper { .. }),
                         ),
                     ..
                 } = &*link.borrow()
@@ -340,14 +344,34 @@ impl Sessions {
             waited,
             source,
         };
-        let connecting = async {
+        let connecting = tokio::time::timeout(waited, async {
             if security.is_tls() {
                 connector.secure_connect(&hosts).await
             } else {
                 connector.connect(&hosts).await
             }
+        });
+        // A session that does not come at once: a look at the servers may tell why (nothing listens,
+        // or not ZooKeeper) long before the timeout. The look speaks plain ZooKeeper, so a TLS port
+        // would read as "not ZooKeeper": not taken there.
+        let probing = !security.is_tls();
+        let looking = async {
+            if !probing {
+                return std::future::pending().await;
+            }
+            tokio::time::sleep(probe::LOOK_AFTER).await;
+            probe::diagnose(self.address.hosts(), probe::LOOK_WITHIN).await
         };
-        match tokio::time::timeout(waited, connecting).await {
+        let outcome = tokio::select! {
+            outcome = connecting => outcome,
+            Some(error) = looking => return Err(error),
+        };
+        if probing && matches!(&outcome, Ok(Err(e)) if *e != zookeeper_client::Error::AuthFailed) {
+            if let Some(error) = probe::diagnose(self.address.hosts(), probe::LOOK_WITHIN).await {
+                return Err(error);
+            }
+        }
+        match outcome {
             Ok(Ok(client)) => {
                 self.established.fetch_add(1, Ordering::Relaxed);
                 Ok(client)

@@ -149,6 +149,10 @@ impl Registry for ZookeeperRegistry {
         Box::pin(ZookeeperRegistry::services(self))
     }
 
+    fn mapped_services(&self) -> RegistryFuture<'_, Result<Vec<String>, RegistryError>> {
+        Box::pin(ZookeeperRegistry::mapped_services(self))
+    }
+
     fn provider_urls<'a>(
         &'a self,
         interface: &'a str,

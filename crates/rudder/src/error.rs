@@ -192,6 +192,9 @@ pub enum BuildError {
     /// A registry URL is wrong, or the registry could not be reached, authenticated to or subscribed
     /// to: match on the [`RegistryError`] (`BadRegistryUrl`, `Unreachable`, `AuthFailed`, ...), also
     /// given by [`BuildError::registry`]. Displays as the registry's error and has its `source()`.
+    /// With `check=true`, a registry where nothing listens (`Refused`), one that is not ZooKeeper
+    /// (`NotZookeeper`) or one that refuses the credentials (`AuthFailed`) fails the build as soon as
+    /// that is known, without waiting for the deadline.
     #[cfg(feature = "zookeeper")]
     #[error(transparent)]
     Registry(RegistryError),

@@ -175,8 +175,48 @@ impl Reference {
         if inner.consumer.is_shut_down() {
             return Err(RpcError::new(RpcErrorKind::ShutDown, "the consumer is shut down").into());
         }
+        if let Some(unlisted) = self.unlisted_method(invocation.method_name()) {
+            return Err(unlisted.into());
+        }
         let mode = inner.modes.get(invocation.method_name());
         Ok(inner.invoker.invoke_in_mode(&invocation, &mode).await?)
+    }
+
+    /// A method none of the providers lists in its `methods=`, refused before anything is sent (as
+    /// `rudder invoke` refuses it), naming the methods they list; `None` when some provider lists it,
+    /// or lists nothing (nothing to check), or there is no provider (the cluster says so). Costs one
+    /// look at the first provider's list when the method is there.
+    fn unlisted_method(&self, method: &str) -> Option<RpcError> {
+        let lists = |p: &Provider, name: &str| {
+            p.url()
+                .parameter("methods")
+                .filter(|m| !m.trim().is_empty())
+                .map(|m| m.split(',').any(|listed| listed.trim() == name))
+        };
+        if method.starts_with('$') {
+            return None;
+        }
+        let providers = self.providers();
+        if lists(providers.first()?, method) != Some(false) {
+            return None;
+        }
+        let mut listed = std::collections::BTreeSet::new();
+        for provider in &providers {
+            match lists(provider, method) {
+                Some(false) => {}
+                _ => return None,
+            }
+            let methods = provider.url().parameter("methods").unwrap_or_default();
+            listed.extend(methods.split(',').map(str::trim).filter(|m| !m.is_empty()));
+        }
+        let interface = self.inner.consumer_url.service_interface().to_owned();
+        Some(RpcError::new(
+            RpcErrorKind::MethodNotFound,
+            format!(
+                "{interface} has no method {method}; its providers list: {}",
+                listed.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        ))
     }
 
     /// The providers this reference routes over now, merged with its consumer settings: an immutable

@@ -46,14 +46,21 @@ async fn a_dubbo_engineer_lists_inspects_and_calls() {
         .collect();
     assert_eq!(
         rows[0],
-        ["SERVICE", "VERSION", "GROUP", "PROVIDERS", "PROTOCOLS"]
+        [
+            "SERVICE",
+            "VERSION",
+            "GROUP",
+            "PROVIDERS",
+            "PROTOCOLS",
+            "LEVEL"
+        ]
     );
     assert!(
-        rows.contains(&vec![SERVICE, "-", "-", "1", "dubbo"]),
+        rows.contains(&vec![SERVICE, "-", "-", "1", "dubbo", "both"]),
         "{out}"
     );
     assert!(
-        rows.contains(&vec![SERVICE, "1.0.0", "-", "1", "dubbo"]),
+        rows.contains(&vec![SERVICE, "1.0.0", "-", "1", "dubbo", "both"]),
         "{out}"
     );
     // list --interface: the methods, typed by the metadata report.

@@ -111,7 +111,16 @@ async fn demo_runs_against_a_real_zookeeper() {
         "8",
         "--registry",
         &url,
+        "--write-to-registry",
     ];
+    // Without the flag that allows the writes: refused, saying what it would write.
+    let (code, _, err) = rudder(&args[..args.len() - 1]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("writes four ephemeral providers of org.rudder.demo.Greeter")
+            && err.contains("--write-to-registry"),
+        "{err}"
+    );
     let run = rudder(&args);
     let (code, out, err) = tokio::time::timeout(Duration::from_secs(120), run)
         .await

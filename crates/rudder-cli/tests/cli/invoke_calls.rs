@@ -78,7 +78,13 @@ async fn calls_all_run_and_are_summarised() {
     )
     .await;
     assert_eq!(code, 1, "a failed call is exit code 1: {err}");
-    assert_eq!(out, "\"ok\"\n".repeat(11), "one JSON line per result");
+    // One stdout line per call, in call order: line N is call N's result or error.
+    let failed = "{\"error\":{\"kind\":\"exception\",\"message\":\"com.acme.Flaky: not now\"}}\n";
+    assert_eq!(
+        out,
+        format!("{}{}", failed.repeat(9), "\"ok\"\n".repeat(11)),
+        "one JSON line per call"
+    );
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 10, "{err}");
     for (i, line) in lines[..9].iter().enumerate() {
@@ -111,7 +117,10 @@ async fn verbose_names_the_provider_the_time_and_the_attempts() {
     )
     .await;
     assert_eq!(code, 1, "{err}");
-    assert_eq!(out, "\"ok\"\n");
+    assert_eq!(
+        out,
+        "{\"error\":{\"kind\":\"exception\",\"message\":\"com.acme.Flaky: not now\"}}\n\"ok\"\n"
+    );
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 3, "{err}");
     let failed =

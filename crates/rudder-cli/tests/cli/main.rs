@@ -6,6 +6,7 @@
 //! process-wide counter) gets a binary of its own, and says why.
 
 mod demo;
+mod docs_commands;
 mod flag_bounds;
 mod invoke;
 mod invoke_calls;

@@ -82,6 +82,22 @@ impl Watches {
     }
 }
 
+/// A category node that does not exist, read without creating it: no children, and a watch that
+/// fires when someone creates it (or, created meanwhile, its children and their watch).
+async fn await_creation(
+    client: &Client,
+    path: &str,
+) -> Result<(Vec<String>, OneshotWatcher), RegistryError> {
+    match client.check_and_watch_stat(path).await {
+        Ok((None, created)) => Ok((Vec::new(), created)),
+        Ok((Some(_), _)) => client
+            .list_and_watch_children(path)
+            .await
+            .map_err(|e| RegistryError::zookeeper("list", path, e)),
+        Err(e) => Err(RegistryError::zookeeper("watch", path, e)),
+    }
+}
+
 /// Why the event loop stopped waiting.
 enum Wake {
     Stop,
@@ -210,6 +226,10 @@ impl Subscriber {
         };
         let (children, watcher) = match client.list_and_watch_children(&path).await {
             Ok(listed) => listed,
+            // Read-only: the category node is not created, its creation is awaited.
+            Err(zookeeper_client::Error::NoNode) if self.sessions.options().read_only() => {
+                await_creation(client, &path).await?
+            }
             // Someone deleted the category node: nothing is listed there, and it is watched again once
             // re-created by the next listing's mkdir.
             Err(zookeeper_client::Error::NoNode) => {

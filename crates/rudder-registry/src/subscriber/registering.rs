@@ -24,7 +24,14 @@ impl Subscriber {
         )
         .await;
         match outcome {
-            Ok(()) => {
+            Ok(false) => {
+                // Read-only and the service is not in the registry: tried again later, quietly.
+                let delay = self.sessions.options().retry_delay(registration.failures);
+                registration.failures = registration.failures.saturating_add(1);
+                registration.due = Some(Instant::now() + delay);
+                tracing::debug!(parent = %self.paths.consumers, retry_in = ?delay, "consumer node not written: the service has no node in the registry (read-only)");
+            }
+            Ok(true) => {
                 registration.due = None;
                 registration.failures = 0;
                 self.status.send_modify(|s| {

@@ -12,7 +12,9 @@ use rudder_common::discovery::CallShare;
 use rudder_common::url::merge::ConsumerParams;
 use rudder_common::url::DubboUrl;
 use rudder_registry::config_center::RuleWatch;
-use rudder_registry::{ConsumerSpec, Registry, Subscription, SubscriptionStatus, ViewSplit};
+use rudder_registry::{
+    ConsumerSpec, Registry, RegistryError, Subscription, SubscriptionStatus, ViewSplit,
+};
 
 use super::pool::{lock, Lease, Registries};
 use super::rules::watch_router_rules;
@@ -138,7 +140,21 @@ pub(crate) async fn attach_all(
     for (target, registry, done) in waits {
         let waited = registries.options_for(&target).connect_timeout();
         let deadline = started + waited;
-        match tokio::time::timeout_at(deadline, done).await {
+        let first = tokio::time::timeout_at(deadline, done);
+        // With check=true, a registry that cannot be one (nothing listens, not ZooKeeper, the
+        // credentials refused) fails the build as soon as that is known, not at the deadline.
+        let verdict = async {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match registry.wait_connected(left).await {
+                Err(error) if is_verdict(&error) => Some(error),
+                _ => None,
+            }
+        };
+        let outcome = tokio::select! {
+            outcome = first => outcome,
+            Some(error) = verdict, if check => return Err(BuildError::Registry(error)),
+        };
+        match outcome {
             Ok(Ok(Ok(()))) => {}
             Ok(Ok(Err(error))) => return Err(error),
             // The task ended without a word: the consumer was shut down meanwhile.
@@ -159,6 +175,16 @@ pub(crate) async fn attach_all(
         }
     }
     Ok((attached, attachments))
+}
+
+/// Whether `error` says the registry will not answer however long the build waits.
+fn is_verdict(error: &RegistryError) -> bool {
+    matches!(
+        error,
+        RegistryError::Refused { .. }
+            | RegistryError::NotZookeeper { .. }
+            | RegistryError::AuthFailed { .. }
+    )
 }
 
 /// Everything one [`Attachment`] task needs.

@@ -1,0 +1,198 @@
+//! A first look at a registry's servers when a session does not come at once: whether anything
+//! listens there, and whether what listens is ZooKeeper, so a wrong address fails at once with what is
+//! wrong instead of after the whole connect timeout.
+//!
+//! Each server gets one TCP connection and ZooKeeper's four-letter word `srvr`, which every ZooKeeper
+//! answers in text (its version and state, or, where the word is not allowed, "srvr is not executed
+//! because it is not in the whitelist") and then closes. An HTTP server, a Dubbo port or a database
+//! answers something else, and that answer is the verdict. A server that answers nothing in time, one
+//! that closes without a word, or a TLS port (its alert) is no verdict: the client's own attempt
+//! decides. Nothing is written and no session is opened.
+
+use std::time::Duration;
+
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+use crate::error::RegistryError;
+
+/// How long the client's own attempt runs before the servers are looked at: ZooKeeper gives a
+/// session in milliseconds, so a healthy registry is never probed.
+pub(crate) const LOOK_AFTER: Duration = Duration::from_millis(500);
+
+/// How long one look may take, connection and answer.
+pub(crate) const LOOK_WITHIN: Duration = Duration::from_secs(2);
+
+/// The most of an answer read (and at most 60 characters of it shown).
+const ANSWER_MAX: usize = 256;
+
+/// What one server turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Look {
+    /// Nothing listens there.
+    Refused,
+    /// Something answered, not as ZooKeeper: its first line.
+    Foreign(String),
+    /// ZooKeeper, or no verdict.
+    Inconclusive,
+}
+
+/// The error for `hosts` when every one of them refuses the connection, or every one that does not
+/// answers as something other than ZooKeeper; `None` when any may be ZooKeeper.
+pub(crate) async fn diagnose(hosts: &[String], within: Duration) -> Option<RegistryError> {
+    let looks: Vec<_> = hosts
+        .iter()
+        .map(|host| tokio::spawn(look(host.clone(), within)))
+        .collect();
+    let mut foreign = None;
+    let mut all_refused = true;
+    for handle in looks {
+        match handle.await.unwrap_or(Look::Inconclusive) {
+            Look::Refused => {}
+            Look::Foreign(answer) => {
+                all_refused = false;
+                foreign.get_or_insert(answer);
+            }
+            Look::Inconclusive => return None,
+        }
+    }
+    let hosts = hosts.join(",");
+    match foreign {
+        _ if all_refused => Some(RegistryError::Refused { hosts }),
+        Some(answer) => Some(RegistryError::NotZookeeper { hosts, answer }),
+        None => None,
+    }
+}
+
+/// One server: connect, say `srvr`, read the answer until it closes, [`ANSWER_MAX`] bytes or
+/// `within`.
+async fn look(host: String, within: Duration) -> Look {
+    let deadline = Instant::now() + within;
+    let stream = match tokio::time::timeout_at(deadline, TcpStream::connect(host.as_str())).await {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => return Look::Refused,
+        _ => return Look::Inconclusive,
+    };
+    if tokio::time::timeout_at(deadline, say(&stream, b"srvr\r\n\r\n"))
+        .await
+        .is_err()
+    {
+        return Look::Inconclusive;
+    }
+    let mut answer = Vec::with_capacity(ANSWER_MAX);
+    let mut buf = [0u8; ANSWER_MAX];
+    while answer.len() < ANSWER_MAX {
+        match tokio::time::timeout_at(deadline, stream.readable()).await {
+            Ok(Ok(())) => {}
+            _ => break,
+        }
+        match stream.try_read(&mut buf[..ANSWER_MAX - answer.len()]) {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(_) => break,
+        }
+    }
+    classify(&answer)
+}
+
+/// Writes all of `bytes`; an error ends the look.
+async fn say(stream: &TcpStream, mut bytes: &[u8]) -> Result<(), ()> {
+    while !bytes.is_empty() {
+        stream.writable().await.map_err(drop)?;
+        match stream.try_write(bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => return Err(()),
+        }
+    }
+    Ok(())
+}
+
+/// ZooKeeper's answers to `srvr` (allowed, or not in the whitelist) are no verdict; nothing, or a TLS
+/// record (a TLS port's alert), neither; anything else is a foreign server's.
+fn classify(answer: &[u8]) -> Look {
+    const ZOOKEEPER: [&str; 2] = ["Zookeeper version", "srvr is not executed"];
+    let text = String::from_utf8_lossy(answer);
+    let tls_record = matches!(answer.first(), Some(0x14..=0x17));
+    if answer.is_empty() || tls_record || ZOOKEEPER.iter().any(|z| text.starts_with(z)) {
+        return Look::Inconclusive;
+    }
+    let line: String = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .map(|c| if c.is_control() { '.' } else { c })
+        .take(60)
+        .collect();
+    Look::Foreign(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zookeeper_answers_and_silence_are_no_verdict() {
+        for answer in [
+            &b"Zookeeper version: 3.8.0-debian, built on 2022-07-25\nLatency min/avg/max: 0/0.0/0\n"[..],
+            b"srvr is not executed because it is not in the whitelist.\n",
+            b"",
+            &[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32],
+        ] {
+            assert_eq!(classify(answer), Look::Inconclusive, "{answer:?}");
+        }
+    }
+
+    #[test]
+    fn another_server_answer_is_shown_by_its_first_line() {
+        assert_eq!(
+            classify(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"),
+            Look::Foreign("HTTP/1.1 400 Bad Request".into())
+        );
+        assert_eq!(
+            classify(b"Unsupported command: srvr\r\ndubbo>"),
+            Look::Foreign("Unsupported command: srvr".into())
+        );
+        assert_eq!(classify(b"\x00\x01bin"), Look::Foreign("..bin".into()));
+    }
+
+    #[tokio::test]
+    async fn a_closed_port_is_refused_and_a_foreign_server_named() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let closed = listener.local_addr().unwrap().to_string();
+        drop(listener);
+        assert!(matches!(
+            diagnose(std::slice::from_ref(&closed), LOOK_WITHIN).await,
+            Some(RegistryError::Refused { .. })
+        ));
+
+        let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = http.local_addr().unwrap().to_string();
+        let server = tokio::spawn(async move {
+            let (stream, _) = http.accept().await.unwrap();
+            say(&stream, b"HTTP/1.1 400 Bad Request\r\n\r\n")
+                .await
+                .unwrap();
+        });
+        let verdict = diagnose(&[address.clone(), closed], LOOK_WITHIN).await;
+        server.await.unwrap();
+        match verdict {
+            Some(RegistryError::NotZookeeper { hosts, answer }) => {
+                assert!(hosts.starts_with(&address), "{hosts}");
+                assert_eq!(answer, "HTTP/1.1 400 Bad Request");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_silent_server_is_no_verdict_within_the_bound() {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = silent.local_addr().unwrap().to_string();
+        let verdict = diagnose(&[address], Duration::from_millis(100)).await;
+        assert!(verdict.is_none());
+        drop(silent);
+    }
+}
