@@ -10,6 +10,10 @@ set -euo pipefail
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$script_dir/ensure-docker.sh"
 "$script_dir/build-zookeeper-image.sh"
+# The secured-ZooKeeper tests make their certificates with the openssl command (installed if missing).
+if ! command -v openssl >/dev/null 2>&1; then
+    apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssl >/dev/null
+fi
 # The Python peers of the tri:// interop tests (grpcio; apache-dubbo), each a venv under the cache directory.
 "$script_dir/peers/build-python-grpc.sh"
 "$script_dir/peers/build-python-dubbo.sh"

@@ -223,6 +223,24 @@ mod tests {
     }
 
     #[test]
+    fn sasl_and_tls_settings_part_the_identity() {
+        let identity = |url: &str| ZookeeperFactory.locate(url).unwrap().identity().to_owned();
+        let plain = identity("zookeeper://app:pw@10.0.0.1:2181");
+        let sasl = identity("zookeeper://app:pw@10.0.0.1:2181?sasl=digest-md5");
+        let other_sasl = identity("zookeeper://bob:pw@10.0.0.1:2181?sasl=digest-md5");
+        let tls = identity("zookeeper://app:pw@10.0.0.1:2181?tls.ca=/ca.pem");
+        let anonymous_tls = identity("zookeeper://10.0.0.1:2181?tls=true");
+        let anonymous = identity("zookeeper://10.0.0.1:2181");
+        let all = [&plain, &sasl, &other_sasl, &tls, &anonymous_tls, &anonymous];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        assert!(!sasl.contains("pw") && !sasl.contains("app"), "{sasl}");
+    }
+
+    #[test]
     fn the_session_parameter_is_zookeeper_s_and_checked_when_located() {
         assert_eq!(
             ZookeeperFactory::session("zookeeper://10.0.0.1:2181?session=60000").unwrap(),
