@@ -114,7 +114,7 @@ async fn run(available_check: bool) -> Run {
             tokio::spawn(async move {
                 let mut errors = Vec::new();
                 while !stop.load(Ordering::Relaxed) {
-                    if let Err(e) = reference.invoke("sayHello", &[], vec![]).await {
+                    if let Err(e) = reference.call::<Value, _>("sayHello", &[], vec![]).await {
                         failed.fetch_add(1, Ordering::Relaxed);
                         errors.push(e.to_string());
                     }

@@ -33,12 +33,6 @@ fn secrets() -> Vec<String> {
     .to_vec()
 }
 
-/// Hook for the provider TLS flags (`--tls-key FILE` and friends, issue 26 items 1-3): once they exist,
-/// return them here with a key file whose content (a line of it) is added to [`secrets`]. None yet.
-fn tls_arguments() -> Vec<String> {
-    Vec::new()
-}
-
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/debug/rudder")
 }
@@ -46,7 +40,6 @@ fn binary() -> PathBuf {
 /// One run with debug logging: (exit code, stdout + stderr).
 async fn run(args: &[&str]) -> (i32, String) {
     let mut all: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-    all.extend(tls_arguments());
     let out = tokio::time::timeout(
         WAIT,
         tokio::process::Command::new(binary())
@@ -91,7 +84,6 @@ async fn invoke_and_scrape(registry: &str) -> (String, String) {
             "127.0.0.1:0",
             "--linger",
         ])
-        .args(tls_arguments())
         .env("RUDDER_LOG", "debug")
         .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
@@ -314,6 +306,74 @@ async fn no_command_prints_a_password_or_a_token() {
                     .collect::<Vec<_>>()
                     .join("\n")
             );
+        }
+    }
+}
+
+/// A line from the middle of a PEM private key: what must never show in any output.
+fn key_line(key: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(key).expect("the key file");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("-----")).collect();
+    lines[lines.len() / 2].to_owned()
+}
+
+#[tokio::test]
+async fn tls_key_files_are_never_quoted() {
+    assert!(
+        binary().exists(),
+        "{} is missing: cargo build -p rudder-cli",
+        binary().display()
+    );
+    let pki = rudder_it::TestPki::generate().unwrap_or_else(|e| panic!("{e}"));
+    let (ca, cert, key) = (pki.ca(), pki.client_cert(), pki.client_key());
+    let secret = key_line(&key);
+    // A key file that is not a key, whose content is a secret too.
+    let broken = pki.dir().join("broken.key");
+    let broken_secret = "BrokenKeyMaterial-4e1d7a";
+    std::fs::write(
+        &broken,
+        format!("-----BEGIN PRIVATE KEY-----\n{broken_secret}\n-----END PRIVATE KEY-----\n"),
+    )
+    .unwrap();
+    let server = providers::port_echo().await;
+    let url = format!("dubbo://{}/{SERVICE}", server.local_addr());
+    let (ca, cert, key, broken) = (
+        ca.to_string_lossy().into_owned(),
+        cert.to_string_lossy().into_owned(),
+        key.to_string_lossy().into_owned(),
+        broken.to_string_lossy().into_owned(),
+    );
+    let mut outputs = Vec::new();
+    for key in [key.as_str(), broken.as_str()] {
+        let tls = ["--tls-ca", &ca, "--tls-cert", &cert, "--tls-key", key];
+        // A plaintext provider under a TLS consumer, and a key that does not parse: both fail,
+        // and both are output to search.
+        let invoke = [
+            &[
+                "invoke", "-v", "--url", &url, "--method", "sayHello", "--args", "[\"x\"]",
+            ][..],
+            &tls[..],
+        ]
+        .concat();
+        let bench = [
+            &[
+                "bench", "--url", &url, "--method", "sayHello", "--args", "[\"x\"]", "--calls", "3",
+            ][..],
+            &tls[..],
+        ]
+        .concat();
+        for args in [invoke, bench] {
+            let (code, text) = run(&args).await;
+            assert_ne!(
+                code, 0,
+                "a TLS consumer of a plaintext provider fails:\n{text}"
+            );
+            outputs.push(text);
+        }
+    }
+    for text in &outputs {
+        for secret in [secret.as_str(), broken_secret] {
+            assert!(!text.contains(secret), "key material printed:\n{text}");
         }
     }
 }

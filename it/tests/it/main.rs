@@ -44,6 +44,6 @@ mod tls_java;
 mod triple_pojo;
 mod triple_proto;
 mod triple_python_dubbo;
-mod zookeeper_security;
 mod unlisted_method;
+mod zookeeper_security;
 mod zookeeper_smoke;

@@ -102,7 +102,7 @@ async fn answers(reference: &Reference, calls: usize) -> HashMap<String, usize> 
     let mut counts = HashMap::new();
     for _ in 0..calls {
         let answer = reference
-            .invoke("sayHello", &["java.lang.String"], vec![Value::from("rust")])
+            .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("rust")])
             .await
             .unwrap();
         let who = answer

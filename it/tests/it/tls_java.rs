@@ -99,7 +99,7 @@ async fn by_registry(tls: Option<TlsConfig>, setup: &Setup, group: &str) -> Refe
 
 async fn says_hello(reference: &Reference, instance: &str) {
     let answer = reference
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("tls")])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("tls")])
         .await
         .unwrap_or_else(|e| {
             panic!(
@@ -112,7 +112,7 @@ async fn says_hello(reference: &Reference, instance: &str) {
 
 async fn fails_with(reference: &Reference, expected: TlsFailure) -> String {
     let error = reference
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("tls")])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("tls")])
         .await
         .unwrap_err();
     let CallError::Rpc(rpc) = &error else {
@@ -214,7 +214,7 @@ async fn matrix(protocol: &str) {
     // (it never succeeds in plaintext).
     let plaintext = by_registry(None, &setup, "sa").await;
     assert!(plaintext
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("x")])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("x")])
         .await
         .is_err());
 
@@ -347,7 +347,7 @@ async fn a_stalled_handshake_fails_that_provider_only() {
         .unwrap();
     let started = Instant::now();
     let error = silent_only
-        .invoke("sayHello", &["java.lang.String"], vec![Value::from("x")])
+        .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("x")])
         .await
         .unwrap_err();
     let rpc = error.rpc().unwrap();

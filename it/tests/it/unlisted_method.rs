@@ -38,7 +38,7 @@ async fn the_library_refuses_an_unlisted_method_as_the_cli_does() {
         }
         let greeter = builder.build().await.unwrap();
         let error = greeter
-            .invoke("sayHi", &["java.lang.String"], vec![Value::from("x")])
+            .call::<Value, _>("sayHi", &["java.lang.String"], vec![Value::from("x")])
             .await
             .expect_err("no such method");
         let CallError::Rpc(error) = error else {
@@ -72,7 +72,7 @@ async fn the_library_refuses_an_unlisted_method_as_the_cli_does() {
         assert!(out.stderr.contains(error.message()), "{}", out.stderr);
         // A method the providers have still goes through.
         let hello = greeter
-            .invoke("sayHello", &["java.lang.String"], vec![Value::from("x")])
+            .call::<Value, _>("sayHello", &["java.lang.String"], vec![Value::from("x")])
             .await
             .unwrap();
         assert!(matches!(hello, Value::String(_)), "{hello:?}");
