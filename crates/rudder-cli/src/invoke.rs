@@ -132,15 +132,24 @@ async fn invoke_with(
     let mut tally = Tally::default();
     let mut last_error = None;
     let mut hint = None;
+    let interrupt = tokio::signal::ctrl_c();
+    tokio::pin!(interrupt);
     for number in 1..=args.calls() {
         if let Some(log) = &attempts {
             log.take();
         }
         let started = Instant::now();
-        let result = reference
-            .invoke(call.clone())
-            .await
-            .and_then(|response| Ok(response.into_result()?));
+        // Ctrl-C during --calls N: the calls so far are summarised, and the command fails.
+        let result = tokio::select! {
+            result = reference.invoke(call.clone()) => {
+                result.and_then(|response| Ok(response.into_result()?))
+            }
+            _ = &mut interrupt, if args.calls() > 1 => {
+                crate::logging::say(format!("interrupted during call {number}/{}", args.calls()));
+                crate::logging::say(tally.summary());
+                return Err(Reported(RpcErrorKind::ShutDown).into());
+            }
+        };
         let elapsed = started.elapsed();
         let tried = attempts.as_ref().map(AttemptLog::take);
         let outcome = match result {

@@ -25,6 +25,11 @@ pub(crate) struct Descriptors {
 /// path, each file's own directory is one (as `protoc` would need `-I` for). A file that does not
 /// parse is an error `FILE:LINE:COLUMN: message`.
 pub(crate) fn load_files(files: &[PathBuf], import_paths: &[PathBuf]) -> Result<Descriptors> {
+    // A file that is not there is said so, before the include paths are searched for it.
+    let found = |f: &PathBuf| f.is_file() || import_paths.iter().any(|p| p.join(f).is_file());
+    if let Some(missing) = files.iter().find(|f| !found(f)) {
+        anyhow::bail!("--proto {}: no such file", missing.display());
+    }
     let mut includes: Vec<PathBuf> = import_paths.to_vec();
     if includes.is_empty() {
         for file in files {
@@ -341,6 +346,14 @@ mod tests {
             .to_string();
         assert!(err.starts_with("imp.proto:2:"), "{err}");
         assert!(err.contains("nowhere.proto"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_file_is_said_to_be_missing() {
+        let err = load_files(&[PathBuf::from("/no/such.proto")], &[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "--proto /no/such.proto: no such file");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use anyhow::{bail, Context, Result};
 use bytes::Bytes;
 use prost_reflect::{DynamicMessage, SerializeOptions};
 use rudder::Reference;
-use rudder_common::error::RpcError;
+use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::url::DubboUrl;
 use serde_json::Value as Json;
 use tonic::body::Body;
@@ -270,7 +270,13 @@ fn reflection_failure(error: ReflectionError, target: &GrpcTarget) -> anyhow::Er
             )
             .into()
         }
-        other => anyhow::anyhow!("{}: {other}", target.shown),
+        // The provider answered: no reflection there, or not for this service. A call's failure
+        // (exit code 1), not a usage error.
+        other => RpcError::new(
+            RpcErrorKind::MethodNotFound,
+            format!("{}: {other}", target.shown),
+        )
+        .into(),
     }
 }
 

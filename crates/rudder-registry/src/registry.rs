@@ -314,6 +314,14 @@ impl ZookeeperRegistry {
             group.as_deref(),
         );
         let application = RuleKey::app_configurators(&spec.application);
+        // Said once, for the operator whose rule is not applied: Dubbo's keys keep the empty version
+        // and group (`com.acme.Greeter::.configurators`), so a node named without them is not read.
+        tracing::debug!(
+            service = %service,
+            application = %application,
+            group = RULE_GROUP,
+            "following configurator rules at these config-center keys only"
+        );
         let inbox = Arc::new(RuleInbox::default());
         let (watch, error) = self
             .config_center

@@ -260,6 +260,23 @@ async fn read_only_commands_write_nothing_and_list_sees_both_levels() {
         "invoke left more than Dubbo's consumers node behind: {added:?}"
     );
 
+    // The configurator keys followed are said at debug level: an operator whose rule sits at
+    // `<interface>.configurators` (no `::`) sees which key Dubbo's consumer reads instead.
+    let debug = tokio::process::Command::new(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/debug/rudder"),
+    )
+    .args(["providers", "--registry", &registry, SERVICE])
+    .env("RUDDER_LOG", "rudder_registry=debug")
+    .output()
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&debug.stderr);
+    assert!(
+        stderr.contains("following configurator rules at these config-center keys only")
+            && stderr.contains(&format!("{SERVICE}::.configurators")),
+        "{stderr}"
+    );
+
     // A java.util.Date parameter takes ISO-8601 text and epoch milliseconds without --types (the
     // metadata gives the type).
     for date in [r#"["2026-12-01T23:30:00Z"]"#, "[1796167800000]"] {

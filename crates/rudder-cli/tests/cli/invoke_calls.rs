@@ -352,3 +352,51 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     );
     assert!(!plain.contains('\x1b'), "{plain:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_many_calls_prints_the_partial_summary() {
+    let server = provider(0).await;
+    let url = format!("dubbo://{}/com.acme.Greeter", server.local_addr());
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rudder"))
+        .args([
+            "invoke",
+            "--url",
+            &url,
+            "--method",
+            "flaky",
+            "--calls",
+            "1000000000",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Some calls have been answered: interrupt it as Ctrl-C does.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..3 {
+        assert_eq!(stdout.next_line().await.unwrap().as_deref(), Some("\"ok\""));
+    }
+    let pid = child.id().unwrap().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    while stdout.next_line().await.unwrap().is_some() {}
+    let out = child.wait_with_output().await.unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with("interrupted during call ") && lines[0].ends_with("/1000000000"),
+        "{err}"
+    );
+    assert!(
+        lines[1].ends_with(" ok") && lines[1].contains(" calls: "),
+        "{err}"
+    );
+    server.shutdown().await;
+}
