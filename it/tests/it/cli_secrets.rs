@@ -260,7 +260,17 @@ async fn no_command_prints_a_password_or_a_token() {
             ],
             true,
         ),
-        (vec!["demo", "--registry", r, "--calls", "40"], true),
+        (
+            vec![
+                "demo",
+                "--registry",
+                r,
+                "--write-to-registry",
+                "--calls",
+                "40",
+            ],
+            true,
+        ),
         (
             vec![
                 "providers",
