@@ -52,7 +52,7 @@ pub(crate) async fn connect(
     endpoint
         .connect_with_connector(connector)
         .await
-        .map_err(|e| connect_error(addr, &e, &tls))
+        .map_err(|e| connect_error(addr, &e, tls))
 }
 
 /// A failed connect: the TLS failure when it was one (kind `Tls`, its sub-kind kept), else a network
