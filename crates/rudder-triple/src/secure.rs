@@ -58,7 +58,7 @@ pub(crate) async fn connect(
 /// A failed connect: the TLS failure when it was one (kind `Tls`, its sub-kind kept), else a network
 /// failure; one line either way.
 fn connect_error(addr: &str, error: &tonic::transport::Error, tls: &TlsClient) -> RpcError {
-    let text = crate::protocol::error_chain(error);
+    let text = chain_text(error);
     match tls_failure_in(error, tls.has_client_cert()) {
         // Our own TLS error is in tonic's chain: its reason is said once, by the `TlsError`, with what
         // lies under it (the TLS library's words) as its cause.
@@ -114,11 +114,20 @@ pub(crate) fn call_failure(
     Some(
         RpcError::new(
             RpcErrorKind::Tls,
-            format!(
-                "TLS with tri://{addr}: {}",
-                crate::protocol::error_chain(status)
-            ),
+            format!("TLS with tri://{addr}: {}", chain_text(status)),
         )
         .with_source(rudder_common::error::TlsError::new(failure)),
     )
+}
+
+/// An error and its causes, one line (tonic's transport error alone says only "transport error").
+fn chain_text(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(link) = cause {
+        text.push_str(": ");
+        text.push_str(&link.to_string());
+        cause = link.source();
+    }
+    text
 }
