@@ -52,24 +52,45 @@ pub(crate) async fn connect(
     endpoint
         .connect_with_connector(connector)
         .await
-        .map_err(|e| connect_error(addr, &e, &tls))
+        .map_err(|e| connect_error(addr, &e, tls))
 }
 
 /// A failed connect: the TLS failure when it was one (kind `Tls`, its sub-kind kept), else a network
 /// failure; one line either way.
 fn connect_error(addr: &str, error: &tonic::transport::Error, tls: &TlsClient) -> RpcError {
-    let text = crate::protocol::error_chain(error);
+    let text = chain_text(error);
     match tls_failure_in(error, tls.has_client_cert()) {
-        Some(failure) => RpcError::new(
-            RpcErrorKind::Tls,
-            format!("cannot connect to tri://{addr}: {text}"),
-        )
-        .with_source(rudder_common::error::TlsError::new(failure)),
+        // Our own TLS error is in tonic's chain: its reason is said once, by the `TlsError`, with what
+        // lies under it (the TLS library's words) as its cause.
+        Some(failure) => {
+            let detail = below_tls_error(error).unwrap_or(text);
+            RpcError::new(RpcErrorKind::Tls, format!("cannot connect to tri://{addr}")).with_source(
+                rudder_common::error::TlsError::new(failure)
+                    .with_cause(std::io::Error::other(detail)),
+            )
+        }
         None => RpcError::new(
             RpcErrorKind::Network,
             format!("cannot connect to tri://{addr}: {text}"),
         ),
     }
+}
+
+/// The text of the causes under the first `TlsError` in `error`'s chain, if there is one.
+fn below_tls_error(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut link = Some(error);
+    while let Some(e) = link {
+        link = e.source();
+        if e.is::<rudder_common::error::TlsError>() {
+            let mut parts = Vec::new();
+            while let Some(cause) = link {
+                parts.push(cause.to_string());
+                link = cause.source();
+            }
+            return Some(parts.join(": "));
+        }
+    }
+    None
 }
 
 /// A call that failed because TLS did (a TLS 1.3 provider refusing our client certificate after the
@@ -85,7 +106,7 @@ pub(crate) fn call_failure(
         (tls.provider_asked_for_cert(addr)
             && matches!(
                 status.code(),
-                tonic::Code::Unavailable | tonic::Code::Cancelled
+                tonic::Code::Unavailable | tonic::Code::Cancelled | tonic::Code::Unknown
             ))
         .then_some(rudder_common::error::TlsFailure::ClientCertRequired)
     })?;
@@ -93,11 +114,20 @@ pub(crate) fn call_failure(
     Some(
         RpcError::new(
             RpcErrorKind::Tls,
-            format!(
-                "TLS with tri://{addr}: {}",
-                crate::protocol::error_chain(status)
-            ),
+            format!("TLS with tri://{addr}: {}", chain_text(status)),
         )
         .with_source(rudder_common::error::TlsError::new(failure)),
     )
+}
+
+/// An error and its causes, one line (tonic's transport error alone says only "transport error").
+fn chain_text(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(link) = cause {
+        text.push_str(": ");
+        text.push_str(&link.to_string());
+        cause = link.source();
+    }
+    text
 }

@@ -124,9 +124,38 @@ pub fn tls_failure_in(
         if let Some(tls) = e.downcast_ref::<rustls::Error>() {
             return Some(classify_tls(tls, client_cert));
         }
+        // HTTP/2 stacks keep only the text of the I/O error a TLS alert became.
+        if let Some(failure) = alert_in_text(&e.to_string(), client_cert) {
+            return Some(failure);
+        }
         link = e.source();
     }
     None
+}
+
+/// rustls' "received fatal alert: BadCertificate", read back from text.
+fn alert_in_text(text: &str, client_cert: bool) -> Option<TlsFailure> {
+    let (_, name) = text.split_once("received fatal alert: ")?;
+    let name = name.split(|c: char| !c.is_ascii_alphanumeric()).next()?;
+    let alert = [
+        AlertDescription::CertificateRequired,
+        AlertDescription::BadCertificate,
+        AlertDescription::NoCertificate,
+        AlertDescription::UnsupportedCertificate,
+        AlertDescription::CertificateRevoked,
+        AlertDescription::CertificateExpired,
+        AlertDescription::CertificateUnknown,
+        AlertDescription::UnknownCA,
+        AlertDescription::AccessDenied,
+        AlertDescription::DecryptError,
+        AlertDescription::HandshakeFailure,
+    ]
+    .into_iter()
+    .find(|a| format!("{a:?}") == name)?;
+    Some(classify_tls(
+        &rustls::Error::AlertReceived(alert),
+        client_cert,
+    ))
 }
 
 /// Every [`TlsFailure`], in the order [`failure_counts`] reports them.

@@ -3,8 +3,6 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::material::TlsClient;
-
 /// TLS settings for calls to providers: the CA to trust (a PEM file, or the system's roots), an
 /// optional client certificate and key for mutual TLS (PEM; the key PKCS#8, PKCS#1 or SEC1), and an
 /// optional name to check the provider's certificate against instead of its address.
@@ -80,15 +78,6 @@ impl TlsConfig {
     /// The name given with [`TlsConfig::server_name`].
     pub fn server_name_override(&self) -> Option<&str> {
         self.server_name.as_deref()
-    }
-
-    /// Reads the files now and checks them (the certificates parse, the key matches the certificate,
-    /// the server name is valid).
-    ///
-    /// # Errors
-    /// A [`TlsConfigError`] naming the file and what is wrong with it (never its contents).
-    pub fn load(&self) -> Result<TlsClient, TlsConfigError> {
-        TlsClient::load(self.clone())
     }
 }
 

@@ -218,6 +218,17 @@ impl TlsClient {
     }
 }
 
+impl TlsConfig {
+    /// Reads the files now and checks them (the certificates parse, the key matches the certificate,
+    /// the server name is valid).
+    ///
+    /// # Errors
+    /// A [`TlsConfigError`] naming the file and what is wrong with it (never its contents).
+    pub fn load(&self) -> Result<TlsClient, TlsConfigError> {
+        TlsClient::load(self.clone())
+    }
+}
+
 impl fmt::Debug for TlsClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("TlsClient")

@@ -470,3 +470,21 @@ fn hosts_lose_their_port_and_brackets() {
     assert_eq!(super::host_of("[::1]:20880"), "::1");
     assert_eq!(super::host_of("provider.internal:1"), "provider.internal");
 }
+
+#[test]
+fn alerts_are_read_back_from_the_text_an_http2_stack_keeps() {
+    let io = std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "received fatal alert: BadCertificate",
+    );
+    assert_eq!(
+        super::tls_failure_in(&io, true),
+        Some(TlsFailure::ClientCertRefused)
+    );
+    assert_eq!(
+        super::tls_failure_in(&io, false),
+        Some(TlsFailure::ClientCertRequired)
+    );
+    let other = std::io::Error::other("connection reset");
+    assert_eq!(super::tls_failure_in(&other, false), None);
+}
