@@ -119,7 +119,7 @@ impl RegistryAddress {
             }
             None => (None, None),
         };
-        let empty_protection = crate::empty_push::read_flag(&params)?;
+        let empty_protection = empty_protection_flag(&params)?;
         Ok(RegistryAddress {
             hosts,
             root,
@@ -295,6 +295,24 @@ impl fmt::Debug for RegistryAddress {
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
             .finish()
+    }
+}
+
+/// The registry URL parameter that turns empty-push protection on (see the `empty_push` module).
+pub(crate) const EMPTY_PROTECTION: &str = "enable-empty-protection";
+
+/// `enable-empty-protection` among a registry URL's parameters: `true` or `false` (any case), absent
+/// or empty meaning Dubbo's default `false`.
+pub(crate) fn empty_protection_flag(
+    params: &std::collections::HashMap<&str, &str>,
+) -> Result<bool, RegistryError> {
+    match params.get(EMPTY_PROTECTION).map(|v| v.trim()) {
+        None | Some("") => Ok(false),
+        Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+        Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+        Some(_) => Err(RegistryError::BadRegistryUrl {
+            reason: format!("registry {EMPTY_PROTECTION} is neither true nor false"),
+        }),
     }
 }
 
