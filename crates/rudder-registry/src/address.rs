@@ -121,7 +121,7 @@ impl RegistryAddress {
             }
             None => (None, None),
         };
-        let empty_protection = crate::empty_push::read_flag(&params)?;
+        let empty_protection = empty_protection_flag(&params)?;
         let security = Security::parse(|key| params.get(key).copied(), username.is_some())?;
         Ok(RegistryAddress {
             hosts,
@@ -328,6 +328,24 @@ impl fmt::Debug for RegistryAddress {
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
             .field("security", &self.security)
             .finish()
+    }
+}
+
+/// The registry URL parameter that turns empty-push protection on (see the `empty_push` module).
+pub(crate) const EMPTY_PROTECTION: &str = "enable-empty-protection";
+
+/// `enable-empty-protection` among a registry URL's parameters: `true` or `false` (any case), absent
+/// or empty meaning Dubbo's default `false`.
+pub(crate) fn empty_protection_flag(
+    params: &std::collections::HashMap<&str, &str>,
+) -> Result<bool, RegistryError> {
+    match params.get(EMPTY_PROTECTION).map(|v| v.trim()) {
+        None | Some("") => Ok(false),
+        Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+        Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+        Some(_) => Err(RegistryError::BadRegistryUrl {
+            reason: format!("registry {EMPTY_PROTECTION} is neither true nor false"),
+        }),
     }
 }
 

@@ -17,29 +17,10 @@
 //! [`SubscriptionStatus::empty_pushes_kept`] and flagged by
 //! [`SubscriptionStatus::empty_protected`] until a non-empty list arrives.
 
-use std::collections::HashMap;
-
 use tokio::sync::watch;
 
 use crate::catalog::{Catalog, ProviderDelta};
-use crate::error::RegistryError;
 use crate::subscription::SubscriptionStatus;
-
-/// The registry URL parameter that turns protection on.
-pub(crate) const PARAMETER: &str = "enable-empty-protection";
-
-/// `enable-empty-protection` among a registry URL's parameters: `true` or `false` (any case), absent
-/// or empty meaning Dubbo's default `false`.
-pub(crate) fn read_flag(params: &HashMap<&str, &str>) -> Result<bool, RegistryError> {
-    match params.get(PARAMETER).map(|v| v.trim()) {
-        None | Some("") => Ok(false),
-        Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
-        Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
-        Some(_) => Err(RegistryError::BadRegistryUrl {
-            reason: format!("registry {PARAMETER} is neither true nor false"),
-        }),
-    }
-}
 
 /// Applies a notified provider list (child names, as ZooKeeper lists them and as the Nacos registry
 /// writes its instances) to `catalog`, unless `protect` is on and the list would leave no usable

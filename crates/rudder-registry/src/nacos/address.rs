@@ -17,7 +17,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::address::{parse_query, percent_decode, split_scheme, split_userinfo};
+use crate::address::{
+    empty_protection_flag, parse_query, percent_decode, split_scheme, split_userinfo,
+};
 use crate::error::RegistryError;
 
 /// Nacos's default client port.
@@ -127,7 +129,7 @@ impl NacosAddress {
             username,
             password,
             timeout,
-            empty_protection: flag("enable-empty-protection")?,
+            empty_protection: empty_protection_flag(&params)?,
             register_consumer: flag("register-consumer-url")?,
         })
     }
