@@ -518,11 +518,19 @@ fn write_text(report: &Report, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "errors by kind: {}", kinds.join(", "))?;
     }
     let attempts: u64 = report.providers.iter().map(|p| p.calls).sum();
+    let (retries, failed_attempts) = attempt_totals(report);
+    // The rows count attempts: with failover a failed attempt is retried and the call may succeed,
+    // so the rows' failures and the calls' errors differ by design; this line ties them together.
+    writeln!(
+        out,
+        "attempts: {attempts} ({retries} retries), {failed_attempts} failed with an RPC error; \
+         an exception thrown by the provider is an answer to its attempt and an error of its call"
+    )?;
     let ejecting = report.providers.iter().any(|p| p.ejections.is_some());
     write!(
         out,
         "{:<24} {:>9} {:>7} {:>8} {:>9} {:>9}",
-        "provider", "calls", "share", "errors", "p50 ms", "p99 ms"
+        "provider", "attempts", "share", "failed", "p50 ms", "p99 ms"
     )?;
     writeln!(out, "{}", if ejecting { " ejections" } else { "" })?;
     for p in &report.providers {
@@ -544,6 +552,13 @@ fn write_text(report: &Report, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// Retries (attempts beyond one per call) and attempts that failed with an RPC error.
+fn attempt_totals(report: &Report) -> (u64, u64) {
+    let attempts: u64 = report.providers.iter().map(|p| p.calls).sum();
+    let failed = report.providers.iter().map(|p| p.errors).sum();
+    (attempts.saturating_sub(report.calls), failed)
+}
+
 fn to_json(report: &Report) -> serde_json::Value {
     let providers: Vec<serde_json::Value> = report
         .providers
@@ -559,9 +574,13 @@ fn to_json(report: &Report) -> serde_json::Value {
             })
         })
         .collect();
+    let (retries, failed_attempts) = attempt_totals(report);
     serde_json::json!({
         "calls": report.calls,
         "errors": report.errors,
+        "attempts": report.providers.iter().map(|p| p.calls).sum::<u64>(),
+        "retries": retries,
+        "failed_attempts": failed_attempts,
         "errors_by_kind": report.errors_by_kind,
         "qps": report.qps(),
         "duration_s": report.elapsed.as_secs_f64(),

@@ -291,10 +291,15 @@ fn step(slot: &Arc<Slot>, addr: &str, context: &PoolContext, config: ConnectionC
     if context.is_closing() {
         return Step::Ready(Err(shut_down()));
     }
+    // A first connect is not a sign of trouble (Dubbo connects before the first call, so its
+    // invokers start available); a reconnect is: down while it runs, so the calls already
+    // waiting for it are all it risks.
+    let reconnect = !matches!(state.phase, Phase::Idle) || state.failures > 0;
     let (report, attempt) = watch::channel(None);
     state.phase = Phase::Connecting(attempt.clone());
-    // Down while connecting: the calls already waiting for this attempt are all it risks.
-    slot.set_down(Some(now + config.connect_timeout));
+    if reconnect {
+        slot.set_down(Some(now + config.connect_timeout));
+    }
     let token = context.census.task();
     let (slot, addr, context) = (Arc::clone(slot), addr.to_owned(), context.clone());
     tokio::spawn(async move {

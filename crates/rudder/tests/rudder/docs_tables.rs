@@ -201,9 +201,14 @@ fn docs_tables_url_parameters_match_their_constants() {
         missing.is_empty(),
         "constants with no row in docs/url-parameters.md: {missing:?}"
     );
-    let known: BTreeSet<String> = ["hash.arguments", BALANCE_FACTOR_KEY]
-        .map(String::from)
-        .into();
+    let known: BTreeSet<String> = [
+        "hash.arguments",
+        BALANCE_FACTOR_KEY,
+        rudder_cluster::balancer::AVAILABLE_CHECK_KEY,
+        outlier::IGNORE_EXCEPTIONS_KEY,
+    ]
+    .map(String::from)
+    .into();
     assert_eq!(without_constant, known, "rows that name no constant");
 
     // The balance factor is a decimal, not an IntRange: its upper bound is checked on its own.

@@ -349,6 +349,9 @@ async fn ejections_show_in_the_metrics_and_the_explanation_until_they_end() {
         .provider(&format!("{}?{params}", url(&server)))
         .provider(&format!("dubbo://{dead_address}/{SERVICE}?{params}"))
         .cluster(ClusterMode::Failfast)
+        // Ejection alone: with the availability check the refused port would leave the pick
+        // after its first failure, before two errors in a row could eject it.
+        .parameter("cluster.availablecheck", "false")
         .build()
         .await
         .unwrap();
