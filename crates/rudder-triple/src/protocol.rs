@@ -446,7 +446,7 @@ impl TripleProtocol {
                     .http2_max_header_list_size(MAX_HEADER_LIST);
                 if let Some(tls) = &self.inner.tls {
                     let timeout = settings::connect_timeout(url);
-                    return crate::secure::connect(endpoint, &addr, tls, timeout).await;
+                    return crate::secure::connect(endpoint, addr, tls, timeout).await;
                 }
                 let endpoint = endpoint.connect_timeout(settings::connect_timeout(url));
                 endpoint.connect().await.map_err(|e| {

@@ -39,7 +39,7 @@ fn binary() -> PathBuf {
 
 /// One run with debug logging: (exit code, stdout + stderr).
 async fn run(args: &[&str]) -> (i32, String) {
-    let mut all: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let all: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
     let out = tokio::time::timeout(
         WAIT,
         tokio::process::Command::new(binary())
