@@ -88,7 +88,7 @@ const PROVIDERS: [DemoProvider; 4] = [
 
 /// The reactive strategy the demo shows against `random` on a slow provider: the one with the lowest
 /// p99 in `rudder demo --scenario slow` (docs/balancing.md).
-const REACTIVE: &str = "leastactive";
+const REACTIVE: &str = "prequal";
 
 const STRATEGIES: [(&str, &str); 5] = [
     ("random", "Weighted random: shares follow the effective weights (the warming provider gets ~1/5 of its weight)."),
