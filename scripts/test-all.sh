@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s (at %ss)\n' "$*" "$SECONDS"; }
 
 step "integration prerequisites"
 bash scripts/it-setup.sh
@@ -30,7 +30,7 @@ cargo fmt --all -- --check
 step "no import circle among each crate's modules (scripts/module-graph.py)"
 python3 scripts/module-graph.py --self-test
 python3 scripts/module-graph.py --check crates/rudder crates/rudder-registry crates/rudder-cli crates/rudder-cluster crates/rudder-common \
-    crates/rudder-hessian crates/rudder-rpc crates/rudder-triple
+    crates/rudder-hessian crates/rudder-rpc crates/rudder-triple crates/rudder-test-support
 
 step "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -72,7 +72,7 @@ pub enum RegistryError {
         /// The URL parameter naming the file.
         what: &'static str,
         /// Why: the file cannot be read, or holds nothing usable (its content is never quoted).
-        source: crate::security::SecurityError,
+        source: SecurityError,
     },
     /// A ZooKeeper operation failed; the client's error is the `source()`.
     #[error("ZooKeeper {operation} {path} failed")]
@@ -169,6 +169,21 @@ const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<RegistryError>();
 };
+
+/// Why the TLS material named by the registry URL cannot be used (never quoting the file's content).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum SecurityError {
+    /// The file cannot be read.
+    #[error("cannot read the file")]
+    File(#[source] std::sync::Arc<std::io::Error>),
+    /// The file is larger than any PEM bundle should be (1 MiB).
+    #[error("the file is larger than 1 MiB")]
+    TooLarge,
+    /// The file holds no certificate or key of a kind rustls takes.
+    #[error("no usable PEM certificate or key")]
+    Unusable(#[source] zookeeper_client::Error),
+}
 
 #[cfg(test)]
 mod tests;

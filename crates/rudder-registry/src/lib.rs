@@ -139,6 +139,7 @@ pub use backend::{
 };
 pub use consumer::ConsumerSpec;
 pub use error::RegistryError;
+pub use error::SecurityError;
 pub use factory::{connect, factory, locate, open};
 pub use instance::metadata::{
     MetadataFetcher, MetadataFuture, MetadataInfo, MetadataRequest, ServiceInfo, METADATA_SERVICE,
@@ -147,7 +148,6 @@ pub use migration::DiscoveryView;
 pub use nacos::{NacosFactory, NacosRegistry};
 pub use options::RegistryOptions;
 pub use registry::ZookeeperRegistry;
-pub use security::SecurityError;
 pub use split::ViewSplit;
 pub use subscription::{DisabledProvider, ReweightedProvider, Subscription, SubscriptionStatus};
 pub use zookeeper::ZookeeperFactory;

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use zookeeper_client::{Connector, SaslOptions, TlsOptions};
 
-use crate::error::RegistryError;
+use crate::error::{RegistryError, SecurityError};
 
 /// Longest certificate or key file read, in bytes: a PEM bundle is a few kilobytes.
 const MAX_PEM_BYTES: u64 = 1 << 20;
@@ -191,21 +191,6 @@ fn unusable(parameter: &'static str, source: zookeeper_client::Error) -> Registr
         what: parameter,
         source: SecurityError::Unusable(source),
     }
-}
-
-/// Why the TLS material named by the registry URL cannot be used (never quoting the file's content).
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum SecurityError {
-    /// The file cannot be read.
-    #[error("cannot read the file")]
-    File(#[source] std::sync::Arc<std::io::Error>),
-    /// The file is larger than any PEM bundle should be (1 MiB).
-    #[error("the file is larger than 1 MiB")]
-    TooLarge,
-    /// The file holds no certificate or key of a kind rustls takes.
-    #[error("no usable PEM certificate or key")]
-    Unusable(#[source] zookeeper_client::Error),
 }
 
 #[cfg(test)]
