@@ -18,4 +18,7 @@ fi
 "$script_dir/peers/build-python-grpc.sh"
 "$script_dir/peers/build-python-dubbo.sh"
 # rnacos, the Nacos-compatible server of the Nacos tests (cargo install, cached; ~10 min once, 0 after).
-"$script_dir/rnacos.sh" install >/dev/null
+# scripts/test-all.sh installs it in the background instead (RUDDER_RNACOS_IN_BACKGROUND=1).
+if [ -z "${RUDDER_RNACOS_IN_BACKGROUND:-}" ]; then
+    "$script_dir/rnacos.sh" install >/dev/null
+fi

@@ -8,7 +8,11 @@
 #                                    and leaves it running (stop it with `kill PID`)
 #
 # Why a debug build: `cargo install --debug` takes a fraction of a release build's minutes on
-# 2 cores and serves the tests' few hundred instances without trouble (docs/nacos.md has figures).
+# 2 cores and serves the tests' few hundred instances without trouble (docs/nacos.md has figures);
+# without debug info, which nobody reads and which makes the binary ten times larger. The build
+# keeps its own target directory under the cache, so an interrupted install resumes where it stopped.
+# Installs are serialised by a lock: scripts/test-all.sh starts one in the background while the
+# other prerequisites download, and a second `install` waits for it instead of building twice.
 #
 # Env:
 #   RUDDER_CACHE_DIR      cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rudder)
@@ -32,10 +36,19 @@ install() {
         echo "$bin"
         return
     fi
-    local flags=(--locked --version "$version" --root "$root.partial")
+    mkdir -p "$cache_dir"
+    # One install at a time (fd 9 holds the lock until this process ends); the winner's binary is
+    # the loser's answer.
+    exec 9>"$cache_dir/rnacos-install.lock"
+    flock 9
+    if [[ -x "$bin" ]]; then
+        echo "$bin"
+        return
+    fi
+    local flags=(--locked --version "$version" --root "$root.partial" --target-dir "$cache_dir/rnacos-target")
     [[ "$profile" == debug ]] && flags+=(--debug)
     local log="$cache_dir/rnacos-install.log"
-    mkdir -p "$cache_dir"
+    export CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_RELEASE_DEBUG=0
     echo "rnacos.sh: installing rnacos $version ($profile) into $root (log: $log)" >&2
     local start=$SECONDS
     if ! cargo install rnacos "${flags[@]}" >"$log" 2>&1; then
@@ -45,6 +58,7 @@ install() {
     # Only a finished install takes the final name: an interrupted one is retried, never half used.
     rm -rf "$root"
     mv "$root.partial" "$root"
+    rm -rf "$cache_dir/rnacos-target"
     echo "rnacos.sh: installed in $((SECONDS - start)) s" >&2
     echo "$bin"
 }

@@ -17,7 +17,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 step() { printf '\n==> %s (at %ss)\n' "$*" "$SECONDS"; }
 
 step "integration prerequisites"
-bash scripts/it-setup.sh
+# rnacos (the Nacos tests' server) builds for ~10 minutes on a fresh machine and is cached after: its
+# build runs in the background while the other prerequisites download and the lints run, and the
+# tests wait for it (scripts/rnacos.sh serialises installs, so nothing builds twice).
+rnacos_log="$(mktemp)"
+bash scripts/rnacos.sh install >"$rnacos_log" 2>&1 &
+rnacos_install=$!
+RUDDER_RNACOS_IN_BACKGROUND=1 bash scripts/it-setup.sh
 for peer in scripts/peers/build-java-provider.sh scripts/peers/build-node-provider.sh; do
     if [ -f "$peer" ]; then
         bash "$peer"
@@ -64,6 +70,11 @@ step "the facade without ZooKeeper (feature zookeeper off)"
 cargo check -p rudder --no-default-features --quiet
 
 step "cargo test"
+if ! wait "$rnacos_install"; then
+    cat "$rnacos_log" >&2
+    echo "rnacos did not install (scripts/rnacos.sh install); the Nacos tests need it" >&2
+    exit 1
+fi
 cargo test --workspace --no-fail-fast
 
 step "fuzz"

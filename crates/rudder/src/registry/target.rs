@@ -202,10 +202,10 @@ mod tests {
 
     #[test]
     fn a_registry_rudder_does_not_speak_is_refused_by_its_scheme() {
-        let error = RegistryTarget::parse("nacos://10.0.0.1:8848?zone=hz").unwrap_err();
+        let error = RegistryTarget::parse("consul://10.0.0.1:8500?zone=hz").unwrap_err();
         let text = chain(&error);
         assert!(
-            text.contains("nacos:// registries are not supported yet"),
+            text.contains("consul:// registries are not supported yet"),
             "{text}"
         );
     }
