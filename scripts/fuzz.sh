@@ -10,7 +10,10 @@
 #   RUDDER_FUZZ_SECONDS     fuzzing time per target, in seconds (default 60)
 #   RUDDER_FUZZ_BUDGET      fuzzing time for all targets together (default 360): with more targets
 #                           than fit, each gets an equal share, at least 10 s (keeps CI bounded)
+#   RUDDER_FUZZ_BUILD_ONLY=1  build the targets and stop (test-all.sh runs this early, at idle
+#                           priority, so the fuzz step later finds its binaries built)
 #   RUDDER_SKIP_FUZZ=1      skip the step (the only way to pass without a nightly toolchain)
+#   RUDDER_FUZZ_SANITIZER   cargo fuzz's --sanitizer (default none, see below; address, leak...)
 #   RUDDER_FUZZ_TARGET_DIR  the build cache shared by all fuzz crates (default target/fuzz)
 #
 # Layout of each fuzz crate crates/<crate>/fuzz (a cargo-fuzz project, outside the workspace):
@@ -19,6 +22,11 @@
 #   artifacts/<target>/  inputs that crashed, leaked, ran out of memory or hung (git-ignored)
 #   options/<target>     optional extra libFuzzer flags, one per line (# comments allowed); they come
 #                        after the defaults below, and libFuzzer takes the last value of a flag
+#
+# Built without a sanitizer (cargo fuzz's `--sanitizer none`): every crate here denies `unsafe_code`, so
+# AddressSanitizer has nothing of ours to watch, while it doubles the build of every dependency (aws-lc,
+# ring, tonic...) and slows each execution; panics, allocations over the RSS limit, hangs and coverage
+# work the same without it. RUDDER_FUZZ_SANITIZER=address puts it back (e.g. after adding unsafe code).
 #
 # Defaults: -rss_limit_mb=2048 (also the largest single allocation), -max_len=1048576 (1 MiB, enough
 # to see a small input amplify into a large allocation), -timeout=10 (seconds for one input).
@@ -35,6 +43,7 @@ seconds="${RUDDER_FUZZ_SECONDS:-60}"
 budget="${RUDDER_FUZZ_BUDGET:-360}"
 cache="${RUDDER_FUZZ_TARGET_DIR:-$root/target/fuzz}"
 cargo_fuzz_version="0.13.2"
+sanitizer="${RUDDER_FUZZ_SANITIZER:-none}"
 default_flags=(-rss_limit_mb=2048 -max_len=1048576 -timeout=10)
 
 loud() {
@@ -104,7 +113,7 @@ fuzz_one() {
     # The outer timeout is a guard only: libFuzzer stops itself after -max_total_time, and -timeout
     # turns a hanging input into an artifact.
     (cd "$crate_dir" && timeout --kill-after=30 "$((seconds * 2 + 120))" \
-        cargo +nightly fuzz run --target-dir "$cache" "$target" "${dirs[@]}" \
+        cargo +nightly fuzz run --sanitizer "$sanitizer" --target-dir "$cache" "$target" "${dirs[@]}" \
         -- "${flags[@]}") >"$log" 2>&1 || status=$?
     local took=$((SECONDS - started))
     local execs
@@ -121,8 +130,8 @@ fuzz_one() {
     if [ -n "$artifact" ]; then
         printf 'fuzz target %s/%s: FAILED after %s execs in %s s; input kept at %s\n' \
             "$crate" "$target" "$execs" "$took" "${artifact#"$root/"}"
-        printf '  reproduce: (cd %s && cargo +nightly fuzz run --target-dir %s %s %s)\n' \
-            "$crate_dir" "$cache" "$target" "${artifact#"$root/$crate_dir/"}"
+        printf '  reproduce: (cd %s && cargo +nightly fuzz run --sanitizer %s --target-dir %s %s %s)\n' \
+            "$crate_dir" "$sanitizer" "$cache" "$target" "${artifact#"$root/$crate_dir/"}"
     else
         printf 'fuzz target %s/%s: FAILED (exit status %s) after %s s, no input saved\n' \
             "$crate" "$target" "$status" "$took"
@@ -194,7 +203,7 @@ for i in "${!crate_dirs[@]}"; do
     echo "fuzz: building ${selected[*]} in $crate_dir/fuzz (cache ${cache#"$root/"})"
     started=$SECONDS
     built=0
-    (cd "$crate_dir" && cargo +nightly fuzz build --target-dir "$cache") >"$build_log" 2>&1 || built=$?
+    (cd "$crate_dir" && cargo +nightly fuzz build --sanitizer "$sanitizer" --target-dir "$cache") >"$build_log" 2>&1 || built=$?
     build_seconds=$((build_seconds + SECONDS - started))
     if [ "$built" -ne 0 ]; then
         for target in "${selected[@]}"; do
@@ -205,10 +214,20 @@ for i in "${!crate_dirs[@]}"; do
         why "$build_log"
         continue
     fi
+    if [ "${RUDDER_FUZZ_BUILD_ONLY:-}" = "1" ]; then
+        echo "fuzz: built ${selected[*]} in $crate_dir/fuzz in $((SECONDS - started)) s"
+        continue
+    fi
     for target in "${selected[@]}"; do
         fuzz_one "$crate_dir" "$target"
     done
 done
+
+if [ "${RUDDER_FUZZ_BUILD_ONLY:-}" = "1" ]; then
+    echo "fuzz: built $count targets in $build_seconds s (RUDDER_FUZZ_BUILD_ONLY=1: nothing fuzzed)"
+    [ "$failed" -eq 0 ]
+    exit
+fi
 
 total=$((SECONDS - step_started))
 echo "fuzz: step took $total s ($build_seconds s building, $((total - build_seconds)) s fuzzing $count targets)"

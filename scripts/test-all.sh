@@ -9,8 +9,9 @@
 #    modules (scripts/module-graph.py), docs (also as docs.rs builds them), and `cargo package` of
 #    every library crate.
 # 3. cargo test for the whole workspace (unit, conformance, CLI and integration tests).
-# 4. Every fuzz target under crates/*/fuzz for a bounded time (scripts/fuzz.sh: needs the nightly
-#    toolchain; RUDDER_FUZZ_SECONDS per target, default 60; RUDDER_SKIP_FUZZ=1 skips it loudly).
+# 4. Every fuzz target under crates/*/fuzz (built from the start, at idle priority) for a bounded
+#    time (scripts/fuzz.sh: needs the nightly toolchain; RUDDER_FUZZ_SECONDS per target, default 60;
+#    RUDDER_SKIP_FUZZ=1 skips it loudly).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,9 +21,24 @@ step "integration prerequisites"
 # rnacos (the Nacos tests' server) builds for ~10 minutes on a fresh machine and is cached after: its
 # build runs in the background while the other prerequisites download and the lints run, and the
 # tests wait for it (scripts/rnacos.sh serialises installs, so nothing builds twice).
+# Background jobs (the rnacos install, the fuzz build) end with this script, also when a step fails.
+stop_background() {
+    local job
+    for job in $(jobs -p); do
+        pkill -TERM -P "$job" 2>/dev/null || true
+        kill "$job" 2>/dev/null || true
+    done
+}
+trap stop_background EXIT
 rnacos_log="$(mktemp)"
 bash scripts/rnacos.sh install >"$rnacos_log" 2>&1 &
 rnacos_install=$!
+# The fuzz targets build (several minutes of CPU on a fresh machine) at idle priority from the start, so
+# they use only what the other steps leave: the downloads, and the integration tests, which mostly wait
+# on containers and peers. The fuzz step at the end then finds them built.
+fuzz_build_log="$(mktemp)"
+RUDDER_FUZZ_BUILD_ONLY=1 nice -n 19 bash scripts/fuzz.sh >"$fuzz_build_log" 2>&1 &
+fuzz_build=$!
 RUDDER_RNACOS_IN_BACKGROUND=1 bash scripts/it-setup.sh
 for peer in scripts/peers/build-java-provider.sh scripts/peers/build-node-provider.sh; do
     if [ -f "$peer" ]; then
@@ -51,20 +67,37 @@ LIBRARIES=(-p rudder-common -p rudder-hessian -p rudder-rpc -p rudder-triple -p 
 step "cargo doc as docs.rs builds it (--all-features, warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --quiet "${LIBRARIES[@]}"
 
-step "cargo package (every library crate, verified)"
-# Cargo verifies each package against the others through a temporary local registry, and extracts
-# its crates under $CARGO_HOME/registry/src/-<hash>/ once per name and version, and compiles them into
-# target/debug as registry crates (never rebuilt for a changed source): a second run of the same
-# version would verify against the first run's stale sources and artifacts. Start from none of them.
-cargo_home="${CARGO_HOME:-$HOME/.cargo}"
-rm -rf target/package "$cargo_home"/registry/src/-*/rudder-* "$cargo_home"/registry/cache/-*/rudder-*
-for dep_info in $(grep -ls "registry/src/-" target/debug/deps/rudder*.d 2>/dev/null); do
-    unit=$(basename "$dep_info" .d)
-    name=${unit%-*}
-    rm -rf "target/debug/.fingerprint/${name//_/-}-${unit##*-}" target/debug/deps/"$unit".d \
-        target/debug/deps/lib"$unit".rlib target/debug/deps/lib"$unit".rmeta
+step "cargo package (every library crate; the packaged sources checked together)"
+# `cargo package`'s own verification builds each crate alone, in codegen mode, with the feature set of
+# that crate alone: minutes of dependency builds on a fresh machine that no later step reuses. What it
+# proves (the packaged files are complete and each crate compiles from them against the others'
+# packaged sources, as crates.io would build them) a `cargo check` of the extracted packages, in a
+# workspace of their own patched to each other, proves as well, on check-mode artifacts.
+rm -rf target/package
+cargo package --quiet --no-verify --allow-dirty "${LIBRARIES[@]}"
+packaged=target/package/verify
+mkdir -p "$packaged"
+members=()
+patches=()
+for crate in $(printf '%s\n' "${LIBRARIES[@]}" | grep -v '^-p$'); do
+    file=$(echo target/package/"$crate"-[0-9]*.crate)
+    tar -xzf "$file" -C "$packaged"
+    dir=$(basename "$file" .crate)
+    members+=("\"$dir\"")
+    patches+=("$crate = { path = \"$dir\" }")
 done
-cargo package --quiet --allow-dirty "${LIBRARIES[@]}"
+{
+    echo '[workspace]'
+    echo "members = [$(IFS=,; echo "${members[*]}")]"
+    echo 'resolver = "2"'
+    echo '[patch.crates-io]'
+    printf '%s\n' "${patches[@]}"
+} >"$packaged/Cargo.toml"
+cp Cargo.lock "$packaged/"
+# The main target directory: the dependencies' check artifacts from clippy serve again, and the
+# packaged crates (other sources, so other unit hashes) do not replace the workspace's own.
+target_dir="$PWD/target"
+(cd "$packaged" && cargo check --quiet --workspace --target-dir "$target_dir")
 
 step "the facade without ZooKeeper (feature zookeeper off)"
 cargo check -p rudder --no-default-features --quiet
@@ -78,4 +111,7 @@ fi
 cargo test --workspace --no-fail-fast
 
 step "fuzz"
+# Whatever the early build said, the fuzz step builds (or finds built) and reports each target itself.
+wait "$fuzz_build" || true
+sed -n 's/^fuzz: built /fuzz (early build): built /p' "$fuzz_build_log"
 bash scripts/fuzz.sh
