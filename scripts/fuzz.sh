@@ -24,8 +24,8 @@
 #                        after the defaults below, and libFuzzer takes the last value of a flag
 #
 # Built without a sanitizer (cargo fuzz's `--sanitizer none`): every crate here denies `unsafe_code`, so
-# AddressSanitizer has nothing of ours to watch, while it doubles the build of every dependency (aws-lc,
-# ring, tonic...) and slows each execution; panics, allocations over the RSS limit, hangs and coverage
+# AddressSanitizer has nothing of ours to watch, while it instruments every dependency (aws-lc, ring,
+# tonic...) and slows each execution; panics, allocations over the RSS limit, hangs and coverage
 # work the same without it. RUDDER_FUZZ_SANITIZER=address puts it back (e.g. after adding unsafe code).
 #
 # Defaults: -rss_limit_mb=2048 (also the largest single allocation), -max_len=1048576 (1 MiB, enough
