@@ -33,6 +33,10 @@ async fn provider(failures: usize) -> DubboServer {
                 "length" => Ok(Value::Int(
                     call.arguments()[0].as_str().map_or(-1, |s| s.len() as i32),
                 )),
+                "slow" => {
+                    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                    Ok(Value::Null)
+                }
                 _ => Ok(Value::from("ok")),
             }
         }
@@ -122,7 +126,13 @@ async fn verbose_names_the_provider_the_time_and_the_attempts() {
         "{\"error\":{\"kind\":\"exception\",\"message\":\"com.acme.Flaky: not now\"}}\n\"ok\"\n"
     );
     let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 3, "{err}");
+    assert_eq!(lines.len(), 4, "{err}");
+    // The Java types sent, and where they came from.
+    assert_eq!(
+        lines[0],
+        "types: flaky() (inferred from the JSON: give --types for other Java types)"
+    );
+    let lines = &lines[1..];
     let failed =
         format!("call 1/2 failed: exception: com.acme.Flaky: not now [provider {address}, ");
     assert!(lines[0].starts_with(&failed), "{err}");
@@ -133,6 +143,60 @@ async fn verbose_names_the_provider_the_time_and_the_attempts() {
     );
     assert!(lines[1].ends_with(" ms, 1 attempt"), "{err}");
     assert_eq!(lines[2], "2 calls: 1 ok, 1 failed (exception 1)");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_url_is_one_attempt_and_verbose_shows_the_types() {
+    let server = provider(0).await;
+    let address = server.local_addr().to_string();
+    let url = format!("dubbo://{address}/com.acme.Greeter");
+    // A timeout by --url: failover would have tried the one address three times.
+    let (code, _, err) = rudder(
+        &[
+            "invoke",
+            "--url",
+            &url,
+            "--method",
+            "slow",
+            "--timeout",
+            "200",
+            "-v",
+            "--args",
+            r#"["x", 3000000000]"#,
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(code, 1, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines[0],
+        "types: slow(java.lang.String, long) (inferred from the JSON: give --types for other Java types)"
+    );
+    assert!(
+        lines[1].starts_with("call failed: timeout: ") && lines[1].ends_with(" ms, 1 attempt]"),
+        "{err}"
+    );
+    assert_eq!(err.matches(&address).count(), 2, "{err}");
+    // Retries asked for are made.
+    let (_, _, err) = rudder(
+        &[
+            "invoke",
+            "--url",
+            &url,
+            "--method",
+            "slow",
+            "--timeout",
+            "200",
+            "-v",
+            "--param",
+            "retries=1",
+        ],
+        None,
+    )
+    .await;
+    assert!(err.contains(" ms, 2 attempts: "), "{err}");
     server.shutdown().await;
 }
 
