@@ -294,13 +294,7 @@ mod tests {
         else {
             panic!("an object")
         };
-        let field = |name: &str| {
-            sent.iter()
-                .find(|(k, _)| &**k == name)
-                .unwrap()
-                .1
-                .clone()
-        };
+        let field = |name: &str| sent.iter().find(|(k, _)| &**k == name).unwrap().1.clone();
         assert_eq!(field("amount"), Value::Decimal("12.34".parse().unwrap()));
         assert_eq!(
             field("due"),

@@ -410,7 +410,8 @@ async fn cli_types_an_objects_fields_from_the_metadata() {
         out.stderr
     );
 
-    // By --url: no metadata, so the hint fits the provider's own words.
+    // By --url: no metadata, and Dubbo 3.3 says the same for every cause: the hint names the causes
+    // the call's shape allows.
     let url = provider_url(&peer, SERVICE);
     let hint = |args: Vec<&'static str>| {
         let url = url.clone();

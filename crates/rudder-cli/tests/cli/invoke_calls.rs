@@ -464,3 +464,34 @@ async fn ctrl_c_during_many_calls_prints_the_partial_summary() {
     );
     server.shutdown().await;
 }
+
+/// `--calls N` on a terminal (a pty from util-linux `script`): a progress line, rewritten in place
+/// and wiped before the summary; in a pipe (every other test here) none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_shows_on_a_terminal_only() {
+    let server = provider(0).await;
+    let url = format!("dubbo://{}/com.acme.Greeter", server.local_addr());
+    let command = format!(
+        "'{}' invoke --url {url} --method flaky --calls 3 >/dev/null",
+        env!("CARGO_BIN_EXE_rudder")
+    );
+    let out = tokio::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .output()
+        .await
+        .expect("util-linux script runs");
+    let seen = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        seen.contains("\r\x1b[Kcall 1/3: 1 ok, 0 failed"),
+        "{seen:?}"
+    );
+    assert!(seen.contains("\r\x1b[K3 calls: 3 ok"), "{seen:?}");
+    let (code, _, err) = rudder(
+        &["invoke", "--url", &url, "--method", "flaky", "--calls", "3"],
+        None,
+    )
+    .await;
+    assert_eq!((code, err.as_str()), (0, "3 calls: 3 ok\n"));
+    server.shutdown().await;
+}
