@@ -67,10 +67,16 @@ fn verbose_detail(tried: &[AttemptRecord], error: Option<&RpcError>, elapsed: Du
         .rev()
         .find(|a| a.outcome.as_deref() == Some("ok"))
         .map(|a| a.address.as_str());
-    let who = match (answered, error) {
-        (Some(address), _) => format!("provider {address}"),
-        (None, _) if tried.is_empty() => "no provider tried".to_owned(),
-        (None, _) => "no provider answered".to_owned(),
+    // A provider that answered with an error (an exception, BAD_REQUEST, no such method) answered.
+    let refused = tried
+        .last()
+        .filter(|a| a.outcome.as_deref().is_some_and(is_answer))
+        .map(|a| a.address.as_str());
+    let who = match (answered, refused, error) {
+        (Some(address), _, _) => format!("provider {address}"),
+        (None, Some(address), _) => format!("provider {address} answered"),
+        (None, None, _) if tried.is_empty() => "no provider tried".to_owned(),
+        (None, None, _) => "no provider answered".to_owned(),
     };
     let attempts = match tried.len() {
         1 => "1 attempt".to_owned(),
@@ -83,6 +89,19 @@ fn verbose_detail(tried: &[AttemptRecord], error: Option<&RpcError>, elapsed: Du
         }
     };
     format!("{who}, {millis:.1} ms, {attempts}")
+}
+
+/// Whether an attempt's outcome (an `RpcErrorKind` name) is the provider's own answer rather than a
+/// failure to reach it: its exception, a request it could not decode (status 40, BAD_REQUEST), a
+/// method or service it does not have.
+fn is_answer(outcome: &str) -> bool {
+    [
+        RpcErrorKind::Biz,
+        RpcErrorKind::Serialization,
+        RpcErrorKind::MethodNotFound,
+    ]
+    .iter()
+    .any(|kind| kind.to_string() == outcome)
 }
 
 /// Calls that succeeded, and failures by kind.
@@ -160,5 +179,29 @@ mod tests {
             "call failed: exception: x.Oops: no [provider 10.0.0.2:1, 3.0 ms, 1 attempt]"
         );
         assert_eq!(describe(1, 2, &Ok(()), Duration::ZERO, None), None);
+    }
+
+    #[test]
+    fn a_provider_that_answered_with_an_error_answered() {
+        let bad_request = Err(RpcError::new(
+            RpcErrorKind::Serialization,
+            "status 40 BAD_REQUEST: Fail to decode request",
+        ));
+        let tried = [AttemptRecord {
+            address: "10.0.0.1:1".into(),
+            outcome: Some("serialization".into()),
+        }];
+        let line = describe(1, 1, &bad_request, Duration::from_millis(3), Some(&tried)).unwrap();
+        assert!(
+            line.ends_with("[provider 10.0.0.1:1 answered, 3.0 ms, 1 attempt]"),
+            "{line}"
+        );
+        let timeout = Err(RpcError::new(RpcErrorKind::Timeout, "no answer"));
+        let tried = [AttemptRecord {
+            address: "10.0.0.1:1".into(),
+            outcome: Some("timeout".into()),
+        }];
+        let line = describe(1, 1, &timeout, Duration::from_millis(3), Some(&tried)).unwrap();
+        assert!(line.contains("[no provider answered,"), "{line}");
     }
 }

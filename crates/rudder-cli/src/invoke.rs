@@ -96,6 +96,7 @@ async fn invoke_with(
         RegistryKnowledge {
             all_providers: Vec::new(),
             overloads: Vec::new(),
+            field_types: Default::default(),
         }
     };
     if args.registry.is_given() && providers.is_empty() {
@@ -120,9 +121,16 @@ async fn invoke_with(
     service_info::check_method(interface, method, &providers)?;
     let types =
         invoke_target::parameter_types(method, args.types.as_deref(), items, &knowledge.overloads)?;
-    let values = java_types::arguments(&types, items, args.generic)?;
+    if args.verbose {
+        crate::logging::say(format!(
+            "types: {method}({}) ({})",
+            types.join(", "),
+            types_origin(method, args, &knowledge)
+        ));
+    }
+    let values = java_types::arguments_in(&knowledge.field_types, &types, items, args.generic)?;
 
-    let mut call = rudder::Invocation::new(method.to_owned(), types, values);
+    let mut call = rudder::Invocation::new(method.to_owned(), types.clone(), values);
     for (key, value) in args.attachments() {
         call.set_attachment(key, value);
     }
@@ -130,6 +138,7 @@ async fn invoke_with(
         call = call.into_generic();
     }
     let mut tally = Tally::default();
+    let mut progress = crate::progress::Progress::new(args.calls());
     let mut last_error = None;
     let mut hint = None;
     let interrupt = tokio::signal::ctrl_c();
@@ -145,6 +154,7 @@ async fn invoke_with(
                 result.and_then(|response| Ok(response.into_result()?))
             }
             _ = &mut interrupt, if args.calls() > 1 => {
+                progress.clear();
                 crate::logging::say(format!("interrupted during call {number}/{}", args.calls()));
                 crate::logging::say(tally.summary());
                 return Err(Reported(RpcErrorKind::ShutDown).into());
@@ -162,6 +172,9 @@ async fn invoke_with(
         // Results and failures interleave in call order when both go to a terminal.
         out.flush()?;
         let line = describe(number, args.calls(), &outcome, elapsed, tried.as_deref());
+        if line.is_some() {
+            progress.clear();
+        }
         match outcome {
             Ok(()) => {
                 tally.ok += 1;
@@ -181,7 +194,26 @@ async fn invoke_with(
                 if last_error.is_none()
                     && crate::error_chain::provider_said(&error, "Fail to decode request")
                 {
-                    hint = Some(decode_hint(interface, args, items));
+                    let known = items_typed(&types, items, &knowledge);
+                    hint = Some(crate::decode_hint::hint(
+                        &crate::error_chain::chain_text(&error),
+                        &crate::decode_hint::Call {
+                            interface,
+                            method,
+                            types: &types,
+                            version: args.version.as_deref(),
+                            group: args.group.as_deref(),
+                            by_url: args.url.is_some(),
+                            given_types: args.types.is_some(),
+                            generic: args.generic,
+                            objects: items.iter().any(serde_json::Value::is_object),
+                            strings: items
+                                .iter()
+                                .map(|i| i.as_str().map(str::to_owned))
+                                .collect(),
+                            fields_known: known,
+                        },
+                    ));
                 }
                 *tally.failed.entry(label(error.kind())).or_insert(0) += 1;
                 if args.calls() > 1 || args.verbose {
@@ -190,7 +222,9 @@ async fn invoke_with(
                 last_error = Some(error);
             }
         }
+        progress.tick(number, args.calls(), tally.ok, tally.failed.values().sum());
     }
+    progress.clear();
     if args.calls() > 1 {
         crate::logging::say(tally.summary());
     }
@@ -226,6 +260,17 @@ async fn invoke_with(
     }
 }
 
+/// Where the parameter types `-v` shows came from.
+fn types_origin(method: &str, args: &InvokeArgs, knowledge: &RegistryKnowledge) -> &'static str {
+    if knowledge.overloads.iter().any(|o| o.name == method) {
+        "the registry's metadata"
+    } else if args.types.is_some() {
+        "--types"
+    } else {
+        "inferred from the JSON: give --types for other Java types"
+    }
+}
+
 /// The command's outcome after its calls, each already reported unless there was one.
 fn finish(last_error: Option<RpcError>, args: &InvokeArgs) -> Result<()> {
     match last_error {
@@ -236,37 +281,17 @@ fn finish(last_error: Option<RpcError>, args: &InvokeArgs) -> Result<()> {
     }
 }
 
-/// Where to look when the provider could not decode the request: an object argument sent typed
-/// (its fields' Java types unknown here) reads with `--generic`; otherwise the service key or the
-/// argument types are wrong.
-fn decode_hint(interface: &str, args: &InvokeArgs, items: &[serde_json::Value]) -> String {
-    if !args.generic && items.iter().any(serde_json::Value::is_object) {
-        return "hint: the provider could not read the arguments: an object goes as its class with \
-                its fields as JSON gives them, so a BigDecimal, LocalDate or enum field does not \
-                decode; add --generic to send it as a map the provider converts to the field types"
-            .to_owned();
-    }
-    format!(
-        "hint: a Dubbo provider answers \"Fail to decode request\" when it exports no {} \
-         (check --version and --group: `rudder list --registry R --interface {interface}`) \
-         or cannot read the argument types (give --types)",
-        service_key(interface, args)
-    )
-}
-
-/// `group/interface:version`, as Dubbo names an exported service.
-fn service_key(interface: &str, args: &InvokeArgs) -> String {
-    let mut key = String::new();
-    if let Some(group) = args.group.as_deref().filter(|g| !g.is_empty()) {
-        key.push_str(group);
-        key.push('/');
-    }
-    key.push_str(interface);
-    if let Some(version) = args.version.as_deref().filter(|v| !v.is_empty()) {
-        key.push(':');
-        key.push_str(version);
-    }
-    key
+/// Whether the metadata gave the field types of every object argument's class.
+fn items_typed(
+    types: &[String],
+    items: &[serde_json::Value],
+    knowledge: &RegistryKnowledge,
+) -> bool {
+    types
+        .iter()
+        .zip(items)
+        .filter(|(_, item)| item.is_object())
+        .all(|(t, _)| knowledge.field_types.knows(t))
 }
 
 /// A failed call as an [`RpcError`]: a provider's exception is kind `Biz` with `Class: message`.

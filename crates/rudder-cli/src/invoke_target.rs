@@ -125,7 +125,19 @@ impl CallTarget<'_> {
         if let Some(g) = self.group {
             builder = builder.group(g);
         }
-        for (key, value) in self.consumer.pairs()? {
+        let pairs = self.consumer.pairs()?;
+        if let Some(url) = self.url {
+            // One address: failover would send a retry to it again, and list it once per try. Not
+            // retried unless the URL or --param asks for retries.
+            let asked = pairs
+                .iter()
+                .any(|(k, _)| k == "retries" || k.ends_with(".retries"))
+                || DubboUrl::parse_any(url).is_ok_and(|u| u.parameter("retries").is_some());
+            if !asked {
+                builder = builder.parameter("retries", "0");
+            }
+        }
+        for (key, value) in pairs {
             builder = builder.parameter(&key, &value);
         }
         if let Some(t) = self.timeout {
@@ -155,6 +167,8 @@ pub(crate) fn provider_urls(reference: &Reference) -> Vec<DubboUrl> {
 pub(crate) struct RegistryKnowledge {
     pub(crate) all_providers: Vec<DubboUrl>,
     pub(crate) overloads: Vec<Overload>,
+    /// The field types of the classes the metadata report describes.
+    pub(crate) field_types: crate::field_types::FieldTypes,
 }
 
 /// Reads [`RegistryKnowledge`] through a short session of its own (the reference's sessions are
@@ -166,7 +180,9 @@ pub(crate) async fn registry_knowledge(
     let mut knowledge = RegistryKnowledge {
         all_providers: Vec::new(),
         overloads: Vec::new(),
+        field_types: Default::default(),
     };
+    let mut texts = Vec::new();
     for target in registry_args.targets()? {
         let registry = registry_args.connect(target.session_url()).await?;
         let read = async {
@@ -181,7 +197,10 @@ pub(crate) async fn registry_knowledge(
         knowledge
             .overloads
             .extend(service_info::overloads(&definitions));
+        texts.extend(definitions.into_iter().map(|d| d.text));
     }
+    knowledge.field_types =
+        crate::field_types::FieldTypes::from_definitions(texts.iter().map(String::as_str));
     knowledge.overloads.sort();
     knowledge.overloads.dedup();
     Ok(knowledge)
@@ -229,10 +248,10 @@ pub(crate) fn parameter_types(
             .filter(|s| !s.is_empty())
             .collect()
     });
-    // Generic calls name the same Java types ($invoke looks the method up by them).
-    if let Some(types) = service_info::choose_types(method, overloads, given.as_deref(), items)
-        .map_err(|e| RpcError::new(RpcErrorKind::MethodNotFound, format!("{e:#}")))?
-    {
+    // Generic calls name the same Java types ($invoke looks the method up by them). Arguments that
+    // fit no overload are a mistake on the command line, as arguments that do not convert to the
+    // types are: exit code 2 for both (the method exists; nothing was called).
+    if let Some(types) = service_info::choose_types(method, overloads, given.as_deref(), items)? {
         return Ok(types);
     }
     Ok(given.unwrap_or_else(|| {

@@ -4,6 +4,7 @@ use anyhow::{bail, Context, Result};
 use rudder_common::Value;
 use serde_json::Value as Json;
 
+use crate::field_types::{self, FieldTypes};
 use crate::json;
 
 /// The Java type a JSON value most naturally is, for calls made without `--types`.
@@ -24,6 +25,16 @@ pub(crate) fn infer(json: &Json) -> &'static str {
 /// The call's arguments: each JSON item converted to its Java type, one type per item (an error
 /// naming both counts otherwise, and the argument that does not convert).
 pub(crate) fn arguments(types: &[String], items: &[Json], generic: bool) -> Result<Vec<Value>> {
+    arguments_in(&FieldTypes::default(), types, items, generic)
+}
+
+/// [`arguments`], objects' fields converted to the types the metadata's `fields` declare.
+pub(crate) fn arguments_in(
+    fields: &FieldTypes,
+    types: &[String],
+    items: &[Json],
+    generic: bool,
+) -> Result<Vec<Value>> {
     if types.len() != items.len() {
         bail!(
             "--types names {} parameter(s) but --args has {}",
@@ -35,7 +46,9 @@ pub(crate) fn arguments(types: &[String], items: &[Json], generic: bool) -> Resu
         .iter()
         .zip(items)
         .enumerate()
-        .map(|(i, (t, j))| convert(t, j, generic).with_context(|| format!("argument {}", i + 1)))
+        .map(|(i, (t, j))| {
+            convert_in(fields, t, j, generic).with_context(|| format!("argument {}", i + 1))
+        })
         .collect()
 }
 
@@ -47,7 +60,26 @@ pub(crate) fn arguments(types: &[String], items: &[Json], generic: bool) -> Resu
 /// `java.time` types an ISO-8601 string (`Date` also its epoch milliseconds), and any other class
 /// given a string is taken as an enum constant (`"BLUE"`): an enum object in a direct call, its
 /// name in a generic one (which Dubbo's `PojoUtils` turns into the constant).
+#[cfg(test)]
 pub(crate) fn convert(java_type: &str, json: &Json, generic: bool) -> Result<Value> {
+    convert_in(&FieldTypes::default(), java_type, json, generic)
+}
+
+/// [`convert`] knowing the classes' field types: in a direct call an object's fields, a typed
+/// list's items and a typed map's values are converted to their declared types (a BigDecimal field
+/// from `"12.34"`, an enum field from `"BLUE"`), so the provider reads them without `--generic`.
+pub(crate) fn convert_in(
+    fields: &FieldTypes,
+    java_type: &str,
+    json: &Json,
+    generic: bool,
+) -> Result<Value> {
+    if !generic {
+        if let Some(value) = convert_typed_container(fields, java_type, json)? {
+            return Ok(value);
+        }
+    }
+    let java_type = field_types::raw(java_type);
     if json.is_null() {
         if is_primitive(java_type) {
             bail!("null given for primitive parameter type {java_type}");
@@ -94,12 +126,19 @@ pub(crate) fn convert(java_type: &str, json: &Json, generic: bool) -> Result<Val
                     entries,
                 }
             }
-            Json::Object(fields) => Value::Object {
+            Json::Object(given) => Value::Object {
                 class: class.into(),
-                fields: fields
+                fields: given
                     .iter()
-                    .map(|(k, v)| (k.as_str().into(), json::to_value(v)))
-                    .collect(),
+                    .map(|(k, v)| {
+                        let value = match fields.field(class, k) {
+                            Some(t) => convert_in(fields, t, v, false)
+                                .with_context(|| format!("field {k} of {class} ({t})"))?,
+                            None => json::to_value(v),
+                        };
+                        Ok((k.as_str().into(), value))
+                    })
+                    .collect::<Result<_>>()?,
             },
             Json::String(constant) if !generic && !class.starts_with("java.") => {
                 Value::java_enum(class, constant)
@@ -108,6 +147,52 @@ pub(crate) fn convert(java_type: &str, json: &Json, generic: bool) -> Result<Val
         },
     };
     Ok(value)
+}
+
+/// A list or array whose element type, or a map whose value type, the type names: its items
+/// converted to that type. `None` for anything else (converted as before).
+fn convert_typed_container(
+    fields: &FieldTypes,
+    java_type: &str,
+    json: &Json,
+) -> Result<Option<Value>> {
+    match json {
+        Json::Array(items) => {
+            let Some(element) = field_types::element_type(java_type) else {
+                return Ok(None);
+            };
+            let items = items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    convert_in(fields, element, item, false)
+                        .with_context(|| format!("item {i} ({element})"))
+                })
+                .collect::<Result<_>>()?;
+            Ok(Some(Value::List {
+                type_name: None,
+                items,
+            }))
+        }
+        Json::Object(entries) => {
+            let Some(value_type) = field_types::map_value_type(java_type) else {
+                return Ok(None);
+            };
+            let entries = entries
+                .iter()
+                .map(|(k, v)| {
+                    let value = convert_in(fields, value_type, v, false)
+                        .with_context(|| format!("entry {k} ({value_type})"))?;
+                    Ok((Value::from(k.as_str()), value))
+                })
+                .collect::<Result<_>>()?;
+            Ok(Some(Value::Map {
+                type_name: None,
+                entries,
+            }))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// The typed value of a `BigDecimal`, `BigInteger`, `Date` or `java.time` parameter; `None` for
@@ -189,6 +274,51 @@ mod tests {
         let generic = convert("com.x.User", &j(r#"{"name":"a"}"#), true).unwrap();
         assert!(
             matches!(generic, Value::Map { ref entries, .. } if entries[0] == (Value::from("class"), Value::from("com.x.User")))
+        );
+    }
+
+    #[test]
+    fn the_metadata_types_an_objects_fields() {
+        let j = |s: &str| serde_json::from_str::<Json>(s).unwrap();
+        let fields = FieldTypes::from_definitions([r#"{"types":[
+            {"type":"peer.Invoice","properties":{"amount":"java.math.BigDecimal",
+             "due":"java.time.LocalDate","color":"peer.Color","count":"long",
+             "lines":"java.util.List<peer.Line>"}},
+            {"type":"peer.Line","properties":{"price":"java.math.BigDecimal"}}]}"#]);
+        let invoice = j(
+            r#"{"amount":"12.34","due":"2026-12-31","color":"BLUE","count":2,
+                           "lines":[{"price":"1.5"}],"note":"as given"}"#,
+        );
+        let Value::Object { fields: sent, .. } =
+            convert_in(&fields, "peer.Invoice", &invoice, false).unwrap()
+        else {
+            panic!("an object")
+        };
+        let field = |name: &str| sent.iter().find(|(k, _)| &**k == name).unwrap().1.clone();
+        assert_eq!(field("amount"), Value::Decimal("12.34".parse().unwrap()));
+        assert_eq!(
+            field("due"),
+            convert("java.time.LocalDate", &j(r#""2026-12-31""#), false).unwrap()
+        );
+        assert_eq!(field("color"), Value::java_enum("peer.Color", "BLUE"));
+        assert_eq!(field("count"), Value::Long(2));
+        assert_eq!(field("note"), Value::from("as given"));
+        let Value::List { items, .. } = field("lines") else {
+            panic!("a list")
+        };
+        assert!(matches!(&items[0], Value::Object { class, fields }
+            if &**class == "peer.Line" && fields[0].1 == Value::Decimal("1.5".parse().unwrap())));
+        // Without the metadata the fields go as JSON gives them (the --generic hint's case).
+        let Value::Object { fields: plain, .. } = convert("peer.Invoice", &invoice, false).unwrap()
+        else {
+            panic!("an object")
+        };
+        assert_eq!(plain[0].1, Value::from("12.34"));
+        // A field that does not convert names itself.
+        let e = convert_in(&fields, "peer.Invoice", &j(r#"{"amount":12.5}"#), false).unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with("field amount of peer.Invoice (java.math.BigDecimal): "),
+            "{e:#}"
         );
     }
 

@@ -314,16 +314,17 @@ async fn describe(
                     }));
                 }
             }
+            // One shape for every `list --format json`: an array (here of the one service).
             writeln!(
                 out,
                 "{}",
-                json!({
+                json!([{
                     "interface": interface,
                     "providers": urls.len(),
                     "versions": seen(&urls, "version"),
                     "groups": seen(&urls, "group"),
                     "methods": array,
-                })
+                }])
             )?;
         }
         Format::Text => {

@@ -14,15 +14,18 @@
 //!
 //! Every command and flag is described in the repository's `docs/cli.md`.
 //!
-//! Exit codes: 0 success, 1 a call failed or no provider was found, 2 bad usage or an internal error.
+//! Exit codes: 0 success, 1 the service said no (a call failed, no provider or method), 2 the command
+//! line is wrong (flags, arguments that fit no overload) or the registry cannot be reached.
 
 mod attachments;
 mod bench;
 mod bench_attempts;
 mod bounds;
 mod call_report;
+mod decode_hint;
 mod demo;
 mod error_chain;
+mod field_types;
 mod grpc_call;
 mod grpc_channel;
 mod invoke;
@@ -35,10 +38,12 @@ mod logging;
 mod metrics_endpoint;
 mod output;
 mod params;
+mod progress;
 mod proto_descriptors;
 mod proto_invoke;
 mod proto_messages;
 mod provider_rows;
+mod provider_watch;
 mod providers;
 mod reflection;
 mod registry_args;
@@ -60,7 +65,9 @@ Environment:
               rudder_registry=trace)
   NO_COLOR    set to turn colour off (stderr is only coloured on a terminal anyway)
 
-Exit codes: 0 success, 1 a call failed or no provider, 2 bad usage or registry unreachable.";
+Exit codes: 0 success; 1 the service said no (a call failed; no provider, method, version or group);
+2 the command line is wrong (flags, --args that fit no overload or do not convert) or the registry
+cannot be reached.";
 
 /// A Rust consumer for Apache Dubbo services.
 #[derive(Debug, Parser)]
@@ -70,20 +77,61 @@ struct Cli {
     command: Command,
 }
 
+/// Examples closing each command's `--help` (docs/cli.md has more).
+const SIMULATE_EXAMPLES: &str = "\
+Examples:
+  rudder simulate --provider 'dubbo://10.0.0.1:20880/com.acme.Greeter?weight=100' \\
+                  --provider 'dubbo://10.0.0.2:20880/com.acme.Greeter?weight=300' --calls 1000 --summary --seed 42
+  rudder simulate --providers-file providers.txt --version 1.0.0 --weights
+  rudder simulate --registry zookeeper://127.0.0.1:2181 --interface com.acme.Greeter --loadbalance roundrobin";
+const LIST_EXAMPLES: &str = "\
+Examples:
+  rudder list --registry zookeeper://127.0.0.1:2181
+  rudder list --registry zookeeper://127.0.0.1:2181 com.acme.Greeter          # its methods and types
+  rudder list --registry zookeeper://127.0.0.1:2181 --format json            # always one JSON array";
+const PROVIDERS_EXAMPLES: &str = "\
+Examples:
+  rudder providers --registry zookeeper://127.0.0.1:2181 com.acme.Greeter --version 1.0.0
+  rudder providers --registry zookeeper://127.0.0.1:2181 com.acme.Greeter --watch
+  rudder providers --registry zookeeper://127.0.0.1:2181 com.acme.Greeter --method sayHello --explain";
+const INVOKE_EXAMPLES: &str = "\
+Examples:
+  rudder invoke --registry zookeeper://127.0.0.1:2181 com.acme.Greeter --method sayHello --args '[\"rust\"]'
+  rudder invoke --url dubbo://127.0.0.1:20880/com.acme.Greeter --method add --args '[2, 3]' -v
+  rudder invoke --url dubbo://127.0.0.1:20880/com.acme.Billing --method charge \\
+                --types java.math.BigDecimal,java.time.LocalDate --args '[\"12.34\", \"2026-12-31\"]'
+  rudder invoke --url tri://127.0.0.1:50051 --list                          # gRPC reflection";
+const DEMO_EXAMPLES: &str = "\
+Examples:
+  rudder demo
+  rudder demo --scenario slow
+  rudder demo --registry zookeeper://127.0.0.1:2181 --write-to-registry     # writes 4 ephemeral providers";
+const BENCH_EXAMPLES: &str = "\
+Examples:
+  rudder bench --registry zookeeper://127.0.0.1:2181 --interface com.acme.Greeter --method sayHello \\
+               --args '[\"rust\"]' --concurrency 16 --duration 30s
+  rudder bench --url dubbo://127.0.0.1:20880/com.acme.Greeter --method sayHello --calls 10000 --format json";
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Preview which provider each call would go to, exactly as a Dubbo consumer would pick.
+    #[command(after_help = SIMULATE_EXAMPLES)]
     Simulate(simulate::SimulateArgs),
     /// The services in a registry, or one service's methods (like Dubbo telnet `ls`, `grpcurl list`).
+    #[command(after_help = LIST_EXAMPLES)]
     List(list::ListArgs),
     /// List the providers a consumer would use, from ZooKeeper, with configurators applied.
+    #[command(after_help = PROVIDERS_EXAMPLES)]
     Providers(providers::ProvidersArgs),
     /// Call a method of a Dubbo service and print each result as one JSON line.
+    #[command(after_help = INVOKE_EXAMPLES)]
     Invoke(invoke::InvokeArgs),
     /// Run Dubbo's five static balancers against embedded providers and show how each splits the
     /// traffic (--scenario: every strategy, eight, under faults).
+    #[command(after_help = DEMO_EXAMPLES)]
     Demo(demo::DemoArgs),
     /// Load a Dubbo service: N calls in flight, latency percentiles, errors, per-provider shares.
+    #[command(after_help = BENCH_EXAMPLES)]
     Bench(bench::BenchArgs),
 }
 

@@ -3,7 +3,6 @@
 //! effective weight with the warmup share, `disabled` with the deciding rule, the methods), printed as
 //! aligned text or JSON, and the diff between two listings that `--watch` prints.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::Result;
@@ -72,7 +71,7 @@ impl Row {
         (i64::from(self.effective) * 100 + i64::from(self.weight) / 2) / i64::from(self.weight)
     }
 
-    fn columns(&self) -> [String; 6] {
+    pub(crate) fn columns(&self) -> [String; 6] {
         let or_dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".to_owned());
         [
             self.address.clone(),
@@ -280,7 +279,9 @@ const TITLES: [&str; 6] = [
 ];
 
 /// Prints the rows as aligned columns under a title line (nothing but the titles when empty).
-pub(crate) fn print_table(rows: &[Row], out: &mut dyn Write) -> Result<()> {
+/// Prints the table, each line after `margin` (`--watch` leaves room for its `+ ` / `- `), and
+/// returns its column widths, which the `--watch` lines keep.
+pub(crate) fn print_table(rows: &[Row], margin: &str, out: &mut dyn Write) -> Result<[usize; 6]> {
     let cells: Vec<[String; 6]> = rows.iter().map(Row::columns).collect();
     let mut widths = TITLES.map(str::len);
     for row in &cells {
@@ -288,101 +289,28 @@ pub(crate) fn print_table(rows: &[Row], out: &mut dyn Write) -> Result<()> {
             *width = (*width).max(cell.chars().count());
         }
     }
-    let line = |cells: [&str; 6]| {
-        let mut text = String::new();
-        for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
-            if i + 1 == cells.len() {
-                text.push_str(cell);
-            } else {
-                text.push_str(&format!("{cell:<width$}  "));
-            }
-        }
-        text
-    };
-    writeln!(out, "{}", line(TITLES))?;
+    writeln!(out, "{margin}{}", aligned(&TITLES, &widths))?;
     for row in &cells {
-        writeln!(out, "{}", line(row.each_ref().map(String::as_str)))?;
+        writeln!(
+            out,
+            "{margin}{}",
+            aligned(&row.each_ref().map(String::as_str), &widths)
+        )?;
     }
-    Ok(())
+    Ok(widths)
 }
 
-/// One row as a `--watch` line: the table's cells separated by two spaces.
-pub(crate) fn row_line(row: &Row) -> String {
-    row.columns().join("  ")
-}
-
-/// What changed between two listings that a user would see, one line each: `+ row` for a new
-/// provider, `- row` for a gone one, `~ ADDRESS weight 100 → 300 (rule KEY)` for a changed one. The
-/// effective weight alone is not a change (it moves with the clock during warmup).
-pub(crate) fn diff(before: &[Row], after: &[Row]) -> Vec<String> {
-    let old: BTreeMap<&str, &Row> = before.iter().map(|r| (r.address.as_str(), r)).collect();
-    let new: BTreeMap<&str, &Row> = after.iter().map(|r| (r.address.as_str(), r)).collect();
-    let mut lines = Vec::new();
-    for (address, row) in &old {
-        if !new.contains_key(address) {
-            lines.push(format!("- {}", row_line(row)));
+/// A row's cells padded to `widths` (the last one as it is), two spaces apart.
+pub(crate) fn aligned(cells: &[&str; 6], widths: &[usize; 6]) -> String {
+    let mut text = String::new();
+    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        if i + 1 == cells.len() {
+            text.push_str(cell);
+        } else {
+            text.push_str(&format!("{cell:<width$}  "));
         }
     }
-    for (address, row) in &new {
-        match old.get(address) {
-            None => lines.push(format!("+ {}", row_line(row))),
-            Some(was) => {
-                let changes = changes(was, row);
-                if !changes.is_empty() {
-                    lines.push(format!("~ {address} {}", changes.join(", ")));
-                }
-            }
-        }
-    }
-    lines
-}
-
-fn changes(was: &Row, now: &Row) -> Vec<String> {
-    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".to_owned());
-    let mut out = Vec::new();
-    match (&was.disabled_by, &now.disabled_by) {
-        (None, Some(rule)) => out.push(format!("disabled (rule {rule})")),
-        (Some(_), None) => out.push("enabled again".to_owned()),
-        _ => {}
-    }
-    if was.weight != now.weight && now.disabled_by.is_none() {
-        let rule = now
-            .weight_rule
-            .as_ref()
-            .map_or_else(String::new, |r| format!(" (rule {r})"));
-        out.push(format!("weight {} → {}{rule}", was.weight, now.weight));
-    }
-    for (name, a, b) in [
-        (
-            "protocol",
-            Some(was.protocol.clone()),
-            Some(now.protocol.clone()),
-        ),
-        (
-            "application",
-            was.application.clone(),
-            now.application.clone(),
-        ),
-        ("version", was.version.clone(), now.version.clone()),
-        ("group", was.group.clone(), now.group.clone()),
-        (
-            "loadbalance",
-            Some(was.loadbalance.clone()),
-            Some(now.loadbalance.clone()),
-        ),
-    ] {
-        if a != b {
-            out.push(format!("{name} {} → {}", show(&a), show(&b)));
-        }
-    }
-    if was.methods != now.methods {
-        out.push(format!(
-            "methods {} → {}",
-            was.methods.join(","),
-            now.methods.join(",")
-        ));
-    }
-    out
+    text
 }
 
 #[cfg(test)]
@@ -448,7 +376,7 @@ mod tests {
             &notes,
         );
         let mut text = Vec::new();
-        print_table(&rows, &mut text).unwrap();
+        print_table(&rows, "", &mut text).unwrap();
         assert_eq!(
             String::from_utf8(text).unwrap(),
             "\
@@ -463,39 +391,5 @@ ADDRESS     PROTOCOL  APPLICATION  VERSION  GROUP  WEIGHT
         assert_eq!(json["warmup_percent"], 11);
         assert_eq!(rows[0].to_json(Some("r"))["methods"], json!(["b", "a"]));
         assert_eq!(rows[2].to_json(None)["disabled"], true);
-    }
-
-    #[test]
-    fn the_diff_shows_only_what_a_user_sees() {
-        let empty = RuleNotes::default();
-        let before = listing(
-            &["dubbo://10.0.0.1:1/S?weight=100", "dubbo://10.0.0.2:1/S"],
-            0,
-            &empty,
-        );
-        let reweighted = [ReweightedProvider::new(
-            "10.0.0.1:1",
-            Some("100"),
-            "300",
-            "S::.configurators",
-        )];
-        let notes = RuleNotes {
-            reweighted: &reweighted,
-            ..RuleNotes::default()
-        };
-        let after = listing(
-            &["dubbo://10.0.0.1:1/S?weight=300", "dubbo://10.0.0.3:1/S"],
-            0,
-            &notes,
-        );
-        assert_eq!(
-            diff(&before, &after),
-            [
-                "- 10.0.0.2:1  dubbo  -  -  -  weight 100, effective 100",
-                "~ 10.0.0.1:1 weight 100 → 300 (rule S::.configurators)",
-                "+ 10.0.0.3:1  dubbo  -  -  -  weight 100, effective 100",
-            ]
-        );
-        assert!(diff(&after, &after).is_empty());
     }
 }

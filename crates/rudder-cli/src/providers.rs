@@ -91,8 +91,10 @@ pub(crate) struct ProvidersArgs {
     /// Show the weights and balancer for this method (default: service level).
     #[arg(long, value_name = "NAME")]
     method: Option<String>,
-    /// After the listing, print each visible change (`+`, `-`, `~`) and connection loss, until Ctrl-C.
-    #[arg(long, conflicts_with = "format")]
+    /// After the listing, print each visible change (`+`, `-`, `~`, aligned with the table) and
+    /// connection loss, until Ctrl-C; with --format json, one JSON object per line
+    /// (`{"event":"added"|"removed"|"changed"|"connection_lost"|"connection_back"|"empty_push_kept",...}`).
+    #[arg(long)]
     watch: bool,
     /// text (aligned columns) or json (one array of objects).
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -142,6 +144,7 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
             if rows.is_empty() {
                 empty.push(session.why_empty(&query).await);
             }
+            let mut widths = None;
             match args.format {
                 Format::Text => {
                     let label = if several {
@@ -160,7 +163,9 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
                     if let Some(note) = migration_note(&session.status()) {
                         writeln!(out, "{note}")?;
                     }
-                    provider_rows::print_table(&rows, out)?;
+                    // With --watch the table leaves room for the change lines' `+ ` / `- `.
+                    let margin = if args.watch { "  " } else { "" };
+                    widths = Some(provider_rows::print_table(&rows, margin, out)?);
                     if let Some(note) = provider_rows::outlier_note(&rows) {
                         writeln!(out, "{note}")?;
                     }
@@ -175,8 +180,21 @@ pub(crate) fn run(args: ProvidersArgs, out: &mut dyn Write) -> Result<()> {
                 explain(&args, &query, &session.directory, &status, out).await?;
             }
             if args.watch {
+                if args.format == Format::Json {
+                    // The listing first (one array line), then one object per change.
+                    writeln!(
+                        out,
+                        "{}",
+                        serde_json::Value::Array(std::mem::take(&mut all_rows))
+                    )?;
+                }
                 out.flush()?;
-                session.watch(&method, rows, out).await?;
+                for note in empty.drain(..).flatten() {
+                    crate::logging::say(format!("{} {note}", crate::logging::warning_label()));
+                }
+                session.watch(&method, rows, widths, out).await?;
+                session.close().await;
+                return Ok(());
             }
             session.close().await;
         }
@@ -258,7 +276,18 @@ impl Session {
     }
 
     /// Prints each visible change and each connection loss and return, until Ctrl-C.
-    async fn watch(&self, method: &str, mut shown: Vec<Row>, out: &mut dyn Write) -> Result<()> {
+    /// `widths`: the table's columns (text), `None` for JSON lines.
+    async fn watch(
+        &self,
+        method: &str,
+        mut shown: Vec<Row>,
+        widths: Option<[usize; 6]>,
+        out: &mut dyn Write,
+    ) -> Result<()> {
+        let say = |out: &mut dyn Write, text: &str, event: serde_json::Value| match widths {
+            Some(_) => writeln!(out, "{text}"),
+            None => writeln!(out, "{event}"),
+        };
         let mut status = self.subscription.status();
         let (mut connected, mut kept) = {
             let first = status.borrow_and_update();
@@ -273,26 +302,31 @@ impl Session {
             if now.connected != connected {
                 connected = now.connected;
                 if connected {
-                    writeln!(out, "! registry connection back")?;
+                    let event = serde_json::json!({"event": "connection_back"});
+                    say(out, "! registry connection back", event)?;
                 } else {
-                    writeln!(
-                        out,
-                        "! registry connection lost; the last known providers stay in use"
-                    )?;
+                    let event = serde_json::json!({"event": "connection_lost"});
+                    let text = "! registry connection lost; the last known providers stay in use";
+                    say(out, text, event)?;
                 }
             }
             if now.empty_pushes_kept != kept {
                 kept = now.empty_pushes_kept;
-                writeln!(
-                    out,
+                let text = format!(
                     "! the registry sent an empty provider list; enable-empty-protection keeps the last {} providers",
                     now.providers
-                )?;
+                );
+                let event =
+                    serde_json::json!({"event": "empty_push_kept", "providers": now.providers});
+                say(out, &text, event)?;
             }
             let mut rows = self.rows_for(&now, method).await;
             provider_rows::fill_from(&mut rows, &shown);
-            for line in provider_rows::diff(&shown, &rows) {
-                writeln!(out, "{line}")?;
+            for change in crate::provider_watch::diff(&shown, &rows) {
+                match &widths {
+                    Some(widths) => writeln!(out, "{}", change.text(widths))?,
+                    None => writeln!(out, "{}", change.json())?,
+                }
             }
             shown = rows;
             out.flush()?;

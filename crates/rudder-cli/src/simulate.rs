@@ -47,11 +47,12 @@ pub(crate) struct SimulateArgs {
     /// The service interface to look up in --registry.
     #[arg(long, value_name = "NAME", requires = "registry")]
     interface: Option<String>,
-    /// The service version to look up in --registry.
-    #[arg(long, requires = "registry")]
+    /// The service version: with --registry the one looked up; with --provider / --providers-file
+    /// the given URLs of other versions are left out, as a consumer of this version leaves them.
+    #[arg(long)]
     version: Option<String>,
-    /// The service group to look up in --registry.
-    #[arg(long, requires = "registry")]
+    /// The service group (`*` any, `a,b` either): applied as --version is.
+    #[arg(long)]
     group: Option<String>,
     /// The method being called.
     #[arg(long, default_value = "sayHello")]
@@ -285,7 +286,7 @@ fn provider_groups(args: &SimulateArgs, merge: &ConsumerParams) -> Result<Vec<Pr
         return Ok(vec![(
             RegistryChoice::new("provider URLs"),
             None,
-            provider_urls(args, merge)?,
+            of_version_and_group(args, provider_urls(args, merge)?)?,
         )]);
     };
     let targets = args.registry.targets()?;
@@ -314,6 +315,58 @@ fn provider_groups(args: &SimulateArgs, merge: &ConsumerParams) -> Result<Vec<Pr
             ))
         })
         .collect()
+}
+
+/// The given providers a consumer of `--version` and `--group` would use (Dubbo's
+/// `UrlUtils.isMatch`: `*` any, a group list any of its groups, absent only the unversioned or
+/// ungrouped); none left is an error naming the versions and groups there are.
+fn of_version_and_group(args: &SimulateArgs, urls: Vec<DubboUrl>) -> Result<Vec<DubboUrl>> {
+    let clean = |v: &Option<String>| {
+        v.as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
+    let (version, group) = (clean(&args.version), clean(&args.group));
+    if version.is_none() && group.is_none() {
+        return Ok(urls);
+    }
+    let of = |url: &DubboUrl, key: &str| url.parameter(key).unwrap_or("").trim().to_owned();
+    let kept: Vec<DubboUrl> = urls
+        .iter()
+        .filter(|u| match version.as_deref() {
+            Some("*") => true,
+            wanted => of(u, "version") == wanted.unwrap_or(""),
+        })
+        .filter(|u| match group.as_deref() {
+            Some("*") => true,
+            Some(wanted) => wanted.split(',').any(|w| w.trim() == of(u, "group")),
+            None => of(u, "group").is_empty(),
+        })
+        .cloned()
+        .collect();
+    if kept.is_empty() {
+        let interface = urls
+            .first()
+            .map(|u| u.service_interface().to_owned())
+            .unwrap_or_default();
+        let why = crate::service_info::missing_version_or_group(
+            &interface,
+            version.as_deref(),
+            group.as_deref(),
+            &urls,
+        )
+        .unwrap_or_else(|| "no given provider matches --version and --group".to_owned());
+        bail!("{why}");
+    }
+    if kept.len() < urls.len() {
+        crate::logging::say(format!(
+            "# {} of the {} given providers match --version / --group",
+            kept.len(),
+            urls.len()
+        ));
+    }
+    Ok(kept)
 }
 
 /// The given provider URLs, each merged with the consumer parameters.

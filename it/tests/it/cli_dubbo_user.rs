@@ -85,8 +85,10 @@ async fn a_dubbo_engineer_lists_inspects_and_calls() {
         "json",
     ])
     .await;
+    // An array, as `list --format json` always prints: here of the one service.
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert!(json["methods"]
+    assert_eq!(json.as_array().map(Vec::len), Some(1), "{out}");
+    assert!(json[0]["methods"]
         .as_array()
         .unwrap()
         .contains(&serde_json::json!({"name": "slow", "parameter_types": ["int"], "return_type": "java.lang.String"})));
@@ -155,12 +157,17 @@ async fn a_dubbo_engineer_lists_inspects_and_calls() {
         err,
         format!("error: method-not-found: {SERVICE} has no method sayHi; its providers list: add, echoUser, fail, nullValue, sayHello, slow, whoAmI\n")
     );
+    // Arguments that fit no overload are a usage mistake (exit 2), as ones that do not convert are.
     let (code, _, err) = invoke(&["--method", "add", "--args", "[\"a\", 1]"]).await;
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("fit no overload of add; the service has: add(int, int)"),
         "{err}"
     );
+    for args in ["[3000000000, 2]", "[1.5, 2]"] {
+        let (code, _, err) = invoke(&["--method", "add", "--args", args]).await;
+        assert_eq!(code, 2, "{args}: {err}");
+    }
     // The metadata's overload gives the types; every call is made and summarised.
     let (code, out, err) =
         invoke(&["--method", "add", "--args", "[2, 3]", "--calls", "3", "-v"]).await;

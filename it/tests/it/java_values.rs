@@ -352,3 +352,119 @@ async fn a_providers_stack_trace_reads_as_its_first_line() {
     let verbose = format!("{provider:#}");
     assert!(verbose.contains(full), "{verbose}");
 }
+
+/// An object argument whose class the metadata report describes goes typed without `--types` or
+/// `--generic`: its BigDecimal, LocalDate, Instant, Duration, Date and enum fields decode at the
+/// provider (before, they went as JSON strings and the provider answered "Fail to decode
+/// request"). By `--url` (no metadata) the hint for each cause says what to add.
+#[tokio::test]
+async fn cli_types_an_objects_fields_from_the_metadata() {
+    let zookeeper = ZooKeeperContainer::start().await.unwrap();
+    let peer = java_provider(&zookeeper).await;
+    let registry = format!("zookeeper://{}", zookeeper.connect_string());
+    let invoice = r#"[{"id":"inv-7","amount":"12.34","serial":"98765432109876543210",
+        "due":"2026-12-31","issued":"2026-12-01T23:30:00","paid":"2026-12-02T08:00:00.500Z",
+        "grace":"PT72H","created":"2026-12-01T23:30:00.123Z","color":"BLUE"}]"#;
+    let out = run_rudder(&[
+        "invoke",
+        "--registry",
+        &registry,
+        "--interface",
+        SERVICE,
+        "--method",
+        "nextInvoice",
+        "--args",
+        invoice,
+        "-v",
+    ])
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("types: nextInvoice(org.rudder.it.Invoice) (the registry's metadata)"),
+        "{}",
+        out.stderr
+    );
+    let next: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(next["amount"], "24.68", "{next}");
+    assert_eq!(next["due"], "2027-01-01", "{next}");
+    assert_eq!(next["color"], "BLUE", "{next}");
+    // A field value that is not its type is named before anything is sent.
+    let out = run_rudder(&[
+        "invoke",
+        "--registry",
+        &registry,
+        "--interface",
+        SERVICE,
+        "--method",
+        "nextInvoice",
+        "--args",
+        r#"[{"id":"x","amount":12.5}]"#,
+    ])
+    .await;
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("field amount of org.rudder.it.Invoice (java.math.BigDecimal)"),
+        "{}",
+        out.stderr
+    );
+
+    // By --url: no metadata, and Dubbo 3.3 says the same for every cause: the hint names the causes
+    // the call's shape allows.
+    let url = provider_url(&peer, SERVICE);
+    let hint = |args: Vec<&'static str>| {
+        let url = url.clone();
+        async move {
+            let mut all = vec!["invoke", "--url", url.as_str()];
+            all.extend(args);
+            let out = run_rudder(&all).await;
+            assert_eq!(out.code, 1, "{}", out.stderr);
+            let lines: Vec<String> = out.stderr.lines().map(str::to_owned).collect();
+            assert!(lines[0].starts_with("error: "), "{}", out.stderr);
+            lines
+                .iter()
+                .find(|l| l.starts_with("hint: "))
+                .cloned()
+                .unwrap_or_else(|| panic!("no hint: {}", out.stderr))
+        }
+    };
+    let enum_constant = hint(vec![
+        "--method",
+        "echoColor",
+        "--types",
+        "org.rudder.it.Color",
+        "--args",
+        r#"["PURPLE"]"#,
+    ])
+    .await;
+    assert!(
+        enum_constant.contains("\"PURPLE\" may not be a constant of org.rudder.it.Color"),
+        "{enum_constant}"
+    );
+    let untyped = hint(vec!["--method", "nextInvoice", "--args", r#"[{"id":"x"}]"#]).await;
+    assert!(untyped.contains("--types"), "{untyped}");
+    let mistyped = hint(vec![
+        "--method",
+        "nextInvoise",
+        "--types",
+        "org.rudder.it.Invoice",
+        "--args",
+        r#"[{"id":"x"}]"#,
+    ])
+    .await;
+    assert!(
+        mistyped.contains("exports no nextInvoise(org.rudder.it.Invoice)"),
+        "{mistyped}"
+    );
+    let fields = hint(vec![
+        "--method",
+        "nextInvoice",
+        "--types",
+        "org.rudder.it.Invoice",
+        "--args",
+        r#"[{"id":"x","amount":"12.34"}]"#,
+    ])
+    .await;
+    assert!(fields.contains("--generic"), "{fields}");
+}

@@ -119,28 +119,64 @@ fn the_commands_the_docs_show_parse() {
             if command.contains("...") || command.contains(" demo") {
                 continue;
             }
-            let local = command
-                .replace("127.0.0.1:2181", &format!("127.0.0.1:{closed}"))
-                .replace("127.0.0.1:20880", &format!("127.0.0.1:{closed}"))
-                .replace("127.0.0.1:50051", &format!("127.0.0.1:{closed}"));
-            let args = words(&local);
-            assert_eq!(args[0], "rudder", "{command}");
-            let out = Command::new(env!("CARGO_BIN_EXE_rudder"))
-                .args(&args[1..])
-                .current_dir(repository())
-                .env("RUDDER_LOG", "off")
-                .output()
-                .unwrap();
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                !stderr.contains("Usage: rudder") && out.status.code() != Some(101),
-                "{}: `{command}` is not a command rudder takes:\n{stderr}",
-                page.display()
-            );
+            check(&command, &page.display().to_string(), closed);
             ran += 1;
         }
     }
     assert!(ran >= 20, "only {ran} commands found in the docs");
+}
+
+/// Runs `command` with its loopback addresses on `closed`: it must not end in a usage error or a
+/// panic.
+fn check(command: &str, origin: &str, closed: u16) {
+    let local = command
+        .replace("127.0.0.1:2181", &format!("127.0.0.1:{closed}"))
+        .replace("127.0.0.1:20880", &format!("127.0.0.1:{closed}"))
+        .replace("127.0.0.1:50051", &format!("127.0.0.1:{closed}"));
+    let args = words(&local);
+    assert_eq!(args[0], "rudder", "{command}");
+    let out = Command::new(env!("CARGO_BIN_EXE_rudder"))
+        .args(&args[1..])
+        .current_dir(repository())
+        .env("RUDDER_LOG", "off")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("Usage: rudder") && out.status.code() != Some(101),
+        "{origin}: `{command}` is not a command rudder takes:\n{stderr}"
+    );
+}
+
+/// Each command's `--help` ends with examples, and each example is a command rudder takes.
+#[test]
+fn every_commands_help_has_examples_that_parse() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for subcommand in SUBCOMMANDS {
+        let out = Command::new(env!("CARGO_BIN_EXE_rudder"))
+            .args([subcommand, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        let examples = help
+            .split_once("\nExamples:\n")
+            .unwrap_or_else(|| panic!("`rudder {subcommand} --help` has no examples:\n{help}"))
+            .1;
+        let block: Vec<&str> = examples.lines().map(str::trim_start).collect();
+        let found = commands(&format!("```sh\n{}\n```\n", block.join("\n")));
+        assert!(found.len() >= 2, "{subcommand}: {examples}");
+        for command in found {
+            // The demo runs for a while (and against a registry refuses a closed port): parsed only.
+            if subcommand == "demo" {
+                continue;
+            }
+            check(&command, &format!("rudder {subcommand} --help"), closed);
+        }
+    }
 }
 
 #[test]

@@ -33,6 +33,10 @@ async fn provider(failures: usize) -> DubboServer {
                 "length" => Ok(Value::Int(
                     call.arguments()[0].as_str().map_or(-1, |s| s.len() as i32),
                 )),
+                "slow" => {
+                    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                    Ok(Value::Null)
+                }
                 _ => Ok(Value::from("ok")),
             }
         }
@@ -122,7 +126,13 @@ async fn verbose_names_the_provider_the_time_and_the_attempts() {
         "{\"error\":{\"kind\":\"exception\",\"message\":\"com.acme.Flaky: not now\"}}\n\"ok\"\n"
     );
     let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 3, "{err}");
+    assert_eq!(lines.len(), 4, "{err}");
+    // The Java types sent, and where they came from.
+    assert_eq!(
+        lines[0],
+        "types: flaky() (inferred from the JSON: give --types for other Java types)"
+    );
+    let lines = &lines[1..];
     let failed =
         format!("call 1/2 failed: exception: com.acme.Flaky: not now [provider {address}, ");
     assert!(lines[0].starts_with(&failed), "{err}");
@@ -133,6 +143,60 @@ async fn verbose_names_the_provider_the_time_and_the_attempts() {
     );
     assert!(lines[1].ends_with(" ms, 1 attempt"), "{err}");
     assert_eq!(lines[2], "2 calls: 1 ok, 1 failed (exception 1)");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_url_is_one_attempt_and_verbose_shows_the_types() {
+    let server = provider(0).await;
+    let address = server.local_addr().to_string();
+    let url = format!("dubbo://{address}/com.acme.Greeter");
+    // A timeout by --url: failover would have tried the one address three times.
+    let (code, _, err) = rudder(
+        &[
+            "invoke",
+            "--url",
+            &url,
+            "--method",
+            "slow",
+            "--timeout",
+            "200",
+            "-v",
+            "--args",
+            r#"["x", 3000000000]"#,
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(code, 1, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines[0],
+        "types: slow(java.lang.String, long) (inferred from the JSON: give --types for other Java types)"
+    );
+    assert!(
+        lines[1].starts_with("call failed: timeout: ") && lines[1].ends_with(" ms, 1 attempt]"),
+        "{err}"
+    );
+    assert_eq!(err.matches(&address).count(), 2, "{err}");
+    // Retries asked for are made.
+    let (_, _, err) = rudder(
+        &[
+            "invoke",
+            "--url",
+            &url,
+            "--method",
+            "slow",
+            "--timeout",
+            "200",
+            "-v",
+            "--param",
+            "retries=1",
+        ],
+        None,
+    )
+    .await;
+    assert!(err.contains(" ms, 2 attempts: "), "{err}");
     server.shutdown().await;
 }
 
@@ -398,5 +462,36 @@ async fn ctrl_c_during_many_calls_prints_the_partial_summary() {
         lines[1].ends_with(" ok") && lines[1].contains(" calls: "),
         "{err}"
     );
+    server.shutdown().await;
+}
+
+/// `--calls N` on a terminal (a pty from util-linux `script`): a progress line, rewritten in place
+/// and wiped before the summary; in a pipe (every other test here) none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_shows_on_a_terminal_only() {
+    let server = provider(0).await;
+    let url = format!("dubbo://{}/com.acme.Greeter", server.local_addr());
+    let command = format!(
+        "'{}' invoke --url {url} --method flaky --calls 3 >/dev/null",
+        env!("CARGO_BIN_EXE_rudder")
+    );
+    let out = tokio::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .output()
+        .await
+        .expect("util-linux script runs");
+    let seen = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        seen.contains("\r\x1b[Kcall 1/3: 1 ok, 0 failed"),
+        "{seen:?}"
+    );
+    assert!(seen.contains("\r\x1b[K3 calls: 3 ok"), "{seen:?}");
+    let (code, _, err) = rudder(
+        &["invoke", "--url", &url, "--method", "flaky", "--calls", "3"],
+        None,
+    )
+    .await;
+    assert_eq!((code, err.as_str()), (0, "3 calls: 3 ok\n"));
     server.shutdown().await;
 }

@@ -275,3 +275,41 @@ fn the_summary_gives_shares_and_notes_what_a_simulation_cannot_show() {
         "warning: the providers list no method sayHi (they list: add, sayHello); simulating it anyway\n"
     );
 }
+
+#[test]
+fn version_and_group_apply_to_given_providers() {
+    let dir = std::env::temp_dir().join(format!("rudder-simulate-vg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("providers.txt");
+    std::fs::write(
+        &file,
+        "dubbo://10.0.0.1:20880/com.acme.Greeter?version=1.0.0\n\
+         dubbo://10.0.0.2:20880/com.acme.Greeter?version=2.0.0&group=blue\n\
+         dubbo://10.0.0.3:20880/com.acme.Greeter?version=2.0.0\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["simulate", "--providers-file", file, "--weights"];
+        args.extend_from_slice(extra);
+        rudder(&args)
+    };
+    // Before, --version and --group needed --registry (or were ignored): all three were used.
+    let (code, out, err) = run(&["--version", "2.0.0"]);
+    assert_eq!((code, out.as_str()), (0, "10.0.0.3:20880 100\n"), "{err}");
+    assert_eq!(
+        err,
+        "# 1 of the 3 given providers match --version / --group\n"
+    );
+    let (code, out, err) = run(&["--version", "2.0.0", "--group", "blue"]);
+    assert_eq!((code, out.as_str()), (0, "10.0.0.2:20880 100\n"), "{err}");
+    let (code, out, _) = run(&["--version", "*", "--group", "*"]);
+    assert_eq!((code, out.lines().count()), (0, 3));
+    let (code, out, err) = run(&["--version", "3.0.0"]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(
+        err.contains("has version 3.0.0; seen: 1.0.0, 2.0.0"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
