@@ -83,6 +83,7 @@ mod grpc_channel;
 mod metadata_client;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+mod layers;
 mod observer;
 mod protocols;
 // Providers leave directories only through a registry.
@@ -142,6 +143,7 @@ pub mod value {
 /// ([`ConsumerBuilder::transport`](crate::ConsumerBuilder::transport)): a provider's [`Endpoint`](crate::transport::Endpoint) is
 /// a `tower::Service<Invocation>` made by the [`Transport`](crate::transport::Transport) of its URL scheme.
 pub mod transport {
+    pub use crate::protocols::PLUGGED_SHUTDOWN_DEADLINE;
     pub use rudder_rpc::endpoint::{Endpoint, ResponseFuture, ShutdownFuture, Transport};
 }
 

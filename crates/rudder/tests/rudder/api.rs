@@ -2,7 +2,6 @@
 //! checked before anything is sent, a shut-down consumer's calls never retried.
 
 use std::error::Error as _;
-use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,13 +14,7 @@ use rudder::{
 };
 use rudder_rpc::server::DubboServer;
 use tokio::sync::Notify;
-
-/// Bounds a wait that would otherwise hang the test on a regression.
-async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(10), f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} took over 10 s"))
-}
+use rudder_test_support::wait::within;
 
 struct NoWake;
 
