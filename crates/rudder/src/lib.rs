@@ -79,11 +79,11 @@ mod error;
 mod grpc_caller;
 #[cfg(feature = "triple")]
 mod grpc_channel;
+mod layers;
 #[cfg(feature = "zookeeper")]
 mod metadata_client;
 #[cfg(feature = "metrics")]
 pub mod metrics;
-mod layers;
 mod observer;
 mod protocols;
 // Providers leave directories only through a registry.

@@ -2,6 +2,7 @@
 //! checked before anything is sent, a shut-down consumer's calls never retried.
 
 use std::error::Error as _;
+use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -13,8 +14,8 @@ use rudder::{
     Reference, RpcErrorKind, Value,
 };
 use rudder_rpc::server::DubboServer;
-use tokio::sync::Notify;
 use rudder_test_support::wait::within;
+use tokio::sync::Notify;
 
 struct NoWake;
 

@@ -7,9 +7,9 @@ use std::time::Duration;
 use rudder::extension::{LoadBalance, MethodView, Pick, PickRng};
 use rudder::{BuildError, CallError, Consumer, Invocation, MethodCall, RpcErrorKind, Value};
 use rudder_rpc::server::DubboServer;
+use rudder_test_support::wait::within;
 use tokio::sync::{watch, Semaphore};
 use tower_service::Service;
-use rudder_test_support::wait::within;
 
 /// Where `hold` calls wait at the provider: each one counts as arrived, then waits for a permit.
 /// A call that arrived was counted in flight by the consumer before it was sent, so the arrival is

@@ -1,7 +1,6 @@
 //! Everything a consumer opens, it closes: a dropped reference frees its providers' connections and
 //! statistics, and the last handle (or `shutdown`) ends every connection and task.
 
-
 use rudder::{Consumer, Invocation, Value};
 use rudder_rpc::server::DubboServer;
 use rudder_test_support::wait::within;

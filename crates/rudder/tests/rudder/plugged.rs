@@ -91,9 +91,20 @@ async fn shutdown_gives_up_on_a_plugged_transport_whose_close_never_ends() {
     let started = Instant::now();
     within("shutdown past a close that never ends", consumer.shutdown()).await;
     let took = started.elapsed();
-    assert_eq!(transport.closes.load(Ordering::SeqCst), 1, "asked to close once");
-    assert_eq!(transport.closed.load(Ordering::SeqCst), 0, "it never closed");
-    assert!(took >= deadline, "shutdown waited the deadline first ({took:?})");
+    assert_eq!(
+        transport.closes.load(Ordering::SeqCst),
+        1,
+        "asked to close once"
+    );
+    assert_eq!(
+        transport.closed.load(Ordering::SeqCst),
+        0,
+        "it never closed"
+    );
+    assert!(
+        took >= deadline,
+        "shutdown waited the deadline first ({took:?})"
+    );
     assert!(consumer.is_shut_down());
     let refused = match consumer.reference(SERVICE).provider(PROVIDER).build().await {
         Ok(reference) => reference
@@ -114,7 +125,11 @@ async fn shutdown_waits_for_a_plugged_transport_that_closes() {
     let consumer = called_once(Arc::clone(&transport), Duration::from_secs(3600)).await;
     within("shutdown", consumer.shutdown()).await;
     assert_eq!(transport.closes.load(Ordering::SeqCst), 1);
-    assert_eq!(transport.closed.load(Ordering::SeqCst), 1, "its close finished first");
+    assert_eq!(
+        transport.closed.load(Ordering::SeqCst),
+        1,
+        "its close finished first"
+    );
 }
 
 #[cfg(feature = "metrics")]
