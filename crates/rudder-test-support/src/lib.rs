@@ -6,6 +6,7 @@
 use std::error::Error;
 
 pub mod pki;
+pub mod wait;
 
 /// The texts a chain printer makes of `error`: a walk over `source()` printing each link with `{}`,
 /// the same walk with `{:#}`, anyhow's one-line `{:#}` and its `{:?}` report.

@@ -268,7 +268,12 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("runtime");
-    let cases = runtime.block_on(cases());
+    let mut cases = runtime.block_on(cases());
+    // `CALL_PATH_CASES=invoke,call` keeps those cases only: one case per run under callgrind
+    // (`docs/performance.md`), whose instruction count is then that case's alone.
+    if let Ok(names) = std::env::var("CALL_PATH_CASES") {
+        cases.retain(|case| names.split(',').any(|name| name == case.name));
+    }
     allocations_per_call(&runtime, &cases);
     let prepared = invocation();
     let mut group = c.benchmark_group("call_path");

@@ -1,5 +1,6 @@
-//! The bridge from the cluster invoker to the wire: the picked provider's [`Endpoint`](rudder_rpc::endpoint::Endpoint), made once per
-//! provider by the transport of its URL scheme and kept with it, called with the invocation.
+//! The bridge from the cluster invoker to the wire: the picked provider's service (its
+//! [`Endpoint`](rudder_rpc::endpoint::Endpoint), made once per provider by the transport of its URL
+//! scheme, under the consumer's [`layers`]), kept with the provider and called with the invocation.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,16 +13,18 @@ use rudder_common::invocation::Invocation;
 use rudder_common::Value;
 use rudder_rpc::RpcResponse;
 
-use crate::observer::{CallObserver, Observed};
+use crate::layers;
+use crate::observer::CallObserver;
 
-/// Calls providers through the endpoint of each (dubbo://, tri://, or a plugged-in transport). The
-/// cluster invoker counts each call in the provider's statistics.
+/// Calls providers through the service of each (dubbo://, tri://, or a plugged-in transport, under
+/// the metrics layer). The cluster invoker counts each call in the provider's statistics.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DubboCaller {
     pub(crate) protocol: crate::protocols::Protocols,
     /// Tasks waiting for a call slot (tower `poll_ready` under `actives`).
     pub(crate) waiters: Arc<Waiters>,
-    /// Hears of every call (times calls and counts picks), when the consumer keeps metrics.
+    /// Hears of every call (times calls and counts picks), when the consumer keeps metrics: composed
+    /// as a layer over each provider's endpoint.
     pub(crate) observer: Option<Arc<dyn CallObserver>>,
 }
 
@@ -85,29 +88,20 @@ impl Caller for DubboCaller {
         provider: &Arc<Provider>,
         invocation: &Invocation,
     ) -> Result<RpcResponse, RpcError> {
-        let _observed = self
-            .observer
-            .as_deref()
-            .map(|o| Observed::start(o, provider, invocation.method_name()));
-        // A provider keeps its endpoint for its life (a configurator's change makes a new provider,
+        // A provider keeps its service for its life (a configurator's change makes a new provider,
         // so a new endpoint reads the new URL).
-        let endpoint = || {
+        let make = || {
             let endpoint = self.protocol.endpoint(provider.url());
             // The balancer reads the connection's state through the provider from now on
             // (`cluster.availablecheck`).
             if let Some(availability) = endpoint.availability() {
                 provider.watch_availability(availability.clone());
             }
-            endpoint
+            layers::compose(endpoint, provider, self.observer.clone())
         };
-        match provider.cached(endpoint) {
-            Some(endpoint) => endpoint.call(invocation.clone()).await,
-            None => {
-                self.protocol
-                    .endpoint(provider.url())
-                    .call(invocation.clone())
-                    .await
-            }
+        match provider.cached(make) {
+            Some(service) => service.call_shared(invocation.clone()).await,
+            None => make().call_shared(invocation.clone()).await,
         }
     }
 

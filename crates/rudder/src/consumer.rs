@@ -109,6 +109,7 @@ impl Consumer {
             clock: Arc::new(SystemClock),
             seed: None,
             transports: Vec::new(),
+            transport_shutdown_deadline: crate::transport::PLUGGED_SHUTDOWN_DEADLINE,
             tls: None,
             #[cfg(feature = "zookeeper")]
             config_center: None,
@@ -153,7 +154,10 @@ impl Consumer {
 
     /// Closes everything: registry subscriptions and sessions (consumer nodes removed), connections (calls
     /// in flight fail), and waits until their tasks have ended. References built from this consumer fail
-    /// every later call; a build waiting for a registry returns [`BuildError::ShutDown`] at once.
+    /// every later call; a build waiting for a registry returns [`BuildError::ShutDown`] at once. A
+    /// transport plugged in with [`ConsumerBuilder::transport`] is given
+    /// [`PLUGGED_SHUTDOWN_DEADLINE`](crate::transport::PLUGGED_SHUTDOWN_DEADLINE) to close: one whose
+    /// close never finishes cannot hang shutdown.
     ///
     /// Await it before the tokio runtime ends (at the end of `main`): a runtime that shuts down with
     /// registry tasks still running drops zookeeper-client's session task under them, and the crate
@@ -364,6 +368,7 @@ pub struct ConsumerBuilder {
     seed: Option<u64>,
     /// Transports plugged in by URL scheme ([`ConsumerBuilder::transport`]).
     transports: Vec<(String, Arc<dyn crate::transport::Transport>)>,
+    transport_shutdown_deadline: Duration,
     /// TLS to every dubbo:// and tri:// provider ([`ConsumerBuilder::tls`]).
     tls: Option<crate::TlsClient>,
     #[cfg(feature = "zookeeper")]
@@ -463,6 +468,23 @@ impl ConsumerBuilder {
         self
     }
 
+    /// How long [`Consumer::shutdown`] waits for the transports plugged in with
+    /// [`ConsumerBuilder::transport`] to close, all together (default
+    /// [`PLUGGED_SHUTDOWN_DEADLINE`](crate::transport::PLUGGED_SHUTDOWN_DEADLINE), 5 s); past it,
+    /// shutdown goes on without them and logs a warning naming their schemes.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let consumer = rudder::Consumer::builder()
+    ///     .transport_shutdown_deadline(Duration::from_millis(500))
+    ///     .build();
+    /// # drop(consumer);
+    /// ```
+    pub fn transport_shutdown_deadline(mut self, deadline: Duration) -> Self {
+        self.transport_shutdown_deadline = deadline;
+        self
+    }
+
     /// Calls every dubbo:// and tri:// provider over TLS (Dubbo's consumer-side `SslConfig`): the
     /// provider's certificate checked against the CA file (or the system's roots), and a client
     /// certificate shown when configured (mutual TLS). A provider that does not speak TLS fails with
@@ -550,7 +572,8 @@ impl ConsumerBuilder {
             self.application.as_deref(),
             self.transports,
             self.tls,
-        );
+        )
+        .with_shutdown_deadline(self.transport_shutdown_deadline);
         #[cfg(feature = "zookeeper")]
         let metadata_client = crate::metadata_client::MetadataClient::new(protocol.clone());
         Consumer {

@@ -79,6 +79,7 @@ mod error;
 mod grpc_caller;
 #[cfg(feature = "triple")]
 mod grpc_channel;
+mod layers;
 #[cfg(feature = "zookeeper")]
 mod metadata_client;
 #[cfg(feature = "metrics")]
@@ -142,6 +143,7 @@ pub mod value {
 /// ([`ConsumerBuilder::transport`](crate::ConsumerBuilder::transport)): a provider's [`Endpoint`](crate::transport::Endpoint) is
 /// a `tower::Service<Invocation>` made by the [`Transport`](crate::transport::Transport) of its URL scheme.
 pub mod transport {
+    pub use crate::protocols::PLUGGED_SHUTDOWN_DEADLINE;
     pub use rudder_rpc::endpoint::{Endpoint, ResponseFuture, ShutdownFuture, Transport};
 }
 

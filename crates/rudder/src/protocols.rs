@@ -13,8 +13,14 @@ use rudder_common::error::RpcErrorKind;
 #[cfg(any(feature = "zookeeper", feature = "triple"))]
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
-use rudder_rpc::endpoint::{Endpoint, Transport, Transports};
+use rudder_rpc::endpoint::{Endpoint, ShutdownFuture, Transport, Transports};
 use rudder_rpc::DubboProtocol;
+
+/// How long [`Consumer::shutdown`](crate::Consumer::shutdown) waits for the transports plugged in with
+/// [`ConsumerBuilder::transport`](crate::ConsumerBuilder::transport) to close, all together; past it,
+/// shutdown goes on without them (and logs a warning naming their schemes). The built-in dubbo:// and
+/// tri:// transports are waited for until their connection tasks have ended.
+pub const PLUGGED_SHUTDOWN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The URL protocol of Triple providers.
 pub(crate) const TRI: &str = "tri";
@@ -27,6 +33,8 @@ pub(crate) struct Protocols {
     /// What the transports were made from, to make a reference's own set with other TLS settings.
     application: Option<String>,
     plugged: Vec<(String, Arc<dyn Transport>)>,
+    /// How long shutdown waits for the plugged transports to close.
+    plugged_deadline: std::time::Duration,
     /// The dubbo:// client itself, for its task diagnostics.
     dubbo: DubboProtocol,
     /// The tri:// client itself, for protobuf (gRPC) calls, which are not `Invocation`s.
@@ -53,6 +61,15 @@ impl Protocols {
     /// setting): its connections are its own, closed when the last user drops it.
     pub(crate) fn with_tls(&self, tls: Tls) -> Protocols {
         Protocols::with_plugged(self.application.as_deref(), self.plugged.clone(), tls)
+            .with_shutdown_deadline(self.plugged_deadline)
+    }
+
+    /// The same transports, whose shutdown waits at most `deadline` for the plugged ones.
+    pub(crate) fn with_shutdown_deadline(self, deadline: std::time::Duration) -> Protocols {
+        Protocols {
+            plugged_deadline: deadline,
+            ..self
+        }
     }
 
     /// [`Protocols::new`], plus `plugged` adding (or replacing) the transports of their schemes.
@@ -79,6 +96,7 @@ impl Protocols {
             transports,
             application: application.map(str::to_owned),
             plugged,
+            plugged_deadline: PLUGGED_SHUTDOWN_DEADLINE,
             dubbo,
             #[cfg(feature = "triple")]
             triple,
@@ -146,9 +164,35 @@ impl Protocols {
         self.dubbo.wait_until_idle().await;
     }
 
-    /// Closes everything and refuses later calls.
+    /// Closes everything and refuses later calls: the built-in transports until their connection
+    /// tasks have ended, the plugged-in ones for at most [`PLUGGED_SHUTDOWN_DEADLINE`] (their close
+    /// is the user's code, and one that never finishes must not hang the consumer's shutdown).
     pub(crate) async fn shutdown(&self) {
-        self.transports.shutdown().await;
+        self.dubbo.shutdown().await;
+        #[cfg(feature = "triple")]
+        self.triple.shutdown();
+        let mut closing: Vec<(&str, ShutdownFuture)> = self
+            .plugged
+            .iter()
+            .map(|(scheme, transport)| (scheme.as_str(), transport.shutdown()))
+            .collect();
+        let all_closed = async {
+            while let Some((_, done)) = closing.last_mut() {
+                done.await;
+                closing.pop();
+            }
+        };
+        if tokio::time::timeout(self.plugged_deadline, all_closed)
+            .await
+            .is_err()
+        {
+            let schemes: Vec<&str> = closing.iter().map(|(scheme, _)| *scheme).collect();
+            tracing::warn!(
+                schemes = ?schemes,
+                deadline_ms = u64::try_from(self.plugged_deadline.as_millis()).unwrap_or(u64::MAX),
+                "plugged-in transports did not finish closing by the deadline; shutdown goes on without them"
+            );
+        }
     }
 }
 

@@ -196,10 +196,16 @@ impl Reference {
         if method.starts_with('$') {
             return None;
         }
-        let providers = self.providers();
-        if lists(providers.first()?, method) != Some(false) {
+        // The common case decides on the first provider alone: one snapshot load, no list of every
+        // provider (copying it cost two allocations and a reference count per provider, per call).
+        let first = self
+            .each_directory()
+            .map(|d| d.snapshot())
+            .find(|s| !s.providers().is_empty())?;
+        if lists(&first.providers()[0], method) != Some(false) {
             return None;
         }
+        let providers = self.providers();
         let mut listed = std::collections::BTreeSet::new();
         for provider in &providers {
             match lists(provider, method) {
@@ -423,14 +429,10 @@ fn invocation(
 /// The call's value as `T`: as it is when `T` is [`Value`] itself (no serde round trip, which
 /// would lose the Java types), else through serde.
 fn value_into<T: DeserializeOwned + 'static>(value: Value) -> Result<T, CallError> {
-    let value: Box<dyn std::any::Any> = Box::new(value);
-    match value.downcast::<T>() {
-        Ok(same) => Ok(*same),
-        Err(value) => {
-            let value = value
-                .downcast::<Value>()
-                .expect("the box holds the call's Value");
-            Ok(from_value(*value)?)
-        }
+    // Asked through a slot on the stack, not a `Box<dyn Any>`: one allocation fewer per call.
+    let mut slot = Some(value);
+    if let Some(same) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<T>>() {
+        return Ok(same.take().expect("the slot holds the call's value"));
     }
+    Ok(from_value(slot.expect("the slot holds the call's value"))?)
 }

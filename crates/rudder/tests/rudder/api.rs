@@ -14,14 +14,8 @@ use rudder::{
     Reference, RpcErrorKind, Value,
 };
 use rudder_rpc::server::DubboServer;
+use rudder_test_support::wait::within;
 use tokio::sync::Notify;
-
-/// Bounds a wait that would otherwise hang the test on a regression.
-async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(10), f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} took over 10 s"))
-}
 
 struct NoWake;
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use rudder::extension::{LoadBalance, MethodView, Pick, PickRng};
 use rudder::{BuildError, CallError, Consumer, Invocation, MethodCall, RpcErrorKind, Value};
 use rudder_rpc::server::DubboServer;
+use rudder_test_support::wait::within;
 use tokio::sync::{watch, Semaphore};
 use tower_service::Service;
 
@@ -69,13 +70,6 @@ async fn provider(name: &'static str, gate: Arc<Gate>) -> DubboServer {
 
 fn url(server: &DubboServer, params: &str) -> String {
     format!("dubbo://{}/com.acme.Greeter?{params}", server.local_addr())
-}
-
-/// Guards a wait on a condition; the condition, not the time, is what the test waits for.
-async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(10), f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
 }
 
 #[tokio::test]

@@ -1,22 +1,14 @@
 //! Everything a consumer opens, it closes: a dropped reference frees its providers' connections and
 //! statistics, and the last handle (or `shutdown`) ends every connection and task.
 
-use std::time::Duration;
-
 use rudder::{Consumer, Invocation, Value};
 use rudder_rpc::server::DubboServer;
+use rudder_test_support::wait::within;
 
 async fn server() -> DubboServer {
     DubboServer::bind(0, |_call: Invocation| async { Ok(Value::Int(1)) })
         .await
         .unwrap()
-}
-
-/// Bounds a wait for a condition that the code under test must reach by itself.
-async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(10), f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
 }
 
 #[tokio::test]

@@ -13,4 +13,5 @@ mod docs_tables;
 mod lifecycle;
 #[cfg(feature = "metrics")]
 mod metrics;
+mod plugged;
 mod reference;

@@ -13,6 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::consumer::Gate;
+use rudder_test_support::wait::within;
 
 const SERVICE: &str = "com.acme.Greeter";
 
@@ -38,13 +39,6 @@ async fn provider(ticker: Arc<ManualTicker>, gate: Arc<Gate>) -> DubboServer {
 
 fn url(server: &DubboServer) -> String {
     format!("dubbo://{}/{SERVICE}", server.local_addr())
-}
-
-/// Guards a wait on a condition; the condition, not the time, is what the test waits for.
-async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(10), f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
 }
 
 /// Sends `request` and returns the status line and the body.
