@@ -437,8 +437,11 @@ async fn explain(
         call.set_attachment(key, value);
     }
     writeln!(out, "# explain {}", call.method_name())?;
-    // Which view the routers were handed, and why (the migration decision).
-    writeln!(out, "# migration: {}", status.migration_decision)?;
+    // Which view the routers were handed, and why (the migration decision), unless the listing above
+    // already said it (`migration_note`), which a table does whenever the decision is not the plain one.
+    if args.format != Format::Table || migration_note(status).is_none() {
+        writeln!(out, "# migration: {}", status.migration_decision)?;
+    }
     write!(out, "{}", chain.explain(&snapshot, &call))?;
     // Providers a configurator took out never reach the routers: listed here with their rule.
     for provider in disabled {

@@ -372,9 +372,10 @@ async fn the_cli_honours_migration_step_and_says_which_view_and_why() {
     let rows: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("json");
     assert_eq!(rows[0]["view"], "interface", "{rows}");
 
-    // --explain names the migration decision.
+    // --explain names the migration decision, once (the listing above it says it already).
     let out = rudder(&["providers", "--method", "whoAmI", "--explain"]).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.matches("# migration:").count(), 1, "{}", out.stdout);
     assert!(
         out.stdout
             .contains("# migration: APPLICATION_FIRST (default): application view"),
