@@ -30,6 +30,7 @@ mod migration_proportion;
 mod migration_rule;
 mod multi_registry;
 mod nacos_discovery;
+mod nacos_migration_parity;
 mod peers_loopback;
 mod provider_faults;
 mod registry_discovery;
