@@ -87,12 +87,15 @@ impl InstanceSource for ZkInstances {
     }
 
     fn read_mapping<'a>(&'a self, interface: &'a str) -> SourceFuture<'a, Option<String>> {
-        Box::pin(async move {
+        let read = async move {
             let client = self.sessions.renew(None).await.ok()?;
             let path = format!("{}/mapping/{interface}", self.sessions.address().root());
             let (data, _) = client.get_data(&path).await.ok()?;
             Some(String::from_utf8_lossy(&data).into_owned())
-        })
+        };
+        // `renew` waits for a session as long as it takes: a migration must not.
+        let bound = self.sessions.options().connect_timeout();
+        Box::pin(async move { tokio::time::timeout(bound, read).await.ok().flatten() })
     }
 
     fn connect_timeout(&self) -> Duration {
@@ -111,7 +114,8 @@ impl RemoteMetadata for ZkMetadata {
         app: &'a str,
         revision: &'a str,
     ) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, String>> + Send + 'a>> {
-        Box::pin(async move {
+        let bound = self.sessions.options().connect_timeout();
+        let read = async move {
             let path = format!(
                 "{}/metadata/{app}/{revision}",
                 self.sessions.address().root()
@@ -126,6 +130,11 @@ impl RemoteMetadata for ZkMetadata {
                 .await
                 .map_err(|e| format!("read {path}: {e}"))?;
             Ok(data)
+        };
+        Box::pin(async move {
+            tokio::time::timeout(bound, read)
+                .await
+                .unwrap_or_else(|_| Err(format!("no ZooKeeper session within {bound:?}")))
         })
     }
 }
