@@ -36,7 +36,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
-use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use rudder::{Consumer, DiscoveryView, Reference, SubscriptionStatus};
@@ -209,10 +208,10 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_each_migration_ste
         registry: format!("zookeeper://{connect}"),
         java_registry: None,
     };
-    let layout = |phase: &'static Phase, ports: [u16; 3]| -> LayoutCheck<'_> {
-        Box::pin(assert_registry_layout(&connect, ports, phase))
-    };
-    run_parity(&setup, &layout).await;
+    run_parity(&setup, |phase, ports| {
+        assert_registry_layout(&connect, ports, phase)
+    })
+    .await;
 }
 
 /// Where the providers register and both consumers look.
@@ -225,16 +224,14 @@ pub(super) struct Setup {
     pub(super) java_registry: Option<String>,
 }
 
-/// Reads back what the running providers wrote in the registry and asserts it is what `phase`
-/// says (a check per registry kind).
-pub(super) type LayoutCheck<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
-
 /// Starts the three providers, compares both sides with all up and with C stopped, and fails on a
-/// difference.
-pub(super) async fn run_parity<'a>(
-    setup: &Setup,
-    layout: &'a dyn Fn(&'static Phase, [u16; 3]) -> LayoutCheck<'a>,
-) {
+/// difference. `layout` reads back what the running providers wrote in the registry and asserts it
+/// is what the phase says (a check per registry kind).
+pub(super) async fn run_parity<F, Fut>(setup: &Setup, layout: F)
+where
+    F: Fn(&'static Phase, [u16; 3]) -> Fut,
+    Fut: Future<Output = ()>,
+{
     let started = Instant::now();
     let (a, b, mut c) = tokio::join!(
         provider(setup, PROVIDERS[0]),
@@ -308,7 +305,7 @@ pub(super) async fn run_parity<'a>(
 async fn compare(
     phase: &Phase,
     setup: &Setup,
-    layout: LayoutCheck<'_>,
+    layout: impl Future<Output = ()>,
     cases: &[Case],
     references: &[Reference],
     report: &mut Vec<String>,

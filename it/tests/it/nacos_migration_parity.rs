@@ -18,7 +18,7 @@ use nacos_sdk::api::config::ConfigServiceBuilder;
 use rudder_it::Rnacos;
 
 use crate::common;
-use crate::migration_parity::{run_parity, LayoutCheck, Phase, Setup, PROVIDERS, SERVICE};
+use crate::migration_parity::{run_parity, Phase, Setup, PROVIDERS, SERVICE};
 use crate::nacos_discovery::{naming, props};
 
 #[tokio::test]
@@ -32,10 +32,10 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_through_nacos_under_each
         registry: nacos.url(),
         java_registry: Some(nacos.url()),
     };
-    let layout = |phase: &'static Phase, ports: [u16; 3]| -> LayoutCheck<'_> {
-        Box::pin(assert_nacos_layout(&nacos, ports, phase))
-    };
-    run_parity(&setup, &layout).await;
+    run_parity(&setup, |phase, ports| {
+        assert_nacos_layout(&nacos, ports, phase)
+    })
+    .await;
 }
 
 /// What the running providers wrote into rnacos, as `phase` says.
