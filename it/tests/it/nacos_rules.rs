@@ -156,7 +156,7 @@ async fn rules_in_nacos_config_route_live_and_the_cli_explains_them() {
 
     // A weight configurator (dubbo-admin's "weight" page): the CLI shows the rule's weight.
     let weight = format!(
-        "configVersion: v2.7\nscope: service\nkey: {SERVICE}\nenabled: true\nconfigs:\n- side: consumer\n  addresses: [\"127.0.0.1:{}\"]\n  parameters:\n    weight: 300\n",
+        "configVersion: v2.7\nscope: service\nkey: {SERVICE}\nenabled: true\nconfigs:\n- side: consumer\n  addresses: [\"0.0.0.0\"]\n  providerAddresses: [\"127.0.0.1:{}\"]\n  parameters:\n    weight: 300\n",
         ports[1]
     );
     let weight_key = format!("{SERVICE}::.configurators");
