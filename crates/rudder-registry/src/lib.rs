@@ -113,6 +113,7 @@ mod consumer;
 mod empty_push;
 mod error;
 mod factory;
+mod following;
 mod instance;
 mod migrating;
 mod migration;

@@ -1,7 +1,8 @@
 //! The migration rule applied while calls go on (Dubbo 3.3's `MigrationRuleListener`,
 //! `MigrationRuleHandler` and `MigrationInvoker`).
 //!
-//! Each subscription reads `<config root>/config/DUBBO_SERVICEDISCOVERY_MIGRATION/<app>.migration`
+//! Each subscription reads the rule `<app>.migration` of group `DUBBO_SERVICEDISCOVERY_MIGRATION`
+//! (ZooKeeper: `<config root>/config/DUBBO_SERVICEDISCOVERY_MIGRATION/<app>.migration`)
 //! before its first listing (the step the subscription starts with: no comparison, as Dubbo's
 //! first `doMigrate` has no other invoker yet) and then follows it through the registry's shared
 //! session. A rule change resolves the step and threshold for this reference again; when either
@@ -26,7 +27,6 @@ use std::sync::Arc;
 
 use rudder_common::discovery::{RuleKey, RuleSink};
 use tokio::time::Instant;
-use zookeeper_client::Client;
 
 use crate::app_level::AppLevel;
 use crate::backend::ConfigCenter;
@@ -34,18 +34,16 @@ use crate::catalog::Catalog;
 use crate::config_center::{RuleInbox, RuleSource, RuleWatch};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
-use crate::instance::app_watch::AppWatches;
 use crate::instance::feed::InstanceFeed;
 use crate::instance::mapping::app_names;
 use crate::instance::metadata::MetadataFetcher;
+use crate::instance::source::InstanceSource;
 use crate::migration_rule::{self, ConsumerMigration, MigrationRule, Resolved};
-use crate::session::Sessions;
 
 /// What a subscription needs to start its application-level view later (a rule moving it off
 /// `FORCE_INTERFACE`).
 pub(crate) struct AppLevelStarter {
-    pub(crate) sessions: Arc<Sessions>,
-    pub(crate) watches: Arc<AppWatches>,
+    pub(crate) source: Arc<dyn InstanceSource>,
     pub(crate) fetcher: Option<Arc<dyn MetadataFetcher>>,
     pub(crate) spec: ConsumerSpec,
     pub(crate) side: ConsumerSide,
@@ -56,21 +54,19 @@ impl AppLevelStarter {
     /// Starts the view and waits (at most the connect timeout) for its first listing.
     pub(crate) async fn start(&self) -> AppLevel {
         let feed = InstanceFeed::start(
-            Arc::clone(&self.sessions),
-            Arc::clone(&self.watches),
+            Arc::clone(&self.source),
             self.fetcher.clone(),
             self.spec.interface.trim(),
             self.provided_by.as_deref(),
         )
         .await;
-        feed.wait_listed(self.sessions.options().connect_timeout())
-            .await;
+        feed.wait_listed(self.source.connect_timeout()).await;
         AppLevel::new(feed, Catalog::new(&self.spec, self.side.clone()))
     }
 
     /// The provider applications of the interface, read once: `provided-by`, else the mapping node
     /// (Dubbo's `getRemoteMapping`, which a rule's `applications` entries are matched against).
-    async fn mapping_apps(&self, client: &Client) -> Vec<String> {
+    async fn mapping_apps(&self) -> Vec<String> {
         if let Some(apps) = self
             .provided_by
             .as_deref()
@@ -79,15 +75,11 @@ impl AppLevelStarter {
         {
             return apps;
         }
-        let path = format!(
-            "{}/mapping/{}",
-            self.sessions.address().root(),
-            self.spec.interface.trim()
-        );
-        match client.get_data(&path).await {
-            Ok((data, _)) => app_names(&String::from_utf8_lossy(&data)),
-            Err(_) => Vec::new(),
-        }
+        self.source
+            .read_mapping(self.spec.interface.trim())
+            .await
+            .map(|text| app_names(&text))
+            .unwrap_or_default()
     }
 }
 
@@ -162,7 +154,6 @@ impl Migration {
     /// from then on; resolves the step the subscription starts with.
     pub(crate) async fn start(
         config_center: Arc<dyn ConfigCenter>,
-        client: &Client,
         consumer: ConsumerMigration,
         starter: AppLevelStarter,
     ) -> Migration {
@@ -210,7 +201,7 @@ impl Migration {
             mirror: RuleMirror::default(),
         };
         if migration.take_rule() {
-            let apps = migration.apps(None, client).await;
+            let apps = migration.apps(None).await;
             migration.resolved =
                 migration
                     .rule
@@ -242,13 +233,13 @@ impl Migration {
 
     /// The provider applications `applications` entries are matched against (none needed when the
     /// rule has no such entry).
-    pub(crate) async fn apps(&self, followed: Option<&[String]>, client: &Client) -> Vec<String> {
+    pub(crate) async fn apps(&self, followed: Option<&[String]>) -> Vec<String> {
         if !self.rule.has_application_entries() {
             return Vec::new();
         }
         match followed.filter(|a| !a.is_empty()) {
             Some(apps) => apps.to_vec(),
-            None => self.starter.mapping_apps(client).await,
+            None => self.starter.mapping_apps().await,
         }
     }
 

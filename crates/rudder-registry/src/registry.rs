@@ -11,23 +11,25 @@ use zookeeper_client::CreateMode;
 
 use crate::address::RegistryAddress;
 use crate::backend::ConfigCenter;
-use crate::catalog::{Catalog, ProviderDelta};
+use crate::catalog::Catalog;
 use crate::config_center::{RuleInbox, RuleWatch, RULE_GROUP};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
-use crate::instance::app_watch::AppWatches;
+use crate::following::{Following, RuleFeed};
+use crate::instance::app_watch::ZkInstances;
 use crate::instance::mapping::PROVIDED_BY_KEY;
 use crate::instance::metadata::MetadataFetcher;
+use crate::instance::source::InstanceSource;
+use crate::instance::view::AppWatches;
 use crate::migrating::{AppLevelStarter, Migration};
-use crate::migration::DiscoveryView;
 use crate::migration_rule::ConsumerMigration;
 use crate::options::RegistryOptions;
 use crate::paths::ServicePaths;
 use crate::registration::Registration;
 use crate::session::{local_host, Sessions};
 use crate::split::{SplitFeed, ViewSplit};
-use crate::subscriber::{RuleFeed, Subscriber, Watches};
+use crate::subscriber::{Subscriber, Watches};
 use crate::subscription::{Subscription, SubscriptionStatus};
 use crate::zk_rules::ZookeeperRules;
 
@@ -65,8 +67,9 @@ pub struct ZookeeperRegistry {
     config_center: Arc<dyn ConfigCenter>,
     /// Whether subscriptions follow the config center's configurator rules.
     dynamic_configuration: bool,
-    /// The application watches of this session, shared by every subscription.
-    app_watches: Arc<AppWatches>,
+    /// Application-level discovery in this session; its application watches are shared by every
+    /// subscription.
+    instances: Arc<dyn InstanceSource>,
     /// Calls instances' MetadataService (application-level discovery with local metadata).
     metadata: Option<Arc<dyn MetadataFetcher>>,
 }
@@ -118,9 +121,12 @@ impl ZookeeperRegistry {
         let sessions = Arc::new(Sessions::new(address, options));
         Ok(ZookeeperRegistry {
             config_center: Arc::new(ZookeeperRules::new(Arc::clone(&sessions))),
-            sessions,
+            sessions: Arc::clone(&sessions),
             dynamic_configuration: true,
-            app_watches: Arc::new(AppWatches::default()),
+            instances: Arc::new(ZkInstances {
+                sessions: Arc::clone(&sessions),
+                watches: AppWatches::default(),
+            }),
             metadata: None,
         })
     }
@@ -174,7 +180,7 @@ impl ZookeeperRegistry {
             sessions: Arc::clone(&self.sessions),
             config_center: Arc::new(ZookeeperRules::new(Arc::clone(&config_center.sessions))),
             dynamic_configuration: self.dynamic_configuration,
-            app_watches: Arc::clone(&self.app_watches),
+            instances: Arc::clone(&self.instances),
             metadata: self.metadata.clone(),
         }
     }
@@ -423,18 +429,15 @@ impl ZookeeperRegistry {
         let consumer = ConsumerMigration::read(setting)
             .map_err(|reason| RegistryError::BadConsumer { reason })?;
         let starter = AppLevelStarter {
-            sessions: Arc::clone(&self.sessions),
-            watches: Arc::clone(&self.app_watches),
+            source: Arc::clone(&self.instances),
             fetcher: self.metadata.clone(),
             spec: spec.clone(),
             side: side.clone(),
             provided_by: setting(PROVIDED_BY_KEY),
         };
         // The rule decides the first step (Dubbo's first `doMigrate`, with no view to compare yet).
-        let migration =
-            Migration::start(Arc::clone(&self.config_center), &client, consumer, starter).await;
-        let (step, threshold) = (migration.resolved.step, migration.resolved.threshold);
-        let app_level = if step.uses_application() {
+        let migration = Migration::start(Arc::clone(&self.config_center), consumer, starter).await;
+        let app_level = if migration.resolved.step.uses_application() {
             Some(migration.starter.start().await)
         } else {
             None
@@ -446,23 +449,19 @@ impl ZookeeperRegistry {
             sessions: Arc::clone(&self.sessions),
             paths: ServicePaths::new(self.sessions.address().root(), spec.interface.trim()),
             registration,
-            catalog: Catalog::new(&spec, side),
-            sink,
-            status: status_tx,
-            pending: ProviderDelta::default(),
-            fed_once: false,
-            rules_changed: false,
-            rules,
-            step,
-            threshold,
-            view: DiscoveryView::default(),
-            app_level,
-            migration,
-            split: split.map(SplitFeed::new),
+            f: Following::new(
+                Catalog::new(&spec, side),
+                sink,
+                status_tx,
+                rules,
+                migration,
+                app_level,
+                split.map(SplitFeed::new),
+            ),
         };
         subscriber.attach();
-        subscriber.take_rules();
-        subscriber.take_instances();
+        subscriber.f.take_rules();
+        subscriber.f.take_instances();
         let mut watches = Watches::all_dirty();
         subscriber.refresh(&client, &mut watches).await?;
         subscriber.register_if_due(&client).await;

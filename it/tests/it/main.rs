@@ -30,6 +30,8 @@ mod migration_proportion;
 mod migration_rule;
 mod multi_registry;
 mod nacos_discovery;
+mod nacos_migration_parity;
+mod nacos_rules;
 mod peers_loopback;
 mod provider_faults;
 mod registry_discovery;

@@ -35,6 +35,7 @@
 //! cannot miss it). A missing provider is a migration difference, not bad luck.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use rudder::{Consumer, DiscoveryView, Reference, SubscriptionStatus};
@@ -43,7 +44,7 @@ use zookeeper_client::Client;
 
 use crate::common::changes::reference_reaches;
 
-const SERVICE: &str = "org.rudder.it.GreetingService";
+pub(super) const SERVICE: &str = "org.rudder.it.GreetingService";
 /// The consumer application, on both sides (a migration rule would be keyed by it; none is written).
 const CONSUMER_APP: &str = "migration-parity-consumer";
 /// Calls per setting and side; see the module docs for why 64.
@@ -54,7 +55,7 @@ const PROBE_WITHIN: Duration = Duration::from_secs(120);
 const WAIT: Duration = Duration::from_secs(30);
 
 /// The providers: instance name (what `whoAmI` answers), application, `register-mode`.
-const PROVIDERS: [(&str, &str, &str); 3] = [
+pub(super) const PROVIDERS: [(&str, &str, &str); 3] = [
     ("app-a", "migration-parity-a", "instance"),
     ("app-b", "migration-parity-b", "interface"),
     ("app-c", "migration-parity-c", "all"),
@@ -175,11 +176,11 @@ struct JavaRun {
 }
 
 /// Which providers run.
-struct Phase {
-    name: &'static str,
+pub(super) struct Phase {
+    pub(super) name: &'static str,
     /// Which of each case's `expect` applies.
     index: usize,
-    running: &'static [&'static str],
+    pub(super) running: &'static [&'static str],
 }
 
 /// All three up: the interface-level view is {B, C}, the application-level one {A, C}.
@@ -198,15 +199,44 @@ const C_STOPPED: Phase = Phase {
 
 #[tokio::test]
 async fn java_dubbo_and_rudder_reach_the_same_providers_under_each_migration_step() {
-    let started = Instant::now();
     let zookeeper = ZooKeeperContainer::start()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let connect = zookeeper.connect_string();
+    let setup = Setup {
+        zookeeper: connect.clone(),
+        registry: format!("zookeeper://{connect}"),
+        java_registry: None,
+    };
+    run_parity(&setup, |phase, ports| {
+        assert_registry_layout(&connect, ports, phase)
+    })
+    .await;
+}
+
+/// Where the providers register and both consumers look.
+pub(super) struct Setup {
+    /// The ZooKeeper connect string the Java peers get (unused when `java_registry` is set).
+    pub(super) zookeeper: String,
+    /// The registry URL of the rudder references.
+    pub(super) registry: String,
+    /// The registry URL of the Java peers, instead of ZooKeeper's (`RUDDER_REGISTRY_ADDRESS`).
+    pub(super) java_registry: Option<String>,
+}
+
+/// Starts the three providers, compares both sides with all up and with C stopped, and fails on a
+/// difference. `layout` reads back what the running providers wrote in the registry and asserts it
+/// is what the phase says (a check per registry kind).
+pub(super) async fn run_parity<F, Fut>(setup: &Setup, layout: F)
+where
+    F: Fn(&'static Phase, [u16; 3]) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let started = Instant::now();
     let (a, b, mut c) = tokio::join!(
-        provider(&connect, PROVIDERS[0]),
-        provider(&connect, PROVIDERS[1]),
-        provider(&connect, PROVIDERS[2]),
+        provider(setup, PROVIDERS[0]),
+        provider(setup, PROVIDERS[1]),
+        provider(setup, PROVIDERS[2]),
     );
     let ports = [a.port(), b.port(), c.port()];
     eprintln!(
@@ -223,7 +253,7 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_each_migration_ste
     for case in &cases {
         let mut builder = consumer
             .reference(SERVICE)
-            .registry(&format!("zookeeper://{connect}"))
+            .registry(&setup.registry)
             .loadbalance("random")
             .retries(0)
             .timeout(Duration::from_secs(5));
@@ -237,8 +267,8 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_each_migration_ste
     let mut mismatches = Vec::new();
     compare(
         &ALL_UP,
-        &connect,
-        ports,
+        setup,
+        layout(&ALL_UP, ports),
         &cases,
         &references,
         &mut report,
@@ -248,8 +278,8 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_each_migration_ste
     c.terminate().await.expect("app-c stops");
     compare(
         &C_STOPPED,
-        &connect,
-        ports,
+        setup,
+        layout(&C_STOPPED, ports),
         &cases,
         &references,
         &mut report,
@@ -274,8 +304,8 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_each_migration_ste
 /// into `report`, every difference from the other side or from the expectation into `mismatches`.
 async fn compare(
     phase: &Phase,
-    connect: &str,
-    ports: [u16; 3],
+    setup: &Setup,
+    layout: impl Future<Output = ()>,
     cases: &[Case],
     references: &[Reference],
     report: &mut Vec<String>,
@@ -289,10 +319,10 @@ async fn compare(
         let sizes = case.view_sizes(phase);
         reference_reaches(reference, &what, WAIT, || views_full(reference, sizes)).await;
     }
-    assert_registry_layout(connect, ports, phase).await;
+    layout.await;
 
     let probe_began = Instant::now();
-    let java = run_probe(connect, cases, phase).await;
+    let java = run_probe(setup, cases, phase).await;
     eprintln!(
         "{}: Java probe took {:?}",
         phase.name,
@@ -339,8 +369,9 @@ async fn compare(
     }
 }
 
-async fn provider(zookeeper: &str, (instance, application, mode): (&str, &str, &str)) -> Peer {
-    let mut config = PeerConfig::new(PeerKind::Java, zookeeper, instance);
+async fn provider(setup: &Setup, (instance, application, mode): (&str, &str, &str)) -> Peer {
+    let mut config = PeerConfig::new(PeerKind::Java, &setup.zookeeper, instance);
+    config.registry = setup.java_registry.clone();
     config.application = Some(application.to_owned());
     config.register_mode = Some(mode.to_owned());
     // Warm-up off: both sides weigh the providers equally from the start (see the module docs).
@@ -442,7 +473,7 @@ async fn assert_registry_layout(connect: &str, ports: [u16; 3], phase: &Phase) {
 }
 
 /// Runs the Java probe over every case, in order; what it printed for each.
-async fn run_probe(zookeeper: &str, cases: &[Case], phase: &Phase) -> BTreeMap<String, JavaRun> {
+async fn run_probe(setup: &Setup, cases: &[Case], phase: &Phase) -> BTreeMap<String, JavaRun> {
     let lines: Vec<String> = cases
         .iter()
         .map(|case| {
@@ -462,13 +493,16 @@ async fn run_probe(zookeeper: &str, cases: &[Case], phase: &Phase) -> BTreeMap<S
     let references = lines.join("\n");
     let calls = CALLS.to_string();
     let await_ms = WAIT.as_millis().to_string();
-    let env = [
-        ("RUDDER_ZK_ADDRESS", zookeeper),
+    let mut env = vec![
+        ("RUDDER_ZK_ADDRESS", setup.zookeeper.as_str()),
         ("RUDDER_APPLICATION", CONSUMER_APP),
         ("RUDDER_PROBE_REFERENCES", references.as_str()),
         ("RUDDER_PROBE_CALLS", calls.as_str()),
         ("RUDDER_PROBE_AWAIT_MS", await_ms.as_str()),
     ];
+    if let Some(registry) = &setup.java_registry {
+        env.push(("RUDDER_REGISTRY_ADDRESS", registry.as_str()));
+    }
     let out = Peer::run_java("org.rudder.it.MigrationProbe", &env, PROBE_WITHIN)
         .await
         .unwrap_or_else(|e| panic!("{e}"));

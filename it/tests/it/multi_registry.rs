@@ -312,3 +312,63 @@ async fn failover_across_registries_only_when_enabled() {
         .await
         .expect("shutdown");
 }
+
+/// A ZooKeeper (zone hz) and a Nacos (zone sh) registry behind one reference (issue 25, item 1):
+/// the zone-aware choice does not care which kind of registry a zone is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zones_choose_between_a_zookeeper_and_a_nacos_registry() {
+    let Some(nacos) = rudder_it::Rnacos::start().await else {
+        return;
+    };
+    let zookeeper = ZooKeeperContainer::start()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let writer = Client::connect(&zookeeper.connect_string())
+        .await
+        .expect("hz");
+    let (hz_server, sh_server) = (answering("hz").await, answering("sh").await);
+    let interface = "org.acme.TwoKinds";
+    register(
+        &writer,
+        &provider_url(&hz_server.local_addr().to_string(), interface),
+    )
+    .await;
+    let nacos_writer = rudder_registry::connect(
+        &nacos.url(),
+        rudder_registry::RegistryOptions::default(),
+        None,
+    )
+    .await
+    .expect("Nacos");
+    nacos_writer
+        .register_provider(&provider_url(
+            &sh_server.local_addr().to_string(),
+            interface,
+        ))
+        .await
+        .expect("registered in Nacos");
+    let consumer = Consumer::builder().build();
+    let reference = consumer
+        .reference(interface)
+        .registry(&registry_url(&zookeeper, "zone=hz"))
+        .registry(&format!("{}?zone=sh", nacos.url()))
+        .build()
+        .await
+        .expect("reference");
+    assert_eq!(
+        split(&reference, 50, &[("registry_zone", "sh")]).await,
+        (0, 50)
+    );
+    assert_eq!(
+        split(&reference, 50, &[("registry_zone", "hz")]).await,
+        (50, 0)
+    );
+    let (hz, sh) = split(&reference, 200, &[("registry_zone", "bj")]).await;
+    assert!(
+        hz > 0 && sh > 0,
+        "both registries serve an unknown zone: {hz}/{sh}"
+    );
+    drop(reference);
+    consumer.shutdown().await;
+    nacos_writer.close().await;
+}

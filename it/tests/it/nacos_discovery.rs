@@ -35,7 +35,7 @@ async fn java(
     Peer::start(config, READY_WITHIN).await.unwrap()
 }
 
-fn props(nacos: &Rnacos, namespace: &str) -> ClientProps {
+pub(super) fn props(nacos: &Rnacos, namespace: &str) -> ClientProps {
     ClientProps::new()
         .server_addr(nacos.address())
         .namespace(namespace)
@@ -44,7 +44,7 @@ fn props(nacos: &Rnacos, namespace: &str) -> ClientProps {
 
 /// A Nacos naming client, as a provider has, once its connection is up (nacos-sdk's `build`
 /// returns before: its first requests fail with "the connection is not connected").
-async fn naming(nacos: &Rnacos) -> NamingService {
+pub(super) async fn naming(nacos: &Rnacos) -> NamingService {
     let connected = async {
         let mut ticks = tokio::time::interval(Duration::from_millis(50));
         loop {

@@ -2,22 +2,22 @@
 //! watches, and the provider URLs they give for it.
 //!
 //! The applications are the consumer's `provided-by`, else the mapping node
-//! `<root>/mapping/<interface>`, followed like a rule node (an application added to the mapping later
+//! mapping (ZooKeeper's node `<root>/mapping/<interface>`, Nacos's config), followed like a rule (an application added to the mapping later
 //! is picked up). Each application is followed by the registry's shared [`AppWatch`]; this feed
 //! only holds handles, so two references of one application cost one watch.
 
 use std::sync::Arc;
 
-use rudder_common::discovery::{RuleKey, RuleSink};
+use rudder_common::discovery::RuleSink;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::address::name_key;
-use super::app_watch::{AppView, AppWatch, AppWatches};
 use super::mapping::app_names;
 use super::metadata::MetadataFetcher;
-use crate::config_center::{RuleInbox, RuleWatch, RuleWatcher};
-use crate::session::Sessions;
+use super::source::InstanceSource;
+use super::view::{AppView, AppWatch};
+use crate::config_center::{RuleInbox, RuleWatch};
 
 /// The mapping node followed, when `provided-by` does not name the applications.
 struct Mapping {
@@ -56,8 +56,7 @@ pub(crate) struct InstanceFeed {
     interface: String,
     /// [`name_key`] of `interface`.
     interface_key: u64,
-    sessions: Arc<Sessions>,
-    watches: Arc<AppWatches>,
+    source: Arc<dyn InstanceSource>,
     fetcher: Option<Arc<dyn MetadataFetcher>>,
     mapping: Option<Mapping>,
     apps: Vec<Followed>,
@@ -67,8 +66,7 @@ impl InstanceFeed {
     /// Starts following the applications of `interface`: `provided_by` when given, else the mapping
     /// (read once before this returns).
     pub(crate) async fn start(
-        sessions: Arc<Sessions>,
-        watches: Arc<AppWatches>,
+        source: Arc<dyn InstanceSource>,
         fetcher: Option<Arc<dyn MetadataFetcher>>,
         interface: &str,
         provided_by: Option<&str>,
@@ -76,8 +74,7 @@ impl InstanceFeed {
         let mut feed = InstanceFeed {
             interface: interface.to_owned(),
             interface_key: name_key(interface),
-            sessions: Arc::clone(&sessions),
-            watches,
+            source: Arc::clone(&source),
             fetcher,
             mapping: None,
             apps: Vec::new(),
@@ -86,14 +83,9 @@ impl InstanceFeed {
             Some(apps) => feed.follow(&apps),
             None => {
                 let inbox = Arc::new(RuleInbox::default());
-                let root = format!("{}/mapping", sessions.address().root());
-                let watcher = RuleWatcher::new(
-                    sessions,
-                    &root,
-                    [RuleKey::new(interface.to_owned())],
-                    Arc::clone(&inbox) as Arc<dyn RuleSink>,
-                );
-                let (watch, error) = watcher.start().await;
+                let (watch, error) = source
+                    .follow_mapping(interface, Arc::clone(&inbox) as Arc<dyn RuleSink>)
+                    .await;
                 if let Some(error) = error {
                     tracing::warn!(error = &error as &dyn std::error::Error, "interface-application mapping not readable yet; following it in the background");
                 }
@@ -111,10 +103,7 @@ impl InstanceFeed {
             if self.apps.iter().any(|f| &f.app == app) {
                 continue;
             }
-            let Some(watch) = self
-                .watches
-                .watch(&self.sessions, app, self.fetcher.clone())
-            else {
+            let Some(watch) = self.source.watch(app, self.fetcher.clone()) else {
                 return;
             };
             self.apps.push(Followed {

@@ -116,22 +116,7 @@ impl Instance {
         }
         let raw: Curator =
             serde_json::from_slice(data).map_err(|e| InstanceError::Json(e.to_string()))?;
-        // A host that could change how the provider URL reads (`h/x?weight=9`) is no host.
-        let host = raw
-            .address
-            .map(|a| a.trim().to_owned())
-            .filter(|a| {
-                !a.is_empty()
-                    && a.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || ".-_:[]".contains(c))
-            })
-            .ok_or(InstanceError::NoAddress)?;
-        let port = raw
-            .port
-            .and_then(|p| u16::try_from(p).ok())
-            .filter(|&p| p > 0)
-            .ok_or(InstanceError::NoAddress)?;
-        let metadata: BTreeMap<String, String> = raw
+        let metadata = raw
             .payload
             .and_then(|p| p.metadata)
             .unwrap_or_default()
@@ -139,18 +124,49 @@ impl Instance {
             .filter_map(|(k, v)| match v {
                 serde_json::Value::String(s) => Some((k, s)),
                 _ => None,
+            });
+        let app = raw
+            .name
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| app.to_owned());
+        Instance::from_parts(
+            &app,
+            raw.address.as_deref().unwrap_or(""),
+            raw.port.unwrap_or(0),
+            metadata,
+        )
+    }
+
+    /// An instance as a registry lists it in parts (Nacos: ip, port, metadata), with the bounds
+    /// and checks of a node: a host that is no host or a port outside 1..=65535 is refused, the
+    /// metadata cut at [`MAX_METADATA_ENTRIES`].
+    pub(crate) fn from_parts(
+        app: &str,
+        host: &str,
+        port: i64,
+        metadata: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Instance, InstanceError> {
+        // A host that could change how the provider URL reads (`h/x?weight=9`) is no host.
+        let host = Some(host.trim())
+            .filter(|a| {
+                !a.is_empty()
+                    && a.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || ".-_:[]".contains(c))
             })
-            .take(MAX_METADATA_ENTRIES)
-            .collect();
+            .ok_or(InstanceError::NoAddress)?
+            .to_owned();
+        let port = u16::try_from(port)
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or(InstanceError::NoAddress)?;
+        let metadata: BTreeMap<String, String> =
+            metadata.into_iter().take(MAX_METADATA_ENTRIES).collect();
         let endpoints = metadata
             .get(ENDPOINTS_KEY)
             .map(|text| parse_endpoints(text))
             .unwrap_or_default();
         Ok(Instance {
-            app: raw
-                .name
-                .filter(|n| !n.trim().is_empty())
-                .unwrap_or_else(|| app.to_owned()),
+            app: app.to_owned(),
             host,
             port,
             metadata,

@@ -1,4 +1,5 @@
-//! Application-level service discovery (Dubbo 3's instance registration) on ZooKeeper.
+//! Application-level service discovery (Dubbo 3's instance registration), as on ZooKeeper (Nacos:
+//! the same with its own names, see `crate::nacos::apps`).
 //!
 //! A Dubbo 3 provider with `register-mode=instance` (or `all`, the default, which also writes the
 //! interface-level nodes) registers the application, not each interface:
@@ -28,3 +29,5 @@ pub(crate) mod join;
 pub(crate) mod json;
 pub(crate) mod mapping;
 pub(crate) mod metadata;
+pub(crate) mod source;
+pub(crate) mod view;

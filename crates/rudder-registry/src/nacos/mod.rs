@@ -5,11 +5,13 @@
 //! `NacosDynamicConfiguration` do (see the `naming` and `rules` modules); the URL is read in
 //! `address`. Empty pushes go through the same protection as ZooKeeper's lists (`empty_push`).
 //!
-//! Interface-level discovery only: application-level discovery (instances by application, the
-//! mapping in config, metadata by revision) and the migration rule are ZooKeeper's alone so far, and a
-//! Nacos subscription follows the interface level whatever its `migration.step` says.
+//! Both levels, as on ZooKeeper: interface level (`naming`), application level (`apps`: instances by
+//! application, the mapping and the metadata report in Nacos config), the migration step and rule
+//! choosing between them (the shared `crate::following`).
 
 mod address;
+mod apps;
+mod browse;
 mod client;
 mod http;
 mod naming;
@@ -34,16 +36,23 @@ use crate::config_center::{RuleInbox, RuleWatch, RULE_GROUP};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
+use crate::following::{Following, RuleFeed};
+use crate::instance::mapping::PROVIDED_BY_KEY;
 use crate::instance::metadata::MetadataFetcher;
+use crate::instance::source::InstanceSource;
+use crate::instance::view::AppWatches;
+use crate::migrating::{AppLevelStarter, Migration};
+use crate::migration_rule::ConsumerMigration;
 use crate::options::RegistryOptions;
 use crate::session::local_host;
-use crate::split::ViewSplit;
+use crate::split::{SplitFeed, ViewSplit};
 use crate::subscription::{Subscription, SubscriptionStatus};
 
 use address::NacosAddress;
+use apps::NacosInstances;
 use client::Connection;
 use rules::{nacos_error, NacosRules};
-use subscriber::{inbox_sink, NacosSubscriber, Pushes, Rules};
+use subscriber::{inbox_sink, NacosInterface, NacosSubscriber, Pushes};
 
 /// The Nacos service names one listing asks for at a time.
 const PAGE: i32 = 500;
@@ -91,9 +100,11 @@ impl RegistryFactory for NacosFactory {
         &self,
         url: &str,
         options: RegistryOptions,
-        _metadata: Option<Arc<dyn MetadataFetcher>>,
+        metadata: Option<Arc<dyn MetadataFetcher>>,
     ) -> Result<Arc<dyn Registry>, RegistryError> {
-        Ok(Arc::new(NacosRegistry::open(url, options)?))
+        let mut registry = NacosRegistry::open(url, options)?;
+        registry.metadata = metadata;
+        Ok(Arc::new(registry))
     }
 }
 
@@ -118,6 +129,10 @@ impl RegistryFactory for NacosFactory {
 pub struct NacosRegistry {
     connection: Arc<Connection>,
     config_center: Arc<dyn ConfigCenter>,
+    /// Application-level discovery; its application watches are shared by every subscription.
+    instances: Arc<dyn InstanceSource>,
+    /// Calls instances' MetadataService (application-level discovery with local metadata).
+    metadata: Option<Arc<dyn MetadataFetcher>>,
 }
 
 impl NacosRegistry {
@@ -131,7 +146,12 @@ impl NacosRegistry {
             config_center: Arc::new(NacosRules {
                 connection: Arc::clone(&connection),
             }),
+            instances: Arc::new(NacosInstances {
+                connection: Arc::clone(&connection),
+                watches: AppWatches::default(),
+            }),
             connection,
+            metadata: None,
         })
     }
 
@@ -140,7 +160,7 @@ impl NacosRegistry {
         self.connection.address.empty_protection
     }
 
-    async fn rule_feed(&self, spec: &ConsumerSpec) -> Rules {
+    async fn rule_feed(&self, spec: &ConsumerSpec) -> RuleFeed {
         let clean = |v: &Option<String>| v.as_deref().map(str::trim).map(str::to_owned);
         let service = RuleKey::service_configurators(
             spec.interface.trim(),
@@ -163,7 +183,7 @@ impl NacosRegistry {
                 "config center not readable yet; following it in the background"
             );
         }
-        Rules {
+        RuleFeed {
             inbox,
             watch,
             application,
@@ -175,6 +195,7 @@ impl NacosRegistry {
         &self,
         spec: ConsumerSpec,
         sink: Arc<dyn ProviderSink>,
+        split: Option<ViewSplit>,
     ) -> Result<Subscription, RegistryError> {
         spec.validate()?;
         let clients = self
@@ -185,71 +206,83 @@ impl NacosRegistry {
             Some(host) => host.clone(),
             None => local_host()?,
         };
-        let group = self.connection.address.group.clone();
-        let service = naming::service_name(
-            "providers",
-            spec.interface.trim(),
-            spec.version.as_deref(),
-            spec.group.as_deref(),
-        );
-        let pushes = Arc::new(Pushes::default());
-        clients
-            .naming
-            .subscribe(
-                service.clone(),
-                Some(group.clone()),
-                Vec::new(),
-                Arc::clone(&pushes) as _,
-            )
-            .await
-            .map_err(|e| nacos_error("subscribe", service.clone(), e))?;
-        let first = clients
-            .naming
-            .get_all_instances(service.clone(), Some(group.clone()), Vec::new(), true)
-            .await;
-        let first = match first {
-            Ok(first) => first,
-            Err(e) => {
-                let listener = Arc::clone(&pushes) as _;
-                let _ = clients
-                    .naming
-                    .unsubscribe(service.clone(), Some(group), Vec::new(), listener)
-                    .await;
-                return Err(nacos_error("list", service, e));
-            }
-        };
-        pushes.offer_first(first);
-        let rules = self.rule_feed(&spec).await;
-        let (status, _) = watch::channel(SubscriptionStatus {
-            connected: true,
-            sessions: 1,
-            migration_step: "FORCE_INTERFACE".to_owned(),
-            migration_decision: "FORCE_INTERFACE (Nacos: interface level only in rudder)"
-                .to_owned(),
-            ..SubscriptionStatus::default()
-        });
         let side = ConsumerSide {
             host: host.clone(),
             application: spec.application.clone(),
         };
+        let setting = |key: &str| {
+            spec.parameters
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.to_owned())
+        };
+        let consumer = ConsumerMigration::read(setting)
+            .map_err(|reason| RegistryError::BadConsumer { reason })?;
+        let starter = AppLevelStarter {
+            source: Arc::clone(&self.instances),
+            fetcher: self.metadata.clone(),
+            spec: spec.clone(),
+            side: side.clone(),
+            provided_by: setting(PROVIDED_BY_KEY),
+        };
+        // The rule decides the first step (Dubbo's first `doMigrate`, with no view to compare yet).
+        let migration = Migration::start(Arc::clone(&self.config_center), consumer, starter).await;
+        let app_level = if migration.resolved.step.uses_application() {
+            Some(migration.starter.start().await)
+        } else {
+            None
+        };
+        let follow_interface = migration.follow_interface;
+        // Before the first listing, so the first list handed over already has the rules applied.
+        let rules = self.rule_feed(&spec).await;
+        let (status, status_rx) = watch::channel(SubscriptionStatus {
+            connected: true,
+            sessions: 1,
+            ..SubscriptionStatus::default()
+        });
         let mut subscriber = NacosSubscriber {
             connection: Arc::clone(&self.connection),
             clients: clients.clone(),
-            service,
-            pushes,
-            catalog: Catalog::new(&spec, side),
-            sink,
-            status,
-            rules: Some(rules),
-            fed_once: false,
+            service: naming::service_name(
+                "providers",
+                spec.interface.trim(),
+                spec.version.as_deref(),
+                spec.group.as_deref(),
+            ),
+            pushes: Arc::new(Pushes::default()),
+            subscribed: false,
+            f: Following::new(
+                Catalog::new(&spec, side),
+                sink,
+                status,
+                Some(rules),
+                migration,
+                app_level,
+                split.map(SplitFeed::new),
+            ),
             consumer: None,
         };
-        subscriber.take_rules();
-        subscriber.apply_push();
+        subscriber.f.take_rules();
+        subscriber.f.take_instances();
+        if follow_interface {
+            let mut interface = NacosInterface {
+                connection: &subscriber.connection,
+                clients: &subscriber.clients,
+                service: &subscriber.service,
+                pushes: &subscriber.pushes,
+                subscribed: &mut subscriber.subscribed,
+            };
+            if let Err(error) = interface.subscribe(&mut subscriber.f).await {
+                use crate::following::InterfaceLevel;
+                interface.stop().await;
+                subscriber.f.close().await;
+                return Err(error);
+            }
+        }
+        subscriber.f.feed();
         if spec.register {
             self.register_consumer(&spec, &host, &mut subscriber).await;
         }
-        let status_rx = subscriber.status.subscribe();
         let (stop_tx, stop_rx) = oneshot::channel();
         let task = self
             .connection
@@ -294,96 +327,16 @@ impl NacosRegistry {
         match outcome {
             Ok(consumer) => {
                 subscriber.consumer = Some(consumer);
-                subscriber.status.send_modify(|s| s.registered = true);
+                subscriber.f.status.send_modify(|s| s.registered = true);
             }
             Err(error) => {
                 let text = error.chain_text();
                 subscriber
+                    .f
                     .status
                     .send_modify(|s| s.registration_error = Some(text));
             }
         }
-    }
-
-    /// Every Nacos service name of the registry's group, paged, bounded.
-    async fn service_names(&self) -> Result<Vec<String>, RegistryError> {
-        let clients = self
-            .connection
-            .clients_within(self.connection.options.connect_timeout())
-            .await?;
-        let group = self.connection.address.group.clone();
-        let mut names = Vec::new();
-        for page in 1.. {
-            let (listed, total) = clients
-                .naming
-                .get_service_list(page, PAGE, Some(group.clone()))
-                .await
-                .map_err(|e| nacos_error("list services of", group.clone(), e))?;
-            let done = listed.is_empty();
-            names.extend(listed);
-            let total = usize::try_from(total).unwrap_or(0).min(MAX_SERVICES);
-            if done || names.len() >= total {
-                break;
-            }
-        }
-        names.truncate(MAX_SERVICES);
-        Ok(names)
-    }
-
-    async fn services(&self) -> Result<Vec<String>, RegistryError> {
-        let mut interfaces: Vec<String> = self
-            .service_names()
-            .await?
-            .iter()
-            .filter_map(|name| naming::provided_interface(name))
-            .map(str::to_owned)
-            .collect();
-        interfaces.sort_unstable();
-        interfaces.dedup();
-        Ok(interfaces)
-    }
-
-    async fn provider_urls(&self, interface: &str) -> Result<Vec<DubboUrl>, RegistryError> {
-        let clients = self
-            .connection
-            .clients_within(self.connection.options.connect_timeout())
-            .await?;
-        let group = self.connection.address.group.clone();
-        let mut urls = Vec::new();
-        for name in self.service_names().await? {
-            if naming::provided_interface(&name) != Some(interface) {
-                continue;
-            }
-            let instances = clients
-                .naming
-                .get_all_instances(name.clone(), Some(group.clone()), Vec::new(), false)
-                .await
-                .map_err(|e| nacos_error("list", name.clone(), e))?;
-            urls.extend(instances.iter().filter_map(naming::instance_url));
-        }
-        Ok(urls)
-    }
-
-    async fn register_provider(&self, url: &DubboUrl) -> Result<(), RegistryError> {
-        let clients = self
-            .connection
-            .clients_within(self.connection.options.connect_timeout())
-            .await?;
-        let service = naming::service_name(
-            "providers",
-            url.service_interface(),
-            url.parameter("version"),
-            url.parameter("group"),
-        );
-        clients
-            .naming
-            .register_instance(
-                service.clone(),
-                Some(self.connection.address.group.clone()),
-                naming::url_instance(url, "providers"),
-            )
-            .await
-            .map_err(|e| nacos_error("register", service, e))
     }
 
     async fn watch_shared(
@@ -430,9 +383,9 @@ impl Registry for NacosRegistry {
         &self,
         spec: ConsumerSpec,
         sink: Arc<dyn ProviderSink>,
-        _split: Option<ViewSplit>,
+        split: Option<ViewSplit>,
     ) -> RegistryFuture<'_, Result<Subscription, RegistryError>> {
-        Box::pin(self.subscribe_shared(spec, sink))
+        Box::pin(self.subscribe_shared(spec, sink, split))
     }
 
     fn watch_rules(
@@ -453,11 +406,22 @@ impl Registry for NacosRegistry {
         Arc::new(NacosRegistry {
             connection: Arc::clone(&self.connection),
             config_center,
+            instances: Arc::clone(&self.instances),
+            metadata: self.metadata.clone(),
         })
     }
 
     fn services(&self) -> RegistryFuture<'_, Result<Vec<String>, RegistryError>> {
         Box::pin(NacosRegistry::services(self))
+    }
+
+    fn mapped_services(&self) -> RegistryFuture<'_, Result<Vec<String>, RegistryError>> {
+        Box::pin(async move {
+            self.connection
+                .clients_within(self.connection.options.connect_timeout())
+                .await?;
+            apps::mapped_interfaces(&self.connection).await
+        })
     }
 
     fn provider_urls<'a>(

@@ -81,26 +81,14 @@ impl Follower {
 
     /// The text of `data_id` now, `None` when there is none.
     async fn read(&self, data_id: &str) -> Result<Option<String>, RegistryError> {
-        let query = format!(
-            "/nacos/v1/cs/configs?dataId={}&group={}&tenant={}",
-            form_encode(data_id),
-            form_encode(&self.group),
-            form_encode(&self.tenant)
-        );
-        let target = || format!("{data_id} ({})", self.group);
-        let wait = self.connection.options.connect_timeout();
-        let answer = request(&self.server(), "GET", &query, &[], "", wait)
-            .await
-            .map_err(|e| io_error("get config", target(), &e))?;
-        match answer.status {
-            200 => Ok(Some(answer.body).filter(|t| !t.trim().is_empty())),
-            404 => Ok(None),
-            status => Err(nacos_error(
-                "get config",
-                target(),
-                nacos_sdk::api::error::Error::ErrResult(format!("HTTP {status}")),
-            )),
-        }
+        read_config(
+            &self.connection,
+            &self.server(),
+            &self.tenant,
+            data_id,
+            &self.group,
+        )
+        .await
     }
 
     /// Reads every dirty key and reports what changed.
@@ -215,6 +203,79 @@ impl Follower {
     }
 }
 
+/// The text of config `data_id` of `group` in namespace `tenant` now, asked of `server`; `None`
+/// when there is none (or it is empty: a deleted rule, as in Dubbo).
+pub(crate) async fn read_config(
+    connection: &Connection,
+    server: &str,
+    tenant: &str,
+    data_id: &str,
+    group: &str,
+) -> Result<Option<String>, RegistryError> {
+    let query = format!(
+        "/nacos/v1/cs/configs?dataId={}&group={}&tenant={}",
+        form_encode(data_id),
+        form_encode(group),
+        form_encode(tenant)
+    );
+    let target = || format!("{data_id} ({group})");
+    let wait = connection.options.connect_timeout();
+    let answer = request(server, "GET", &query, &[], "", wait)
+        .await
+        .map_err(|e| io_error("get config", target(), &e))?;
+    match answer.status {
+        200 => Ok(Some(answer.body).filter(|t| !t.trim().is_empty())),
+        404 => Ok(None),
+        status => Err(nacos_error(
+            "get config",
+            target(),
+            nacos_sdk::api::error::Error::ErrResult(format!("HTTP {status}")),
+        )),
+    }
+}
+
+/// Follows `keys` of `group` in namespace `tenant` (see [`ConfigCenter::follow`]).
+pub(crate) async fn follow_in(
+    connection: &Arc<Connection>,
+    tenant: &str,
+    group: &str,
+    keys: Vec<RuleKey>,
+    sink: Arc<dyn RuleSink>,
+) -> (RuleWatch, Option<RegistryError>) {
+    let follower = Follower {
+        connection: Arc::clone(connection),
+        group: group.to_owned(),
+        tenant: tenant.to_owned(),
+        keys: keys
+            .into_iter()
+            .map(|key| Followed {
+                key,
+                reported: None,
+                md5: String::new(),
+                dirty: true,
+            })
+            .collect(),
+        sink,
+        server: 0,
+    };
+    let (first_tx, first_rx) = oneshot::channel();
+    let (stop_tx, stop_rx) = oneshot::channel();
+    let Some(task) = connection.spawn(follower.run(first_tx, stop_rx)) else {
+        let (stop, _) = oneshot::channel();
+        return (
+            RuleWatch::new(stop, tokio::spawn(async {})),
+            Some(RegistryError::Closed),
+        );
+    };
+    let wait = connection.options.connect_timeout();
+    let error = match tokio::time::timeout(wait, first_rx).await {
+        Ok(Ok(error)) => error,
+        Ok(Err(_)) => Some(RegistryError::Closed),
+        Err(_) => Some(connection.unreachable(wait)),
+    };
+    (RuleWatch::new(stop_tx, task), error)
+}
+
 impl ConfigCenter for NacosRules {
     fn address(&self) -> String {
         let a = &self.connection.address;
@@ -231,39 +292,10 @@ impl ConfigCenter for NacosRules {
         keys: Vec<RuleKey>,
         sink: Arc<dyn RuleSink>,
     ) -> RegistryFuture<'_, (RuleWatch, Option<RegistryError>)> {
-        let follower = Follower {
-            connection: Arc::clone(&self.connection),
-            group: group.to_owned(),
-            tenant: self.connection.address.rule_namespace().to_owned(),
-            keys: keys
-                .into_iter()
-                .map(|key| Followed {
-                    key,
-                    reported: None,
-                    md5: String::new(),
-                    dirty: true,
-                })
-                .collect(),
-            sink,
-            server: 0,
-        };
+        let group = group.to_owned();
         Box::pin(async move {
-            let (first_tx, first_rx) = oneshot::channel();
-            let (stop_tx, stop_rx) = oneshot::channel();
-            let Some(task) = self.connection.spawn(follower.run(first_tx, stop_rx)) else {
-                let (stop, _) = oneshot::channel();
-                return (
-                    RuleWatch::new(stop, tokio::spawn(async {})),
-                    Some(RegistryError::Closed),
-                );
-            };
-            let wait = self.connection.options.connect_timeout();
-            let error = match tokio::time::timeout(wait, first_rx).await {
-                Ok(Ok(error)) => error,
-                Ok(Err(_)) => Some(RegistryError::Closed),
-                Err(_) => Some(self.connection.unreachable(wait)),
-            };
-            (RuleWatch::new(stop_tx, task), error)
+            let tenant = self.connection.address.rule_namespace();
+            follow_in(&self.connection, tenant, &group, keys, sink).await
         })
     }
 

@@ -1,8 +1,12 @@
-//! One interface-level subscription on Nacos: the first list, then every push, applied as deltas.
+//! One subscription on Nacos: the interface-level list (the first, then every push, applied as
+//! deltas), the application-level view and the migration step between them, as on ZooKeeper (the
+//! shared part is [`Following`]).
 //!
 //! | what happens | what the task does |
 //! |---|---|
 //! | Nacos pushes the service's instances | apply the latest list (older ones are skipped), hand the delta over |
+//! | an application's instances or the mapping change | rebuild the application view, hand what changed over if it is in use |
+//! | the migration rule changes | start the view the new step needs, compare, switch (see `crate::migrating`) |
 //! | a push leaves no usable provider | as Dubbo: clear, or keep the last ones with `enable-empty-protection=true` |
 //! | a config-centre configurator changes | re-apply the rules, hand the whole list over |
 //! | the connection drops | nacos-sdk reconnects (next server of the list) and re-subscribes; the last list stays |
@@ -10,15 +14,19 @@
 
 use std::sync::{Arc, Mutex};
 
-use nacos_sdk::api::naming::{NamingChangeEvent, NamingEventListener, ServiceInstance};
-use rudder_common::discovery::{ProviderSink, ProviderUpdate, RuleSink};
-use tokio::sync::{oneshot, watch, Notify};
+use std::future::Future;
+use std::pin::Pin;
 
-use crate::catalog::Catalog;
-use crate::config_center::{RuleInbox, RuleOutcome, RuleSource, RuleWatch};
+use nacos_sdk::api::naming::{NamingChangeEvent, NamingEventListener, ServiceInstance};
+use rudder_common::discovery::RuleSink;
+use tokio::sync::{oneshot, Notify};
+
+use crate::config_center::RuleInbox;
+use crate::error::RegistryError;
+use crate::following::{instances_changed, rules_arrived, Following, InterfaceLevel};
 use crate::nacos::client::{Clients, Connection};
 use crate::nacos::naming::provider_names;
-use crate::subscription::SubscriptionStatus;
+use crate::nacos::rules::nacos_error;
 
 /// The latest instance list pushed for one service, and a wake-up: a burst of pushes costs one
 /// application and never queues.
@@ -43,8 +51,13 @@ impl Pushes {
         }
     }
 
-    fn take(&self) -> Option<Vec<ServiceInstance>> {
+    pub(crate) fn take(&self) -> Option<Vec<ServiceInstance>> {
         self.latest.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// Resolves when a list arrived (at once if one arrived since the last wait).
+    pub(crate) async fn arrived(&self) {
+        self.arrived.notified().await;
     }
 }
 
@@ -54,165 +67,188 @@ impl NamingEventListener for Pushes {
     }
 }
 
-/// The configurator rules followed (as on ZooKeeper, from the config centre).
-pub(crate) struct Rules {
-    pub(crate) inbox: Arc<RuleInbox>,
-    pub(crate) watch: RuleWatch,
-    pub(crate) application: rudder_common::discovery::RuleKey,
-    pub(crate) service: rudder_common::discovery::RuleKey,
+/// Why the loop stopped waiting.
+enum Wake {
+    Stop,
+    Push,
+    Rules,
+    Instances,
+    Migration,
 }
 
 pub(crate) struct NacosSubscriber {
     pub(crate) connection: Arc<Connection>,
     pub(crate) clients: Clients,
+    /// `providers:<interface>:<version>:<group>`.
     pub(crate) service: String,
     pub(crate) pushes: Arc<Pushes>,
-    pub(crate) catalog: Catalog,
-    pub(crate) sink: Arc<dyn ProviderSink>,
-    pub(crate) status: watch::Sender<SubscriptionStatus>,
-    pub(crate) rules: Option<Rules>,
-    pub(crate) fed_once: bool,
+    /// Whether the interface-level service is subscribed (not under `FORCE_APPLICATION`).
+    pub(crate) subscribed: bool,
+    /// The views, rules and migration state (shared with every registry).
+    pub(crate) f: Following,
     /// The consumer instance (service name, instance) when registered.
     pub(crate) consumer: Option<(String, ServiceInstance)>,
 }
 
 impl NacosSubscriber {
-    /// Applies the pushed list, if one came: the whole list the first time, a delta after.
-    pub(crate) fn apply_push(&mut self) {
+    /// Takes the pushed list, if one came, into the interface-level catalog (not yet the sink).
+    pub(crate) fn take_push(&mut self) {
         let Some(instances) = self.pushes.take() else {
             return;
         };
-        let protect = self.connection.address.empty_protection;
-        let delta = crate::empty_push::apply_providers(
-            &mut self.catalog,
-            provider_names(&instances),
-            protect,
-            &self.service,
-            &self.status,
-        );
-        if !self.fed_once {
-            self.feed_full();
-        } else if !delta.is_empty() {
-            let update = self
-                .sink
-                .update(ProviderUpdate::Delta(self.catalog.changes(&delta)));
-            self.report(update.total, update.rejected as u64, false);
-        } else {
-            self.status.send_modify(|s| s.listings += 1);
+        if self.subscribed {
+            take_list(&self.connection, &self.service, &instances, &mut self.f);
         }
     }
 
-    fn feed_full(&mut self) {
-        self.fed_once = true;
-        let update = self
-            .sink
-            .update(ProviderUpdate::Full(self.catalog.provider_urls()));
-        self.report(update.total, update.rejected as u64, true);
-    }
-
-    fn report(&self, total: usize, rejected: u64, full: bool) {
-        let disabled = self.catalog.disabled();
-        let reweighted = self.catalog.reweighted();
-        let (malformed, dynamic_rules) = (self.catalog.malformed(), self.catalog.dynamic_rules());
-        let usable = self.catalog.usable_count();
-        self.status.send_modify(|s| {
-            s.generation += 1;
-            s.listings += 1;
-            s.providers = total;
-            s.rejected = if full {
-                rejected
-            } else {
-                s.rejected + rejected
-            };
-            s.disabled = disabled;
-            s.reweighted = reweighted;
-            s.malformed = malformed;
-            s.dynamic_rules = dynamic_rules;
-            s.interface_providers = usable;
-        });
-    }
-
-    /// Applies the configurator texts that arrived; whether the rules in effect changed.
-    pub(crate) fn take_rules(&mut self) -> bool {
-        let Some(rules) = &self.rules else {
-            return false;
-        };
-        let mut changed = false;
-        let (mut updates, mut errors) = (0, Vec::new());
-        for (key, text) in rules.inbox.take() {
-            let source = if key == rules.service {
-                RuleSource::Service
-            } else if key == rules.application {
-                RuleSource::Application
-            } else {
-                continue;
-            };
-            updates += 1;
-            match self.catalog.set_dynamic_rule(source, text.as_deref()) {
-                RuleOutcome::Changed => changed = true,
-                RuleOutcome::Unchanged => {}
-                RuleOutcome::Rejected(error) => {
-                    tracing::warn!(rule = %key, %error, "failed to parse a dynamic configuration rule; keeping the last good one");
-                    errors.push(format!("{key}: {error}"));
-                }
-            }
+    fn interface(&mut self) -> NacosInterface<'_> {
+        NacosInterface {
+            connection: &self.connection,
+            clients: &self.clients,
+            service: &self.service,
+            pushes: &self.pushes,
+            subscribed: &mut self.subscribed,
         }
-        let in_effect = self.catalog.dynamic_rules();
-        self.status.send_modify(|s| {
-            s.rule_updates += updates;
-            s.rule_errors += errors.len() as u64;
-            if let Some(last) = errors.pop() {
-                s.last_rule_error = Some(last);
-            }
-            s.dynamic_rules = in_effect;
-        });
-        changed
     }
 
-    /// Follows pushes and rules until `stop` fires or the registry closes.
+    /// Follows pushes, instances, rules and the migration rule until `stop` fires or the registry
+    /// closes.
     pub(crate) async fn run(mut self, mut stop: oneshot::Receiver<()>) {
-        let inbox = self.rules.as_ref().map(|r| Arc::clone(&r.inbox));
+        let inbox = self.f.rules.as_ref().map(|r| Arc::clone(&r.inbox));
+        let connection = Arc::clone(&self.connection);
+        let pushes = Arc::clone(&self.pushes);
         loop {
-            tokio::select! {
-                _ = &mut stop => break,
-                () = self.connection.closed() => break,
-                () = self.pushes.arrived.notified() => self.apply_push(),
-                () = rules_arrived(inbox.as_deref()) => {
-                    if self.take_rules() && self.fed_once {
-                        self.feed_full();
+            let wake = tokio::select! {
+                _ = &mut stop => Wake::Stop,
+                () = connection.closed() => Wake::Stop,
+                () = pushes.arrived() => Wake::Push,
+                () = rules_arrived(inbox.as_deref()) => Wake::Rules,
+                () = instances_changed(self.f.app_level.as_mut()) => Wake::Instances,
+                () = self.f.migration.wake() => Wake::Migration,
+            };
+            match wake {
+                Wake::Stop => break,
+                Wake::Push => {
+                    self.take_push();
+                    self.f.feed();
+                }
+                Wake::Rules => {
+                    // A rule change touches every provider: the whole list goes to the sink.
+                    if self.f.take_rules() {
+                        self.f.feed();
                     }
                 }
+                Wake::Instances => {
+                    self.f.take_instances();
+                    self.f.feed();
+                }
+                Wake::Migration => {
+                    let mut interface = NacosInterface {
+                        connection: &self.connection,
+                        clients: &self.clients,
+                        service: &self.service,
+                        pushes: &self.pushes,
+                        subscribed: &mut self.subscribed,
+                    };
+                    self.f.on_migration(&mut interface).await;
+                }
             }
         }
-        let group = self.connection.address.group.clone();
-        let listener = Arc::clone(&self.pushes) as Arc<dyn NamingEventListener>;
-        let _ = self
-            .clients
-            .naming
-            .unsubscribe(
-                self.service.clone(),
-                Some(group.clone()),
-                Vec::new(),
-                listener,
-            )
-            .await;
+        self.interface().stop().await;
         if let Some((service, instance)) = self.consumer.take() {
+            let group = Some(self.connection.address.group.clone());
             let _ = self
                 .clients
                 .naming
-                .deregister_instance(service, Some(group), instance)
+                .deregister_instance(service, group, instance)
                 .await;
         }
-        if let Some(rules) = self.rules.take() {
-            rules.watch.close().await;
-        }
+        self.f.close().await;
     }
 }
 
-async fn rules_arrived(inbox: Option<&RuleInbox>) {
-    match inbox {
-        Some(inbox) => inbox.arrived().await,
-        None => std::future::pending().await,
+/// Applies one instance list of `service` to the interface-level catalog, through the empty-push
+/// protection.
+fn take_list(
+    connection: &Connection,
+    service: &str,
+    instances: &[ServiceInstance],
+    f: &mut Following,
+) {
+    let delta = crate::empty_push::apply_providers(
+        &mut f.catalog,
+        provider_names(instances),
+        connection.address.empty_protection,
+        service,
+        &f.status,
+    );
+    f.pending.added.extend(delta.added);
+    f.pending.removed.extend(delta.removed);
+}
+
+/// Nacos's interface-level listing: the subscription to `providers:<interface>:<version>:<group>`.
+pub(crate) struct NacosInterface<'a> {
+    pub(crate) connection: &'a Connection,
+    pub(crate) clients: &'a Clients,
+    pub(crate) service: &'a str,
+    pub(crate) pushes: &'a Arc<Pushes>,
+    pub(crate) subscribed: &'a mut bool,
+}
+
+impl NacosInterface<'_> {
+    /// Subscribes and reads the first list into `f` (not yet the sink).
+    pub(crate) async fn subscribe(&mut self, f: &mut Following) -> Result<(), RegistryError> {
+        let group = Some(self.connection.address.group.clone());
+        let listener = Arc::clone(self.pushes) as Arc<dyn NamingEventListener>;
+        let naming = &self.clients.naming;
+        naming
+            .subscribe(self.service.to_owned(), group.clone(), Vec::new(), listener)
+            .await
+            .map_err(|e| nacos_error("subscribe", self.service.to_owned(), e))?;
+        *self.subscribed = true;
+        let first = naming
+            .get_all_instances(self.service.to_owned(), group, Vec::new(), true)
+            .await
+            .map_err(|e| nacos_error("list", self.service.to_owned(), e))?;
+        // A push that came meanwhile is as new or newer than the list read.
+        let latest = self.pushes.take().unwrap_or(first);
+        take_list(self.connection, self.service, &latest, f);
+        Ok(())
+    }
+}
+
+impl InterfaceLevel for NacosInterface<'_> {
+    fn start<'a>(
+        &'a mut self,
+        following: &'a mut Following,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async move {
+            if let Err(error) = self.subscribe(following).await {
+                // nacos-sdk re-subscribes by itself once subscribed; a first list that failed
+                // comes with the next push.
+                tracing::warn!(
+                    error = &error as &dyn std::error::Error,
+                    "interface-level listing failed; waiting for a push"
+                );
+            }
+            following.feed();
+        })
+    }
+
+    fn stop(&mut self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            if !std::mem::take(self.subscribed) {
+                return;
+            }
+            let group = Some(self.connection.address.group.clone());
+            let listener = Arc::clone(self.pushes) as Arc<dyn NamingEventListener>;
+            let _ = self
+                .clients
+                .naming
+                .unsubscribe(self.service.to_owned(), group, Vec::new(), listener)
+                .await;
+            self.pushes.take();
+        })
     }
 }
 

@@ -29,26 +29,17 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use rudder_common::discovery::{ProviderSink, ProviderUpdate, RuleKey};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 use zookeeper_client::{Client, CreateMode, OneshotWatcher, SessionState, WatchedEvent};
 
-use crate::app_level::AppLevel;
-use crate::catalog::{Catalog, ProviderDelta};
-use crate::config_center::{RuleInbox, RuleOutcome, RuleSource, RuleWatch};
 use crate::error::RegistryError;
-use crate::migrating::Migration;
-use crate::migration::{DiscoveryView, MigrationStep};
+use crate::following::{instances_changed, rules_arrived, Following, InterfaceLevel};
 use crate::paths::ServicePaths;
 use crate::registration::Registration;
 use crate::session::Sessions;
-use crate::split::SplitFeed;
-use crate::subscription::SubscriptionStatus;
 use crate::timing::sleep_opt;
 
-mod migrate;
 mod registering;
-mod views;
 
 type WatchFuture = Pin<Box<dyn Future<Output = WatchedEvent> + Send>>;
 
@@ -109,113 +100,28 @@ enum Wake {
     Migration,
 }
 
-/// The config-center configurator rules a subscription follows.
-pub(crate) struct RuleFeed {
-    pub(crate) inbox: Arc<RuleInbox>,
-    /// Owns the watcher task; closed with the subscription.
-    pub(crate) watch: RuleWatch,
-    /// `<application>.configurators`.
-    pub(crate) application: RuleKey,
-    /// `<interface>:<version>:<group>.configurators`.
-    pub(crate) service: RuleKey,
-}
-
 pub(crate) struct Subscriber {
     pub(crate) sessions: Arc<Sessions>,
     pub(crate) paths: ServicePaths,
     /// The consumer node, when registering.
     pub(crate) registration: Option<Registration>,
-    pub(crate) catalog: Catalog,
-    pub(crate) sink: Arc<dyn ProviderSink>,
-    pub(crate) status: watch::Sender<SubscriptionStatus>,
-    /// Provider changes listed but not yet fed to the directory.
-    pub(crate) pending: ProviderDelta,
-    /// Whether the directory has had its first full list.
-    pub(crate) fed_once: bool,
-    /// Whether the configurator rules changed since the last feed.
-    pub(crate) rules_changed: bool,
-    /// The config-center rules, unless dynamic configuration is off.
-    pub(crate) rules: Option<RuleFeed>,
-    /// Which views are followed and used (`migration.step`).
-    pub(crate) step: MigrationStep,
-    /// The comparator's threshold (`migration.threshold`).
-    pub(crate) threshold: f32,
-    /// The view feeding the sink now.
-    pub(crate) view: DiscoveryView,
-    /// The application-level view, unless the step is `FORCE_INTERFACE`.
-    pub(crate) app_level: Option<AppLevel>,
-    /// The migration rule and the switches it makes.
-    pub(crate) migration: Migration,
-    /// Where the interface view goes while a rule's `proportion` shares the calls, if anywhere.
-    pub(crate) split: Option<SplitFeed>,
+    /// The views, rules and migration state (shared with every registry).
+    pub(crate) f: Following,
 }
 
-impl Subscriber {
-    /// Takes `client`'s session as the current one: the consumer node is due for (re-)registration,
-    /// which [`Subscriber::register_if_due`] does after the listing, so it never delays discovery.
-    pub(crate) fn attach(&mut self) {
-        if let Some(registration) = &mut self.registration {
-            registration.due = Some(Instant::now());
-            registration.failures = 0;
-        }
-        self.status.send_modify(|s| {
-            s.sessions += 1;
-            s.connected = true;
-            s.registered = false;
-        });
-    }
+/// ZooKeeper's interface-level listing, for one wake of the subscription's loop.
+pub(crate) struct ZkInterface<'a> {
+    sessions: &'a Arc<Sessions>,
+    paths: &'a ServicePaths,
+    client: &'a Client,
+    watches: &'a mut Watches,
+}
 
-    /// Applies the config-center rule texts that arrived; whether the rules in effect changed.
-    pub(crate) fn take_rules(&mut self) -> bool {
-        let Some(feed) = &self.rules else {
-            return false;
-        };
-        let mut changed = false;
-        let mut updates = 0;
-        let mut errors = Vec::new();
-        for (key, text) in feed.inbox.take() {
-            let source = if key == feed.service {
-                RuleSource::Service
-            } else if key == feed.application {
-                RuleSource::Application
-            } else {
-                continue;
-            };
-            updates += 1;
-            self.migration.mirror.dynamic(source, text.as_deref());
-            if let Some(app_level) = &mut self.app_level {
-                app_level.catalog.set_dynamic_rule(source, text.as_deref());
-            }
-            match self.catalog.set_dynamic_rule(source, text.as_deref()) {
-                RuleOutcome::Changed => changed = true,
-                RuleOutcome::Unchanged => {}
-                RuleOutcome::Rejected(error) => {
-                    tracing::warn!(rule = %key, %error, "failed to parse a dynamic configuration rule; keeping the last good one");
-                    errors.push(format!("{key}: {error}"));
-                }
-            }
-        }
-        let in_effect = self.catalog.dynamic_rules();
-        self.status.send_modify(|s| {
-            s.rule_updates += updates;
-            s.rule_errors += errors.len() as u64;
-            if let Some(last) = errors.pop() {
-                s.last_rule_error = Some(last);
-            }
-            s.dynamic_rules = in_effect;
-        });
-        self.rules_changed |= changed;
-        changed
-    }
-
+impl ZkInterface<'_> {
     /// Lists `category`, arms its watch and updates the catalog (not yet the directory).
-    async fn list(
-        &mut self,
-        client: &Client,
-        category: Category,
-        watches: &mut Watches,
-    ) -> Result<(), RegistryError> {
-        if category == Category::Providers && !self.migration.follow_interface {
+    async fn list(&mut self, f: &mut Following, category: Category) -> Result<(), RegistryError> {
+        let (client, watches) = (self.client, &mut *self.watches);
+        if category == Category::Providers && !f.migration.follow_interface {
             // FORCE_APPLICATION: the interface-level providers are not followed at all.
             watches.providers_dirty = false;
             return Ok(());
@@ -249,24 +155,24 @@ impl Subscriber {
         match category {
             Category::Providers => {
                 let delta = crate::empty_push::apply_providers(
-                    &mut self.catalog,
+                    &mut f.catalog,
                     children,
                     self.sessions.address().empty_protection(),
                     &self.paths.providers,
-                    &self.status,
+                    &f.status,
                 );
-                self.pending.added.extend(delta.added);
-                self.pending.removed.extend(delta.removed);
+                f.pending.added.extend(delta.added);
+                f.pending.removed.extend(delta.removed);
                 watches.providers = Some(armed);
                 watches.providers_dirty = false;
             }
             Category::Configurators => {
-                self.migration.mirror.configurators(&children);
-                if let Some(app_level) = &mut self.app_level {
+                f.migration.mirror.configurators(&children);
+                if let Some(app_level) = &mut f.app_level {
                     app_level.catalog.set_configurators(children.clone());
                 }
-                if self.catalog.set_configurators(children) {
-                    self.rules_changed = true;
+                if f.catalog.set_configurators(children) {
+                    f.rules_changed = true;
                 }
                 watches.configurators = Some(armed);
                 watches.configurators_dirty = false;
@@ -276,90 +182,71 @@ impl Subscriber {
     }
 
     /// Re-lists whatever is dirty, then feeds the directory if the provider list changed.
+    async fn refresh(&mut self, f: &mut Following) -> Result<(), RegistryError> {
+        // Configurators first, so one listing of providers already sees the new rules.
+        if self.watches.configurators_dirty {
+            self.list(f, Category::Configurators).await?;
+        }
+        if self.watches.providers_dirty {
+            self.list(f, Category::Providers).await?;
+        }
+        f.feed();
+        Ok(())
+    }
+}
+
+impl InterfaceLevel for ZkInterface<'_> {
+    fn start<'a>(
+        &'a mut self,
+        following: &'a mut Following,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async move {
+            self.watches.providers_dirty = true;
+            if let Err(error) = self.refresh(following).await {
+                // The loop retries the dirty listing with backoff.
+                tracing::warn!(
+                    error = &error as &dyn std::error::Error,
+                    "interface-level listing failed; retrying"
+                );
+            }
+        })
+    }
+
+    fn stop(&mut self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        self.watches.providers = None;
+        self.watches.providers_dirty = false;
+        Box::pin(async {})
+    }
+}
+
+impl Subscriber {
+    /// Takes `client`'s session as the current one: the consumer node is due for (re-)registration,
+    /// which [`Subscriber::register_if_due`] does after the listing, so it never delays discovery.
+    pub(crate) fn attach(&mut self) {
+        if let Some(registration) = &mut self.registration {
+            registration.due = Some(Instant::now());
+            registration.failures = 0;
+        }
+        self.f.status.send_modify(|s| {
+            s.sessions += 1;
+            s.connected = true;
+            s.registered = false;
+        });
+    }
+
+    /// Re-lists whatever is dirty, then feeds the directory if the provider list changed.
     pub(crate) async fn refresh(
         &mut self,
         client: &Client,
         watches: &mut Watches,
     ) -> Result<(), RegistryError> {
-        // Configurators first, so one listing of providers already sees the new rules.
-        if watches.configurators_dirty {
-            self.list(client, Category::Configurators, watches).await?;
-        }
-        if watches.providers_dirty {
-            self.list(client, Category::Providers, watches).await?;
-        }
-        self.feed();
-        Ok(())
-    }
-
-    /// Hands what changed to the directory: the whole list the first time and whenever the rules
-    /// changed (every provider may be affected), otherwise only the providers that came or went, so a
-    /// change among 10,000 providers costs work for one.
-    pub(crate) fn feed(&mut self) {
-        let view = self.choose_view();
-        let switched = view != self.view;
-        if switched {
-            tracing::info!(from = %self.view, to = %view, step = %self.step, "discovery view switched");
-        }
-        self.view = view;
-        let interface_pending = std::mem::take(&mut self.pending);
-        let app_pending = self
-            .app_level
-            .as_mut()
-            .map(|a| std::mem::take(&mut a.pending))
-            .unwrap_or_default();
-        let full = !self.fed_once || self.rules_changed || switched;
-        let percent = self.split_percent();
-        if let Some(split) = &mut self.split {
-            split.feed(percent, &self.catalog, &interface_pending, full);
-        }
-        let (catalog, pending) = match (view, &self.app_level) {
-            (DiscoveryView::Application, Some(app_level)) => (&app_level.catalog, app_pending),
-            _ => (&self.catalog, interface_pending),
+        let mut interface = ZkInterface {
+            sessions: &self.sessions,
+            paths: &self.paths,
+            client,
+            watches,
         };
-        let update = if full {
-            self.fed_once = true;
-            self.rules_changed = false;
-            Some(
-                self.sink
-                    .update(ProviderUpdate::Full(catalog.provider_urls())),
-            )
-        } else if !pending.is_empty() {
-            Some(
-                self.sink
-                    .update(ProviderUpdate::Delta(catalog.changes(&pending))),
-            )
-        } else {
-            None
-        };
-        let malformed = self.catalog.malformed();
-        let configurators = self.catalog.configurators().len();
-        let dynamic_rules = self.catalog.dynamic_rules();
-        let disabled = if update.is_some() {
-            Some((catalog.disabled(), catalog.reweighted()))
-        } else {
-            None
-        };
-        self.report_views();
-        self.status.send_modify(|s| {
-            if let Some((disabled, reweighted)) = disabled {
-                s.disabled = disabled;
-                s.reweighted = reweighted;
-            }
-            s.dynamic_rules = dynamic_rules;
-            s.listings += 1;
-            if let Some(update) = update {
-                s.generation += 1;
-                s.providers = update.total;
-                s.rejected = if full {
-                    update.rejected as u64
-                } else {
-                    s.rejected + update.rejected as u64
-                };
-            }
-            s.malformed = malformed;
-            s.configurators = configurators;
-        });
+        interface.refresh(&mut self.f).await
     }
 
     /// Follows ZooKeeper until `stop` fires or the registry is closed.
@@ -373,7 +260,7 @@ impl Subscriber {
     ) {
         let mut state = client.state_watcher();
         let mut failures: u32 = 0;
-        let inbox = self.rules.as_ref().map(|r| Arc::clone(&r.inbox));
+        let inbox = self.f.rules.as_ref().map(|r| Arc::clone(&r.inbox));
         loop {
             let retry_after = (watches.is_dirty() && failures > 0)
                 .then(|| self.sessions.options().retry_delay(failures - 1));
@@ -392,31 +279,33 @@ impl Subscriber {
                 () = sleep_opt(retry_after) => Wake::Retry,
                 () = sleep_until_opt(register_at) => Wake::Retry,
                 () = rules_arrived(inbox.as_deref()) => Wake::Rules,
-                () = instances_changed(self.app_level.as_mut()) => Wake::Instances,
-                () = self.migration.wake() => Wake::Migration,
+                () = instances_changed(self.f.app_level.as_mut()) => Wake::Instances,
+                () = self.f.migration.wake() => Wake::Migration,
             };
             let mut session_over = false;
             match wake {
                 Wake::Stop => {
                     self.unregister(&client).await;
-                    if let Some(app_level) = self.app_level.take() {
-                        app_level.feed.close().await;
-                    }
-                    if let Some(feed) = self.rules.take() {
-                        feed.watch.close().await;
-                    }
-                    self.migration.close().await;
+                    self.f.close().await;
                     return;
                 }
-                Wake::Migration => self.on_migration(&client, &mut watches).await,
+                Wake::Migration => {
+                    let mut interface = ZkInterface {
+                        sessions: &self.sessions,
+                        paths: &self.paths,
+                        client: &client,
+                        watches: &mut watches,
+                    };
+                    self.f.on_migration(&mut interface).await;
+                }
                 Wake::Instances => {
-                    self.take_instances();
-                    self.feed();
+                    self.f.take_instances();
+                    self.f.feed();
                 }
                 Wake::Rules => {
                     // A rule change touches every provider: the whole list goes to the sink.
-                    if self.take_rules() {
-                        self.feed();
+                    if self.f.take_rules() {
+                        self.f.feed();
                     }
                 }
                 Wake::Watch(category, event) => {
@@ -435,12 +324,12 @@ impl Subscriber {
                 }
                 Wake::State(SessionState::Disconnected) => {
                     tracing::warn!("ZooKeeper connection lost; keeping the last known providers");
-                    self.status.send_modify(|s| s.connected = false);
+                    self.f.status.send_modify(|s| s.connected = false);
                 }
                 Wake::State(s) if s.is_terminated() => session_over = true,
                 Wake::State(_) => {
                     tracing::info!("ZooKeeper connection back; re-listing");
-                    self.status.send_modify(|s| s.connected = true);
+                    self.f.status.send_modify(|s| s.connected = true);
                     watches.providers_dirty = true;
                     watches.configurators_dirty = true;
                 }
@@ -448,7 +337,7 @@ impl Subscriber {
             }
             if session_over {
                 tracing::warn!("ZooKeeper session ended; opening a new one");
-                self.status.send_modify(|s| {
+                self.f.status.send_modify(|s| {
                     s.connected = false;
                     s.registered = false;
                 });
@@ -480,20 +369,6 @@ impl Subscriber {
                 self.register_if_due(&client).await;
             }
         }
-    }
-}
-
-async fn instances_changed(app_level: Option<&mut AppLevel>) {
-    match app_level {
-        Some(app_level) => app_level.feed.changed().await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn rules_arrived(inbox: Option<&RuleInbox>) {
-    match inbox {
-        Some(inbox) => inbox.arrived().await,
-        None => std::future::pending().await,
     }
 }
 

@@ -34,7 +34,7 @@ impl Subscriber {
             Ok(true) => {
                 registration.due = None;
                 registration.failures = 0;
-                self.status.send_modify(|s| {
+                self.f.status.send_modify(|s| {
                     s.registered = true;
                     s.registration_error = None;
                 });
@@ -46,13 +46,13 @@ impl Subscriber {
                 let message = error.chain_text();
                 // A warning when a failure starts or changes; the same failure again only at debug.
                 let repeated = registration.failures > 1
-                    && self.status.borrow().registration_error.as_deref() == Some(&message);
+                    && self.f.status.borrow().registration_error.as_deref() == Some(&message);
                 if repeated {
                     tracing::debug!(error = &error as &dyn std::error::Error, retry_in = ?delay, "consumer registration failed again");
                 } else {
                     tracing::warn!(error = &error as &dyn std::error::Error, retry_in = ?delay, "consumer registration failed; discovery goes on");
                 }
-                self.status.send_modify(|s| {
+                self.f.status.send_modify(|s| {
                     s.registered = false;
                     s.registration_error = Some(message);
                 });

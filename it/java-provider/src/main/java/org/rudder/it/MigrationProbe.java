@@ -40,6 +40,8 @@ import org.apache.dubbo.rpc.cluster.ClusterInvoker;
  * <p>Settings (system property, or the environment variable in brackets):
  * <ul>
  *   <li>{@code rudder.zk.address} [RUDDER_ZK_ADDRESS], default 127.0.0.1:2181</li>
+ *   <li>{@code rudder.registry.address} [RUDDER_REGISTRY_ADDRESS], optional: a whole registry URL
+ *       ({@code nacos://127.0.0.1:PORT}) instead of ZooKeeper</li>
  *   <li>{@code rudder.application} [RUDDER_APPLICATION], default migration-app: the consumer application</li>
  *   <li>{@code rudder.probe.references} [RUDDER_PROBE_REFERENCES]: the references, one a line,
  *       {@code label<TAB>key=value&key=value<TAB>interface<TAB>application}: the consumer parameters,
@@ -97,7 +99,9 @@ public final class MigrationProbe {
         ApplicationConfig application = new ApplicationConfig(Settings.get("rudder.application", "migration-app"));
         application.setQosEnable(false);
         application.setEnableFileCache(false);
-        RegistryConfig registry = new RegistryConfig("zookeeper://" + zk);
+        // A whole registry URL (nacos://127.0.0.1:PORT) wins over the ZooKeeper address.
+        RegistryConfig registry =
+                new RegistryConfig(Settings.get("rudder.registry.address", "zookeeper://" + zk).trim());
         Map<String, String> registryParams = new LinkedHashMap<>();
         registryParams.put("file-cache", "false");
         registry.setParameters(registryParams);

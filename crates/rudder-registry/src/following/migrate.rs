@@ -4,20 +4,18 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
-use zookeeper_client::Client;
-
-use super::{Subscriber, Watches};
+use super::{Following, InterfaceLevel};
 use crate::catalog::ProviderDelta;
 use crate::migrating::Pending;
 use crate::migration::{prefers_application, MigrationStep};
 use crate::migration_rule::Resolved;
+use tokio::time::Instant;
 
-impl Subscriber {
+impl Following {
     /// A rule text arrived or a delayed switch is due.
-    pub(crate) async fn on_migration(&mut self, client: &Client, watches: &mut Watches) {
+    pub(crate) async fn on_migration(&mut self, interface: &mut dyn InterfaceLevel) {
         if self.migration.take_rule() {
-            self.begin_migration(client, watches).await;
+            self.begin_migration(interface).await;
         }
         let due = self
             .migration
@@ -26,7 +24,7 @@ impl Subscriber {
             .is_some_and(|p| p.due <= Instant::now());
         if due {
             if let Some(pending) = self.migration.pending.take() {
-                self.complete_migration(pending.target, watches).await;
+                self.complete_migration(pending.target, interface).await;
             }
         }
         // A rule that changed only its proportion switches nothing, but shares the calls anew.
@@ -35,9 +33,9 @@ impl Subscriber {
     }
 
     /// `MigrationRuleHandler.doMigrate` with the new rule.
-    async fn begin_migration(&mut self, client: &Client, watches: &mut Watches) {
+    async fn begin_migration(&mut self, interface: &mut dyn InterfaceLevel) {
         let followed = self.app_level.as_ref().map(|a| a.apps.clone());
-        let apps = self.migration.apps(followed.as_deref(), client).await;
+        let apps = self.migration.apps(followed.as_deref()).await;
         let target = self.migration.rule.resolve(
             &self.migration.display_key,
             &apps,
@@ -53,23 +51,23 @@ impl Subscriber {
         match target.step {
             MigrationStep::ApplicationFirst => {
                 self.ensure_application().await;
-                self.ensure_interface(client, watches).await;
+                self.ensure_interface(interface).await;
                 self.accept(target);
                 self.feed();
             }
             MigrationStep::ForceApplication => {
                 self.ensure_application().await;
                 if self.migration.follow_interface {
-                    self.switch_after_delay(target, watches).await;
+                    self.switch_after_delay(target, interface).await;
                 } else {
                     self.accept(target);
                     self.feed();
                 }
             }
             MigrationStep::ForceInterface => {
-                self.ensure_interface(client, watches).await;
+                self.ensure_interface(interface).await;
                 if self.app_level.is_some() {
-                    self.switch_after_delay(target, watches).await;
+                    self.switch_after_delay(target, interface).await;
                 } else {
                     self.accept(target);
                     self.feed();
@@ -78,7 +76,7 @@ impl Subscriber {
         }
     }
 
-    async fn switch_after_delay(&mut self, target: Resolved, watches: &mut Watches) {
+    async fn switch_after_delay(&mut self, target: Resolved, interface: &mut dyn InterfaceLevel) {
         if target.delay > 0 && !target.force {
             let delay = Duration::from_secs(u64::from(target.delay.unsigned_abs()));
             self.migration.pending = Some(Pending {
@@ -86,29 +84,29 @@ impl Subscriber {
                 due: Instant::now() + delay,
             });
         } else {
-            self.complete_migration(target, watches).await;
+            self.complete_migration(target, interface).await;
         }
     }
 
     /// `migrateToForceApplicationInvoker` / `migrateToForceInterfaceInvoker` after the wait: force
     /// or compare, then switch (dropping the other view) or keep the step.
-    async fn complete_migration(&mut self, target: Resolved, watches: &mut Watches) {
+    async fn complete_migration(&mut self, target: Resolved, interface: &mut dyn InterfaceLevel) {
         let application = self
             .app_level
             .as_ref()
             .map_or(0, |a| a.catalog.usable_count());
-        let interface = if self.migration.follow_interface {
+        let interface_count = if self.migration.follow_interface {
             self.catalog.usable_count()
         } else {
             0
         };
         let (new, old) = match target.step {
-            MigrationStep::ForceInterface => (interface, application),
-            _ => (application, interface),
+            MigrationStep::ForceInterface => (interface_count, application),
+            _ => (application, interface_count),
         };
         if target.force || prefers_application(new, old, target.threshold) {
             match target.step {
-                MigrationStep::ForceApplication => self.stop_interface(watches),
+                MigrationStep::ForceApplication => self.stop_interface(interface).await,
                 MigrationStep::ForceInterface => self.stop_application().await,
                 MigrationStep::ApplicationFirst => {}
             }
@@ -129,7 +127,7 @@ impl Subscriber {
                     self.stop_application().await;
                 }
                 (MigrationStep::ForceApplication, MigrationStep::ForceInterface) => {
-                    self.stop_interface(watches);
+                    self.stop_interface(interface).await;
                 }
                 _ => {}
             }
@@ -157,25 +155,17 @@ impl Subscriber {
     }
 
     /// Lists the interface-level providers if they are not followed.
-    async fn ensure_interface(&mut self, client: &Client, watches: &mut Watches) {
+    async fn ensure_interface(&mut self, interface: &mut dyn InterfaceLevel) {
         if self.migration.follow_interface {
             return;
         }
         self.migration.follow_interface = true;
-        watches.providers_dirty = true;
-        if let Err(error) = self.refresh(client, watches).await {
-            // The loop retries the dirty listing with backoff.
-            tracing::warn!(
-                error = &error as &dyn std::error::Error,
-                "interface-level listing failed; retrying"
-            );
-        }
+        interface.start(self).await;
     }
 
-    fn stop_interface(&mut self, watches: &mut Watches) {
+    async fn stop_interface(&mut self, interface: &mut dyn InterfaceLevel) {
         self.migration.follow_interface = false;
-        watches.providers = None;
-        watches.providers_dirty = false;
+        interface.stop().await;
         let _ = self.catalog.set_providers(Vec::new());
         self.pending = ProviderDelta::default();
     }

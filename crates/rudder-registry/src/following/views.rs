@@ -1,11 +1,11 @@
-//! The application-level side of a subscriber: taking the instance feed's URLs in, choosing the
+//! The application-level side of a subscription: taking the instance feed's URLs in, choosing the
 //! view, reporting both views and sharing the calls (the state is [`crate::app_level::AppLevel`]).
 
-use super::Subscriber;
+use super::Following;
 use crate::catalog::ProviderDelta;
 use crate::migration::{choose, DiscoveryView, MigrationStep};
 
-impl Subscriber {
+impl Following {
     /// Takes the instance feed's current URLs into the application-level catalog.
     pub(crate) fn take_instances(&mut self) {
         let Some(app_level) = &mut self.app_level else {
