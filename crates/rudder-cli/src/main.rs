@@ -19,6 +19,7 @@
 mod attachments;
 mod bench;
 mod bench_attempts;
+mod bench_report;
 mod bounds;
 mod call_report;
 mod demo;
@@ -83,7 +84,8 @@ enum Command {
     /// Run Dubbo's five static balancers against embedded providers and show how each splits the
     /// traffic (--scenario: every strategy, eight, under faults).
     Demo(demo::DemoArgs),
-    /// Load a Dubbo service: N calls in flight, latency percentiles, errors, per-provider shares.
+    /// Load a Dubbo service over dubbo:// or tri://: N calls in flight, latency percentiles, errors,
+    /// per-provider shares.
     Bench(bench::BenchArgs),
 }
 

@@ -30,6 +30,7 @@ mod migration_proportion;
 mod migration_rule;
 mod multi_registry;
 mod nacos_discovery;
+mod outlier_java;
 mod peers_loopback;
 mod provider_faults;
 mod registry_discovery;
