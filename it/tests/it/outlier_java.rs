@@ -27,10 +27,13 @@ struct Fleet {
 }
 
 impl Fleet {
-    async fn start() -> Fleet {
+    /// `tag` names the flag directory: the tests run at once in one process, and each fleet's
+    /// flags must be its own.
+    async fn start(tag: &str) -> Fleet {
         let zookeeper = ZooKeeperContainer::start().await.unwrap();
         let connect = zookeeper.connect_string();
-        let dir = std::env::temp_dir().join(format!("rudder-outlier-java-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("rudder-outlier-java-{}-{tag}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut peers = Vec::new();
         let mut flags = Vec::new();
@@ -135,7 +138,7 @@ const SUCCESS_RATE: [&str; 5] = [
 
 #[tokio::test]
 async fn one_throwing_java_provider_of_four_is_ejected_and_errors_fall_to_a_quarter() {
-    let fleet = Fleet::start().await;
+    let fleet = Fleet::start("one").await;
     fleet.fail(0, true);
     let (plain, _) = error_share(&fleet, &[]).await;
     let (consecutive, consecutive_ejections) =
@@ -226,7 +229,7 @@ async fn calls(reference: &Arc<Reference>, method: &str, n: usize) -> usize {
 
 #[tokio::test]
 async fn every_java_provider_throwing_ejects_nobody_and_a_recovered_one_is_back_in_time() {
-    let fleet = Fleet::start().await;
+    let fleet = Fleet::start("all").await;
     let mut builder = Reference::builder(SERVICE)
         .registry(&fleet.registry)
         .parameter("cluster", "failfast")
