@@ -88,6 +88,9 @@ pub struct PeerConfig {
     pub tls_dir: Option<std::path::PathBuf>,
     /// With `tls_dir`: require client certificates signed by `client-ca.pem`.
     pub tls_mutual: bool,
+    /// While this file exists, the Java provider's `sayHello` and `whoAmI` throw an
+    /// `IllegalStateException` (the failing provider of outlier tests), if any (Java only).
+    pub failing_file: Option<std::path::PathBuf>,
 }
 
 impl PeerConfig {
@@ -113,6 +116,7 @@ impl PeerConfig {
             registry: None,
             tls_dir: None,
             tls_mutual: false,
+            failing_file: None,
         }
     }
 }
@@ -160,6 +164,13 @@ impl Peer {
             ("RUDDER_TAG", config.tag.clone()),
             ("RUDDER_APPLICATION", config.application.clone()),
             ("RUDDER_DELAY_MS", config.delay_ms.map(|d| d.to_string())),
+            (
+                "RUDDER_FAILING_FILE",
+                config
+                    .failing_file
+                    .as_ref()
+                    .map(|f| f.display().to_string()),
+            ),
             ("RUDDER_WARMUP", config.warmup_ms.map(|w| w.to_string())),
             ("RUDDER_REGISTER_MODE", config.register_mode.clone()),
             ("RUDDER_REGISTRY_ADDRESS", config.registry.clone()),

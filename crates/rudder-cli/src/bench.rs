@@ -6,10 +6,15 @@
 //! `rudder.attempt` tracing spans, so the per-provider table sees what the balancer did, retries
 //! included. `cpu_us_per_call` is this process's user + system CPU over the measured calls (from
 //! `/proc/self/stat`, 10 ms ticks) ÷ calls: what a call costs the consumer.
+//!
+//! The call is taken as `rudder invoke` takes it (the service as a positional argument, `--args` as
+//! JSON, `@FILE` or `-`) and checked the same way before any load is sent: a method the providers
+//! do not list, or arguments that fit none of the registry metadata's overloads, are refused at
+//! once. Ctrl-C stops the run and prints the summary of the calls answered so far (exit 1).
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -18,9 +23,12 @@ use clap::{Args, ValueEnum};
 use hdrhistogram::Histogram;
 use rudder::{CallError, Consumer, Invocation, Reference};
 use rudder_cluster::loadbalance::outlier::OutlierSettings;
+use rudder_common::error::RpcErrorKind;
+use tokio::sync::Notify;
 
 use crate::bench_attempts::{self as attempts, histogram, ProviderRow};
-use crate::invoke_target::CallTarget;
+use crate::bench_report::{to_json, write_text, Report};
+use crate::invoke_target::{self, CallTarget, RegistryKnowledge};
 use crate::params::ConsumerArgs;
 use crate::registry_args::RegistryArgs;
 use crate::{bounds, java_types};
@@ -32,12 +40,16 @@ pub(crate) struct BenchArgs {
     registry: RegistryArgs,
     #[command(flatten)]
     tls: crate::tls_args::TlsArgs,
-    /// Call this provider directly (dubbo://HOST:PORT/INTERFACE?... or tri://HOST:PORT/INTERFACE?...).
-    #[arg(long, value_name = "URL")]
+    /// Call this provider directly: dubbo://HOST:PORT/INTERFACE?... or tri://HOST:PORT/INTERFACE?...
+    /// (Triple, over HTTP/2). --interface, --version and --group apply to it as in `rudder invoke`.
+    #[arg(long, value_name = "URL", conflicts_with = "registry")]
     url: Option<String>,
     /// The service interface (default with --url: the URL's).
     #[arg(long, value_name = "NAME")]
     interface: Option<String>,
+    /// The same as --interface NAME: `rudder bench --registry R com.acme.Greeter --method m`.
+    #[arg(value_name = "SERVICE", conflicts_with = "interface")]
+    service: Option<String>,
     /// Service version.
     #[arg(long)]
     version: Option<String>,
@@ -47,11 +59,13 @@ pub(crate) struct BenchArgs {
     /// The method to call.
     #[arg(long)]
     method: String,
-    /// Java parameter types, comma-separated; inferred from JSON when omitted.
+    /// Java parameter types, comma-separated (java.lang.String,int,...). Without it: the overload the
+    /// arguments fit in the registry's metadata, else inferred from the JSON.
     #[arg(long, value_name = "T1,T2,...")]
     types: Option<String>,
-    /// Arguments as a JSON array.
-    #[arg(long, value_name = "JSON_ARRAY", default_value = "[]")]
+    /// Arguments of every call as a JSON array; @FILE reads them from a file, - from stdin (up to
+    /// 64 MiB).
+    #[arg(long, value_name = "JSON_ARRAY|@FILE|-", default_value = "[]")]
     args: String,
     /// An attachment sent with every call, KEY=VALUE (repeatable, at most 256).
     #[arg(long = "attachment", value_name = "KEY=VALUE", value_parser = crate::attachments::attachment)]
@@ -153,45 +167,6 @@ pub(crate) struct Load {
     pub(crate) progress: bool,
 }
 
-/// What a run measured.
-#[derive(Debug)]
-pub(crate) struct Report {
-    pub(crate) calls: u64,
-    pub(crate) errors: u64,
-    pub(crate) errors_by_kind: BTreeMap<String, u64>,
-    /// Call latencies, µs.
-    pub(crate) latency: Histogram<u64>,
-    pub(crate) elapsed: Duration,
-    pub(crate) cpu: Option<Duration>,
-    pub(crate) providers: Vec<ProviderRow>,
-}
-
-impl Report {
-    pub(crate) fn qps(&self) -> f64 {
-        self.calls as f64 / self.elapsed.as_secs_f64().max(1e-9)
-    }
-
-    pub(crate) fn ms(&self, quantile: f64) -> f64 {
-        quantile_ms(&self.latency, quantile)
-    }
-
-    pub(crate) fn error_share(&self) -> f64 {
-        self.errors as f64 / (self.calls.max(1)) as f64
-    }
-
-    fn cpu_us_per_call(&self) -> Option<f64> {
-        self.cpu
-            .map(|cpu| cpu.as_secs_f64() * 1e6 / self.calls.max(1) as f64)
-    }
-}
-
-fn quantile_ms(h: &Histogram<u64>, quantile: f64) -> f64 {
-    if h.is_empty() {
-        return 0.0;
-    }
-    h.value_at_quantile(quantile) as f64 / 1000.0
-}
-
 pub(crate) fn run(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -199,15 +174,22 @@ pub(crate) fn run(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
     runtime.block_on(run_async(args, out))
 }
 
-async fn run_async(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
-    args.tls.install()?;
-    crate::attachments::check_attachments(&args.attachments)?;
-    let call = invocation(&args)?;
+async fn run_async(mut args: BenchArgs, out: &mut dyn Write) -> Result<()> {
+    // The positional SERVICE is --interface by another name.
+    args.interface = args.interface.take().or(args.service.take());
     if args.url.is_none() && !args.registry.is_given() {
         bail!("--registry or --url is required");
     }
+    let text = crate::invoke::read_arguments(&args.args)?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("--args is not JSON: {}", crate::invoke::excerpt(&text)))?;
+    let Some(items) = json.as_array() else {
+        bail!("--args must be a JSON array")
+    };
+    crate::attachments::check_attachments(&args.attachments)?;
+    args.tls.install()?;
     let consumer = crate::metrics_endpoint::consumer("rudder-bench", None, args.registry.options());
-    let outcome = bench_with(&consumer, &args, &call, out).await;
+    let outcome = bench_with(&consumer, &args, items, out).await;
     // On every path, before the runtime ends: no registry task may outlive it (see
     // `Consumer::shutdown`).
     consumer.shutdown().await;
@@ -217,11 +199,14 @@ async fn run_async(args: BenchArgs, out: &mut dyn Write) -> Result<()> {
 async fn bench_with(
     consumer: &Consumer,
     args: &BenchArgs,
-    call: &Invocation,
+    items: &[serde_json::Value],
     out: &mut dyn Write,
 ) -> Result<()> {
     let target = args.target();
-    let reference = Arc::new(target.reference(consumer, &target.interface()?).await?);
+    let interface = target.interface()?;
+    let reference = Arc::new(target.reference(consumer, &interface).await?);
+    let call = invocation(args, &reference, &interface, items).await?;
+    let call = &call;
     let load = Load {
         concurrency: args.concurrency,
         stop: match (args.calls, args.duration) {
@@ -235,41 +220,69 @@ async fn bench_with(
         progress: args.format == Format::Text
             && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
+    let interrupt = tokio::spawn(async {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt();
+        }
+    });
     let report = drive(&reference, call, &load).await;
+    interrupt.abort();
     match args.format {
         Format::Text => write_text(&report, out)?,
         Format::Json => writeln!(out, "{}", to_json(&report))?,
     }
     out.flush()?;
+    if report.interrupted {
+        crate::logging::say(format!(
+            "interrupted by Ctrl-C after {:.2} s: the summary covers the {} calls answered before",
+            report.elapsed.as_secs_f64(),
+            report.calls
+        ));
+        return Err(crate::invoke::Reported(RpcErrorKind::ShutDown).into());
+    }
     if report.errors > 0 && report.error_share() > args.max_error_rate {
-        bail!(
-            "{} of {} calls failed ({:.2} %), over --max-error-rate {}",
+        // Calls failed: exit 1, as `invoke` does, with the reason on stderr.
+        crate::logging::say(format!(
+            "{} {} of {} calls failed ({:.2} %), over --max-error-rate {}",
+            crate::logging::error_label(),
             report.errors,
             report.calls,
             100.0 * report.error_share(),
             args.max_error_rate
-        );
+        ));
+        return Err(crate::invoke::Reported(RpcErrorKind::Unknown).into());
     }
     Ok(())
 }
 
-fn invocation(args: &BenchArgs) -> Result<Invocation> {
-    let json: serde_json::Value = serde_json::from_str(&args.args)
-        .with_context(|| format!("--args is not JSON: {}", args.args))?;
-    let Some(items) = json.as_array() else {
-        bail!("--args must be a JSON array")
+/// The call every worker makes, checked as `rudder invoke` checks it before any is sent: the method
+/// against the providers' `methods=`, the arguments against the registry metadata's overloads, a
+/// version or group nobody provides named.
+async fn invocation(
+    args: &BenchArgs,
+    reference: &Reference,
+    interface: &str,
+    items: &[serde_json::Value],
+) -> Result<Invocation> {
+    let providers = invoke_target::provider_urls(reference);
+    let knowledge = if args.registry.is_given() {
+        invoke_target::registry_knowledge(&args.registry, interface).await?
+    } else {
+        RegistryKnowledge {
+            all_providers: Vec::new(),
+            overloads: Vec::new(),
+        }
     };
-    let types: Vec<String> = match &args.types {
-        Some(t) => t
-            .split(',')
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-            .collect(),
-        None => items
-            .iter()
-            .map(|j| java_types::infer(j).to_owned())
-            .collect(),
-    };
+    if args.registry.is_given() && providers.is_empty() {
+        return Err(invoke_target::no_provider(interface, &args.target(), &knowledge).into());
+    }
+    crate::service_info::check_method(interface, &args.method, &providers)?;
+    let types = invoke_target::parameter_types(
+        &args.method,
+        args.types.as_deref(),
+        items,
+        &knowledge.overloads,
+    )?;
     let values = java_types::arguments(&types, items, false)?;
     let mut call = Invocation::new(args.method.clone(), types, values);
     for (key, value) in &args.attachments {
@@ -291,6 +304,27 @@ impl BenchArgs {
             timeout: self.timeout,
         }
     }
+}
+
+/// Set by Ctrl-C: workers start no more calls and give up the ones in flight.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Wakes the workers waiting on a call or a `--rate` slot when Ctrl-C comes.
+static INTERRUPT: Notify = Notify::const_new();
+
+/// Ends the run as Ctrl-C does.
+fn interrupt() {
+    INTERRUPTED.store(true, SeqCst);
+    INTERRUPT.notify_waiters();
+}
+
+/// Resolves once the run is interrupted (at once if it already is).
+async fn interrupted() {
+    // Registered before the flag is read, so an interrupt between the two still wakes it.
+    let notified = INTERRUPT.notified();
+    if INTERRUPTED.load(SeqCst) {
+        return;
+    }
+    notified.await;
 }
 
 /// What the workers share.
@@ -344,6 +378,7 @@ pub(crate) async fn drive(reference: &Arc<Reference>, call: &Invocation, load: &
         elapsed,
         cpu,
         providers,
+        interrupted: INTERRUPTED.load(SeqCst),
     }
 }
 
@@ -419,6 +454,9 @@ async fn worker(
         errors_by_kind: BTreeMap::new(),
     };
     loop {
+        if INTERRUPTED.load(SeqCst) {
+            break;
+        }
         if let Stop::Calls(n) = load.stop {
             if shared.issued.fetch_add(1, Relaxed) >= n {
                 break;
@@ -434,16 +472,22 @@ async fn worker(
                 *next = slot + Duration::from_secs_f64(1.0 / rate);
                 slot
             };
-            tokio::time::sleep_until(slot.into()).await;
+            tokio::select! {
+                () = tokio::time::sleep_until(slot.into()) => {}
+                () = interrupted() => break,
+            }
         }
         if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
             break;
         }
         let started = Instant::now();
-        let result = reference
-            .invoke(call.clone())
-            .await
-            .and_then(|response| Ok(response.into_result()?));
+        // A call in flight at Ctrl-C is given up and not counted: the summary is of answered calls.
+        let result = tokio::select! {
+            result = reference.invoke(call.clone()) => {
+                result.and_then(|response| Ok(response.into_result()?))
+            }
+            () = interrupted() => break,
+        };
         let micros = started.elapsed().as_micros().clamp(1, 3_600_000_000) as u64;
         tally.latency.saturating_record(micros);
         shared.done.fetch_add(1, Relaxed);
@@ -484,116 +528,6 @@ fn cpu_time() -> Option<Duration> {
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name; USER_HZ is 100.
     let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
     Some(Duration::from_millis(ticks * 10))
-}
-
-fn write_text(report: &Report, out: &mut dyn Write) -> Result<()> {
-    writeln!(
-        out,
-        "{} calls in {:.2} s: {:.1} calls/s, {} errors ({:.2} %){}",
-        report.calls,
-        report.elapsed.as_secs_f64(),
-        report.qps(),
-        report.errors,
-        report.error_share() * 100.0,
-        report
-            .cpu_us_per_call()
-            .map(|c| format!(", {c:.1} µs CPU per call"))
-            .unwrap_or_default()
-    )?;
-    writeln!(
-        out,
-        "latency ms: p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
-        report.ms(0.5),
-        report.ms(0.9),
-        report.ms(0.99),
-        report.ms(0.999),
-        report.latency.max() as f64 / 1000.0
-    )?;
-    if !report.errors_by_kind.is_empty() {
-        let kinds: Vec<String> = report
-            .errors_by_kind
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
-        writeln!(out, "errors by kind: {}", kinds.join(", "))?;
-    }
-    let attempts: u64 = report.providers.iter().map(|p| p.calls).sum();
-    let (retries, failed_attempts) = attempt_totals(report);
-    // The rows count attempts: with failover a failed attempt is retried and the call may succeed,
-    // so the rows' failures and the calls' errors differ by design; this line ties them together.
-    writeln!(
-        out,
-        "attempts: {attempts} ({retries} retries), {failed_attempts} failed with an RPC error; \
-         an exception thrown by the provider is an answer to its attempt and an error of its call"
-    )?;
-    let ejecting = report.providers.iter().any(|p| p.ejections.is_some());
-    write!(
-        out,
-        "{:<24} {:>9} {:>7} {:>8} {:>9} {:>9}",
-        "provider", "attempts", "share", "failed", "p50 ms", "p99 ms"
-    )?;
-    writeln!(out, "{}", if ejecting { " ejections" } else { "" })?;
-    for p in &report.providers {
-        write!(
-            out,
-            "{:<24} {:>9} {:>6.1}% {:>8} {:>9.3} {:>9.3}",
-            p.address,
-            p.calls,
-            100.0 * p.calls as f64 / attempts.max(1) as f64,
-            p.errors,
-            quantile_ms(&p.latency, 0.5),
-            quantile_ms(&p.latency, 0.99)
-        )?;
-        match p.ejections {
-            Some(n) if ejecting => writeln!(out, " {n:>9}")?,
-            _ => writeln!(out)?,
-        }
-    }
-    Ok(())
-}
-
-/// Retries (attempts beyond one per call) and attempts that failed with an RPC error.
-fn attempt_totals(report: &Report) -> (u64, u64) {
-    let attempts: u64 = report.providers.iter().map(|p| p.calls).sum();
-    let failed = report.providers.iter().map(|p| p.errors).sum();
-    (attempts.saturating_sub(report.calls), failed)
-}
-
-fn to_json(report: &Report) -> serde_json::Value {
-    let providers: Vec<serde_json::Value> = report
-        .providers
-        .iter()
-        .map(|p| {
-            serde_json::json!({
-                "address": p.address,
-                "calls": p.calls,
-                "errors": p.errors,
-                "p50_ms": quantile_ms(&p.latency, 0.5),
-                "p99_ms": quantile_ms(&p.latency, 0.99),
-                "ejections": p.ejections,
-            })
-        })
-        .collect();
-    let (retries, failed_attempts) = attempt_totals(report);
-    serde_json::json!({
-        "calls": report.calls,
-        "errors": report.errors,
-        "attempts": report.providers.iter().map(|p| p.calls).sum::<u64>(),
-        "retries": retries,
-        "failed_attempts": failed_attempts,
-        "errors_by_kind": report.errors_by_kind,
-        "qps": report.qps(),
-        "duration_s": report.elapsed.as_secs_f64(),
-        "latency_ms": {
-            "p50": report.ms(0.5),
-            "p90": report.ms(0.9),
-            "p99": report.ms(0.99),
-            "p999": report.ms(0.999),
-            "max": report.latency.max() as f64 / 1000.0,
-        },
-        "cpu_us_per_call": report.cpu_us_per_call(),
-        "providers": providers,
-    })
 }
 
 #[cfg(test)]

@@ -40,7 +40,10 @@ pub(crate) struct AttemptLayer;
 struct Attempt {
     host: String,
     port: u64,
+    /// Ended with an RPC error (not `ok`, not `cancelled`).
     failed: bool,
+    /// Answered with an exception thrown by the provider's method.
+    exception: bool,
     started: Instant,
 }
 
@@ -48,8 +51,13 @@ impl Visit for Attempt {
     fn record_str(&mut self, field: &Field, value: &str) {
         match field.name() {
             "server.address" => self.host = value.to_owned(),
-            "rudder.outcome" => self.failed = value != "ok",
+            "rudder.outcome" => self.failed = failed(value),
             _ => {}
+        }
+    }
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        if field.name() == "rudder.exception" {
+            self.exception = value;
         }
     }
     fn record_u64(&mut self, field: &Field, value: u64) {
@@ -62,9 +70,15 @@ impl Visit for Attempt {
     }
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         if field.name() == "rudder.outcome" {
-            self.failed = format!("{value:?}").trim_matches('"') != "ok";
+            self.failed = failed(format!("{value:?}").trim_matches('"'));
         }
     }
+}
+
+/// Whether an attempt's outcome is an RPC error: not an answer, and not an attempt given up by its
+/// caller (a forking loser, a call in flight at Ctrl-C), which failed nothing.
+fn failed(outcome: &str) -> bool {
+    outcome != "ok" && outcome != "cancelled"
 }
 
 impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for AttemptLayer {
@@ -73,6 +87,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for AttemptLayer {
             host: String::new(),
             port: 0,
             failed: false,
+            exception: false,
             started: Instant::now(),
         };
         attrs.record(&mut attempt);
@@ -105,11 +120,13 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for AttemptLayer {
             address,
             calls: 0,
             errors: 0,
+            exceptions: 0,
             ejections: None,
             latency: histogram(),
         });
         row.calls += 1;
         row.errors += u64::from(attempt.failed);
+        row.exceptions += u64::from(attempt.exception);
         row.latency.saturating_record(micros);
     }
 }
@@ -118,8 +135,12 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for AttemptLayer {
 #[derive(Debug)]
 pub(crate) struct ProviderRow {
     pub(crate) address: String,
+    /// Attempts.
     pub(crate) calls: u64,
+    /// Attempts that failed with an RPC error.
     pub(crate) errors: u64,
+    /// Attempts answered with an exception thrown by the provider's method.
+    pub(crate) exceptions: u64,
     /// Times outlier ejection took the provider out for the method, warmup included; `None` when
     /// ejection is off (`outlier.*` unset).
     pub(crate) ejections: Option<u32>,

@@ -313,7 +313,7 @@ fn failure(error: CallError) -> RpcError {
 }
 
 /// The `--args` text: given, `@FILE`, or `-` for stdin, at most [`MAX_ARGS_BYTES`].
-fn read_arguments(spec: &str) -> Result<String> {
+pub(crate) fn read_arguments(spec: &str) -> Result<String> {
     let (reader, origin): (Box<dyn Read>, String) = if spec == "-" {
         (Box::new(std::io::stdin()), "stdin".to_owned())
     } else if let Some(path) = spec.strip_prefix('@') {
@@ -334,7 +334,7 @@ fn read_arguments(spec: &str) -> Result<String> {
 }
 
 /// The start of a long text, for an error message.
-fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     const SHOWN: usize = 200;
     match text.char_indices().nth(SHOWN) {
         Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),

@@ -20,6 +20,7 @@
 mod attachments;
 mod bench;
 mod bench_attempts;
+mod bench_report;
 mod bounds;
 mod call_report;
 mod decode_hint;
@@ -130,7 +131,8 @@ enum Command {
     /// traffic (--scenario: every strategy, eight, under faults).
     #[command(after_help = DEMO_EXAMPLES)]
     Demo(demo::DemoArgs),
-    /// Load a Dubbo service: N calls in flight, latency percentiles, errors, per-provider shares.
+    /// Load a Dubbo service over dubbo:// or tri://: N calls in flight, latency percentiles, errors,
+    /// per-provider shares.
     #[command(after_help = BENCH_EXAMPLES)]
     Bench(bench::BenchArgs),
 }

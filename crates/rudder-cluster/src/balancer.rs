@@ -174,6 +174,11 @@ impl Balancer {
         self.available_check
     }
 
+    /// Runs `f` with the random source picks use (seeded with [`BalancerBuilder::seed`]).
+    pub fn with_rng<T>(&self, f: impl FnOnce(&mut dyn crate::rng::PickRng) -> T) -> T {
+        self.rng.with(f)
+    }
+
     /// The clock picks are made at.
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock

@@ -32,6 +32,7 @@ mod multi_registry;
 mod nacos_discovery;
 mod nacos_migration_parity;
 mod nacos_rules;
+mod outlier_java;
 mod peers_loopback;
 mod provider_faults;
 mod registry_discovery;

@@ -5,6 +5,7 @@
 //! gets a `mod` line here. Only a test that measures process-wide state (a global allocator, a
 //! process-wide counter) gets a binary of its own, and says why.
 
+mod bench;
 mod demo;
 mod docs_commands;
 mod flag_bounds;

@@ -32,7 +32,8 @@
 //! `rpc.service`, `rpc.method`, `rudder.cluster` (the mode), and on close `otel.status_code` (`OK`/`ERROR`)
 //! and `error.type` (the error kind). `rudder.attempt`: `server.address`, `server.port`, `rudder.attempt`
 //! (1 for the first), and on close `rudder.outcome` (`ok`, an error kind, or `cancelled` for a forking
-//! loser), `rudder.elapsed_ms`, `otel.status_code`, `error.type`. Both are INFO spans.
+//! loser), `rudder.exception` (`true` when the answer is an exception thrown by the provider's
+//! method), `rudder.elapsed_ms`, `otel.status_code`, `error.type`. Both are INFO spans.
 //!
 //! The call itself is a [`Caller`]: the rpc layer in production, a scripted fake in tests.
 
@@ -44,6 +45,7 @@ mod forking;
 mod mergeable;
 pub mod merger;
 mod mode;
+mod outlier_compare;
 mod timer;
 mod trace;
 
@@ -397,6 +399,11 @@ impl<C: Caller + 'static> Core<C> {
             .call_counted(picked, invocation)
             .instrument(span.clone())
             .await;
+        if let Ok(output) = &result {
+            if self.caller.exception(output).is_some() {
+                closer.exception();
+            }
+        }
         closer.close(result.as_ref().err());
         result
     }
@@ -468,6 +475,21 @@ impl<C: Caller + 'static> Core<C> {
                     "outlier ejected after {} consecutive errors",
                     outlier.consecutive_errors
                 );
+            }
+            if let Some(relative) = &outlier.relative {
+                // One load per call; the comparison itself once per interval and method.
+                if picked
+                    .method_status
+                    .outlier()
+                    .interval_due(relative.interval_ms, now)
+                {
+                    outlier_compare::compare(
+                        &self.balancer,
+                        invocation.method_name(),
+                        outlier,
+                        now,
+                    );
+                }
             }
         }
         if picked.load_report {

@@ -68,6 +68,7 @@ pub(super) fn attempt_span(provider: &Provider, attempt: u32) -> Span {
         server.port = provider.url().port(),
         rudder.attempt = attempt,
         rudder.outcome = Empty,
+        rudder.exception = Empty,
         rudder.elapsed_ms = Empty,
         error.type = Empty,
     )
@@ -84,6 +85,15 @@ impl<'a> AttemptCloser<'a> {
     pub(super) fn new(span: &'a Span) -> AttemptCloser<'a> {
         let started = (!span.is_disabled()).then(Instant::now);
         AttemptCloser { span, started }
+    }
+
+    /// The attempt was answered with an exception thrown by the provider's method: still outcome
+    /// `ok` (an answer, as Dubbo counts it), with `rudder.exception = true` beside it, so a reader
+    /// counting failures (`rudder bench`'s rows) sees what the caller sees.
+    pub(super) fn exception(&self) {
+        if self.started.is_some() {
+            self.span.record("rudder.exception", true);
+        }
     }
 
     /// The attempt ended, with `error` if it failed.

@@ -50,6 +50,7 @@ pub mod consistent_hash;
 pub mod least_active;
 mod least_key;
 pub mod outlier;
+pub mod outlier_relative;
 pub mod p2c;
 pub mod peak_ewma;
 pub mod prequal;

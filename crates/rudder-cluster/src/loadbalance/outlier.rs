@@ -14,7 +14,11 @@
 //! fails everywhere (a bad argument, the whole service or its database down) ejects nobody: the
 //! failure is not the provider's. Each further failure asks again, so the provider is ejected as
 //! soon as another one answers. Off unless `outlier.consecutive-errors` is
-//! set. The state is the provider's method counters ([`OutlierState`](rudder_common::status::OutlierState)).
+//! set.
+//!
+//! Beside consecutive errors, or alone: detection relative to the method's other providers, as
+//! Envoy's `success_rate` and `failure_percentage` ([`outlier_relative`](super::outlier_relative);
+//! on with `outlier.enforcing-success-rate` or `outlier.enforcing-failure-percentage` above 0). The state is the provider's method counters ([`OutlierState`](rudder_common::status::OutlierState)).
 //!
 //! ```
 //! use rudder_cluster::loadbalance::outlier::OutlierSettings;
@@ -33,6 +37,7 @@ pub use crate::view::outlier::{
     ignored_exceptions, Ejection, OutlierSettings, BASE_EJECTION_MS, CONSECUTIVE_ERRORS,
     IGNORE_EXCEPTIONS_KEY, MAX_EJECTION_PERCENT, MAX_IGNORED,
 };
+pub use crate::view::outlier_relative::{FailurePercentage, RelativeSettings, SuccessRate};
 use crate::view::MethodView;
 
 /// The providers of `view` a pick at `now` leaves out as ejected, on top of `excluded`: `None` when

@@ -2,7 +2,7 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rudder_common::status::{MethodStatus, ProviderStatus, RpcStatus};
@@ -52,6 +52,8 @@ pub struct MethodView {
     outlier: Option<OutlierSettings>,
     /// `outlier.ignore-exceptions` as the first provider sets it: `None` when empty or ejection is off.
     outlier_ignored: Option<Arc<[Box<str>]>>,
+    /// When relative outlier detection next compares this method's providers (epoch ms).
+    outlier_due: AtomicI64,
     /// The policy the first balancer to prepare or pick here resolved for it, under that balancer's
     /// key: typed, so reading it costs no dynamic type check.
     policy: OnceLock<(StateKey, ResolvedPolicy)>,
@@ -103,6 +105,7 @@ impl MethodView {
             max_active,
             outlier,
             outlier_ignored,
+            outlier_due: AtomicI64::new(i64::MIN),
             method: method.into(),
             service_key: first
                 .map(|p| p.url().service_key())
@@ -205,6 +208,23 @@ impl MethodView {
     /// when ejection is on and some are named.
     pub fn outlier_ignored(&self) -> Option<&Arc<[Box<str>]>> {
         self.outlier_ignored.as_ref()
+    }
+
+    /// Whether the caller at `now` is the one to compare the providers for relative outlier
+    /// detection: the comparison is due, and no other caller has claimed it. The next one is due
+    /// `interval_ms` later.
+    pub(crate) fn claim_outlier_interval(&self, interval_ms: i64, now: i64) -> bool {
+        let due = self.outlier_due.load(Ordering::Relaxed);
+        now >= due
+            && self
+                .outlier_due
+                .compare_exchange(
+                    due,
+                    now.saturating_add(interval_ms),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
     }
 
     /// Provider `index`'s limit on concurrent calls of this method (`actives`; 0 means none).

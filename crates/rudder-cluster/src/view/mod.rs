@@ -7,6 +7,7 @@
 
 mod method_view;
 pub(crate) mod outlier;
+pub(crate) mod outlier_relative;
 mod pick;
 mod prefix_sums;
 mod state_key;

@@ -51,25 +51,32 @@ pub fn ignored_exceptions(url: &DubboUrl, method: &str) -> Vec<Box<str>> {
 /// The most exception classes `outlier.ignore-exceptions` holds; more are left out.
 pub const MAX_IGNORED: usize = 256;
 
+use super::outlier_relative::RelativeSettings;
+
 /// The outlier settings of one method, read from a (consumer-merged) provider URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutlierSettings {
-    /// Errors in a row that eject.
+    /// Errors in a row that eject (0: only relative detection ejects).
     pub consecutive_errors: u32,
     /// Length of the first ejection, ms.
     pub base_ejection_ms: i64,
     /// Largest share of providers out at once, percent.
     pub max_ejection_percent: u8,
+    /// Detection relative to the method's other providers, when on.
+    pub relative: Option<RelativeSettings>,
 }
 
 impl OutlierSettings {
-    /// The settings for `method` in `url`; `None` when ejection is off.
+    /// The settings for `method` in `url`; `None` when ejection is off (neither consecutive errors
+    /// nor a relative detection set).
     pub fn of(url: &DubboUrl, method: &str) -> Option<OutlierSettings> {
         let errors = CONSECUTIVE_ERRORS.method_value(url, method);
-        (errors > 0).then(|| OutlierSettings {
+        let relative = RelativeSettings::of(url, method);
+        (errors > 0 || relative.is_some()).then(|| OutlierSettings {
             consecutive_errors: errors as u32,
             base_ejection_ms: BASE_EJECTION_MS.method_value(url, method),
             max_ejection_percent: MAX_EJECTION_PERCENT.method_value(url, method) as u8,
+            relative,
         })
     }
 }

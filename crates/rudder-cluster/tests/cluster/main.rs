@@ -13,6 +13,7 @@ mod errors;
 mod java_vectors;
 mod outlier;
 mod outlier_exceptions;
+mod outlier_relative;
 mod parameters;
 mod peakewma;
 mod publish;

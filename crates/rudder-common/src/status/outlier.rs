@@ -16,7 +16,7 @@
 //! assert_eq!(outlier.ejections(), 1);
 //! ```
 
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// The longest a growing ejection lasts: ten base intervals.
 const MAX_MULTIPLIER: i64 = 10;
@@ -37,12 +37,18 @@ pub fn ejections_ever() -> bool {
     LAST_EJECTION_END.load(Relaxed) != i64::MIN
 }
 
-/// Consecutive RPC errors and the ejection in force, of one provider's method.
+/// Consecutive RPC errors, the calls of the current comparison interval, and the ejection in force,
+/// of one provider's method.
 #[derive(Debug, Default)]
 pub struct OutlierState {
     consecutive: AtomicU32,
     ejected_until: AtomicI64,
     ejections: AtomicU32,
+    /// Successes and failures since the interval began (relative detection).
+    interval_ok: AtomicU64,
+    interval_failed: AtomicU64,
+    /// When this provider's current interval began (epoch ms; 0 before the first call).
+    interval_started: AtomicI64,
 }
 
 impl OutlierState {
@@ -58,6 +64,12 @@ impl OutlierState {
         now: i64,
         allowed: &dyn Fn() -> bool,
     ) -> bool {
+        let counter = if ok {
+            &self.interval_ok
+        } else {
+            &self.interval_failed
+        };
+        counter.fetch_add(1, Relaxed);
         if ok {
             if self.consecutive.load(Relaxed) != 0 {
                 self.consecutive.store(0, Relaxed);
@@ -69,12 +81,52 @@ impl OutlierState {
             return false;
         }
         self.consecutive.store(0, Relaxed);
+        self.eject(base_millis, now);
+        true
+    }
+
+    /// Ejects the provider at `now` for `base_millis` × the times it has been ejected (at most 10 ×).
+    fn eject(&self, base_millis: i64, now: i64) {
         let times = self.ejections.fetch_add(1, Relaxed).saturating_add(1);
         let until =
             now.saturating_add(base_millis.saturating_mul(i64::from(times).min(MAX_MULTIPLIER)));
         self.ejected_until.store(until, Relaxed);
         LAST_EJECTION_END.fetch_max(until, Relaxed);
+    }
+
+    /// Ejects the provider as relative detection found it an outlier, unless it is ejected already;
+    /// returns whether it was.
+    pub(crate) fn write_eject(&self, base_millis: i64, now: i64) -> bool {
+        if self.is_ejected(now) {
+            return false;
+        }
+        self.consecutive.store(0, Relaxed);
+        self.eject(base_millis, now);
         true
+    }
+
+    /// The successes and failures counted since the interval began, starting the next one at `now`.
+    pub(crate) fn write_take_interval(&self, now: i64) -> (u64, u64) {
+        self.interval_started.store(now, Relaxed);
+        (
+            self.interval_ok.swap(0, Relaxed),
+            self.interval_failed.swap(0, Relaxed),
+        )
+    }
+
+    /// Whether `interval_millis` have passed at `now` since this provider's interval began (a call
+    /// ending then starts the comparison of the method's providers).
+    #[inline]
+    pub fn interval_due(&self, interval_millis: i64, now: i64) -> bool {
+        now.saturating_sub(self.interval_started.load(Relaxed)) >= interval_millis
+    }
+
+    /// Successes and failures counted in the current interval.
+    pub fn interval_counts(&self) -> (u64, u64) {
+        (
+            self.interval_ok.load(Relaxed),
+            self.interval_failed.load(Relaxed),
+        )
     }
 
     /// Whether the provider is ejected at `now`.

@@ -90,6 +90,14 @@ pub trait RecordOutcome {
         now: i64,
         allowed: &dyn Fn() -> bool,
     ) -> bool;
+
+    /// Ejects the provider at `now` (relative detection found it an outlier) for `base_millis` × the
+    /// times it has been ejected, unless it is already; returns whether it was.
+    fn eject(&self, base_millis: i64, now: i64) -> bool;
+
+    /// The outcomes counted since the comparison interval began (successes, failures), starting
+    /// the next interval at `now`.
+    fn take_interval(&self, now: i64) -> (u64, u64);
 }
 
 impl RecordOutcome for OutlierState {
@@ -102,6 +110,14 @@ impl RecordOutcome for OutlierState {
         allowed: &dyn Fn() -> bool,
     ) -> bool {
         OutlierState::write_record(self, ok, threshold, base_millis, now, allowed)
+    }
+
+    fn eject(&self, base_millis: i64, now: i64) -> bool {
+        OutlierState::write_eject(self, base_millis, now)
+    }
+
+    fn take_interval(&self, now: i64) -> (u64, u64) {
+        OutlierState::write_take_interval(self, now)
     }
 }
 

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use rudder_cluster::cluster::{self, ClusterMode};
 use rudder_cluster::loadbalance::bounded_load::{BALANCE_FACTOR_KEY, MAX_BALANCE_FACTOR};
 use rudder_cluster::loadbalance::{
-    adaptive, consistent_hash, outlier, LoadBalanceRegistry, DEFAULT_LOADBALANCE,
+    adaptive, consistent_hash, outlier, outlier_relative, LoadBalanceRegistry, DEFAULT_LOADBALANCE,
 };
 use rudder_common::url::ranges::IntRange;
 use rudder_common::url::{transport, DubboUrl};
@@ -47,6 +47,15 @@ fn int_ranges() -> Vec<(String, IntRange)> {
         outlier::CONSECUTIVE_ERRORS,
         outlier::BASE_EJECTION_MS,
         outlier::MAX_EJECTION_PERCENT,
+        outlier_relative::INTERVAL_MS,
+        outlier_relative::ENFORCING_SUCCESS_RATE,
+        outlier_relative::SUCCESS_RATE_MINIMUM_HOSTS,
+        outlier_relative::SUCCESS_RATE_REQUEST_VOLUME,
+        outlier_relative::SUCCESS_RATE_STDEV_FACTOR,
+        outlier_relative::ENFORCING_FAILURE_PERCENTAGE,
+        outlier_relative::FAILURE_PERCENTAGE_THRESHOLD,
+        outlier_relative::FAILURE_PERCENTAGE_MINIMUM_HOSTS,
+        outlier_relative::FAILURE_PERCENTAGE_REQUEST_VOLUME,
         cluster::FAILBACK_TASKS,
         cluster::RETRY_PERIOD,
         cluster::FORKS,
@@ -66,6 +75,10 @@ fn full_path(path: &str) -> String {
         ),
         ("adaptive::", "rudder_cluster::loadbalance::adaptive::"),
         ("outlier::", "rudder_cluster::loadbalance::outlier::"),
+        (
+            "outlier_relative::",
+            "rudder_cluster::loadbalance::outlier_relative::",
+        ),
         ("cluster::", "rudder_cluster::cluster::"),
         ("transport::", "rudder_common::url::transport::"),
     ];

@@ -132,6 +132,7 @@ fn a_failover_call_is_one_call_span_with_one_attempt_span_per_provider() {
     assert_eq!(field(first, "error.type"), "network");
     assert_eq!(field(second, "rudder.outcome"), "ok");
     assert_eq!(field(second, "otel.status_code"), "OK");
+    assert!(!second.fields.contains_key("rudder.exception"));
 }
 
 #[test]

@@ -134,6 +134,10 @@ public final class ProviderMain {
         if (delay != null) {
             impl = new DelayedGreetingService(impl, Long.parseLong(delay.trim()));
         }
+        String failingFile = Settings.get("rudder.failing.file", null);
+        if (failingFile != null) {
+            impl = new FailingGreetingService(impl, failingFile.trim());
+        }
         service.setRef(impl);
         if (version != null) {
             service.setVersion(version);
