@@ -40,6 +40,9 @@ use crate::session::local_host;
 use crate::split::ViewSplit;
 use crate::subscription::{Subscription, SubscriptionStatus};
 
+#[cfg(feature = "internals")]
+pub use http::check_answer;
+
 use address::NacosAddress;
 use client::Connection;
 use rules::{nacos_error, NacosRules};
