@@ -116,10 +116,16 @@ async fn fill(writer: &NamingService, services: usize, count: usize) {
     let listed = async {
         for j in 0..services {
             loop {
-                let all = writer
+                let all = match writer
                     .get_all_instances(service_name(j), None, Vec::new(), false)
                     .await
-                    .map_or(0, |l| l.len());
+                {
+                    Ok(listed) => listed.len(),
+                    Err(e) => {
+                        eprintln!("listing {}: {e}", service_name(j));
+                        0
+                    }
+                };
                 if all == count {
                     break;
                 }
@@ -230,7 +236,12 @@ fn main() {
         .expect("runtime");
     println!("| services × instances | written into rnacos | first listing, every subscription | +1 instance in the directory ({ROUNDS} rounds) | -1 instance |");
     println!("|---|---|---|---|---|");
-    for (services, count) in [(1, 10_000), (50, 1_000)] {
+    // `fifty` or `one` alone: one scenario.
+    let only = std::env::args().nth(1);
+    for (name, services, count) in [("one", 1, 10_000), ("fifty", 50, 1_000)] {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         println!("{}", runtime.block_on(scenario(services, count)));
     }
 }

@@ -41,20 +41,24 @@ fn port_of(server: &Rnacos) -> u16 {
 
 /// Waits until every member's Raft metrics name the same leader and list three voters.
 async fn raft_formed(members: &[Rnacos]) -> String {
+    let last = std::sync::Mutex::new(Vec::new());
     let formed = async {
         let mut ticks = tokio::time::interval(Duration::from_millis(200));
         loop {
             ticks.tick().await;
             let mut leaders = Vec::new();
+            last.lock().unwrap().clear();
             for member in members {
-                let Some(body) = get(port_of(member), "/nacos/v1/raft/metrics").await else {
+                let body = get(port_of(member), "/nacos/v1/raft/metrics").await;
+                last.lock().unwrap().push(body.clone());
+                let Some(body) = body else {
                     break;
                 };
                 let Ok(metrics) = serde_json::from_str::<serde_json::Value>(&body) else {
                     break;
                 };
                 let voters = metrics
-                    .pointer("/membership_config/membership/configs/0")
+                    .pointer("/membership_config/members")
                     .and_then(|v| v.as_array())
                     .map_or(0, Vec::len);
                 match metrics.get("current_leader") {
@@ -69,9 +73,13 @@ async fn raft_formed(members: &[Rnacos]) -> String {
             }
         }
     };
-    tokio::time::timeout(common::WAIT, formed)
-        .await
-        .expect("the Raft cluster forms: one leader, three voters")
+    match tokio::time::timeout(common::WAIT, formed).await {
+        Ok(leader) => leader,
+        Err(_) => panic!(
+            "the Raft cluster forms: one leader, three voters; last metrics {:?}",
+            last.lock().unwrap()
+        ),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
