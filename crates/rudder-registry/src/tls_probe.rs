@@ -175,6 +175,9 @@ fn classify(error: &std::io::Error, client_cert: bool) -> Look {
         rustls::Error::InvalidMessage(_) => ZkTlsFailure::PlaintextPeer,
         rustls::Error::AlertReceived(alert) => match alert {
             AlertDescription::CertificateRequired => ZkTlsFailure::ClientCertRequired,
+            // Java's SSLEngine (ZooKeeper's Netty secure port, `ssl.clientAuth=need`) answers a
+            // missing client certificate with handshake_failure: observed against ZooKeeper 3.8.
+            AlertDescription::HandshakeFailure if !client_cert => ZkTlsFailure::ClientCertRequired,
             AlertDescription::BadCertificate
             | AlertDescription::NoCertificate
             | AlertDescription::UnsupportedCertificate
