@@ -203,7 +203,7 @@ async fn scenario(services: usize, count: usize) -> String {
         let registry = Arc::clone(&registry);
         subscriptions.push(tokio::spawn(async move {
             registry
-                .subscribe(ConsumerSpec::new(&interface(j)), directory as _, None)
+                .subscribe(ConsumerSpec::new(interface(j)), directory as _, None)
                 .await
                 .expect("subscribe")
         }));

@@ -135,10 +135,13 @@ impl Security {
     }
 }
 
+/// A client certificate chain and its key, as PEM texts.
+pub(crate) type Identity = (String, String);
+
 impl TlsFiles {
     /// The CA file's text and the client certificate and key texts, for rudder's own handshake
     /// (`tls_probe`).
-    pub(crate) fn read(&self) -> Result<(Option<String>, Option<(String, String)>), RegistryError> {
+    pub(crate) fn read(&self) -> Result<(Option<String>, Option<Identity>), RegistryError> {
         let ca = self
             .ca
             .as_ref()
