@@ -30,6 +30,8 @@ pub struct Rnacos {
     http_port: u16,
     dir: PathBuf,
     binary: PathBuf,
+    /// More `RNACOS_*` lines for the env file (a cluster member's Raft settings).
+    extra_env: String,
 }
 
 impl Rnacos {
@@ -42,6 +44,47 @@ impl Rnacos {
             eprintln!("{SKIP_NACOS_ENV}=1: skipping a Nacos test");
             return None;
         }
+        let mut server = Rnacos::unstarted().await;
+        server.run().await;
+        Some(server)
+    }
+
+    /// Starts a cluster of `size` servers in rnacos's Raft mode (config data through Raft, naming
+    /// shared between the members), or `None` when `RUDDER_SKIP_NACOS=1`: the first initialises the
+    /// cluster (`RNACOS_RAFT_NODE_ID=1`, `RNACOS_RAFT_AUTO_INIT=true`), the others join it at its
+    /// gRPC address (`RNACOS_RAFT_JOIN_ADDR`). Returns once each says it listens; whether the
+    /// members have joined is the caller's to wait for (each one's `/nacos/v1/raft/metrics`).
+    ///
+    /// # Panics
+    /// As [`Rnacos::start`].
+    pub async fn cluster(size: usize) -> Option<Vec<Rnacos>> {
+        if std::env::var(SKIP_NACOS_ENV).is_ok_and(|v| v == "1") {
+            eprintln!("{SKIP_NACOS_ENV}=1: skipping a Nacos test");
+            return None;
+        }
+        let mut members = Vec::with_capacity(size);
+        for _ in 0..size {
+            members.push(Rnacos::unstarted().await);
+        }
+        let first_grpc = members[0].http_port + 1000;
+        for (i, member) in members.iter_mut().enumerate() {
+            member.extra_env = format!(
+                "RNACOS_RAFT_NODE_ID={}\nRNACOS_RAFT_AUTO_INIT={}\n{}",
+                i + 1,
+                i == 0,
+                if i == 0 {
+                    String::new()
+                } else {
+                    format!("RNACOS_RAFT_JOIN_ADDR=127.0.0.1:{first_grpc}\n")
+                }
+            );
+            member.run().await;
+        }
+        Some(members)
+    }
+
+    /// Free ports and a fresh data directory; not running yet.
+    async fn unstarted() -> Rnacos {
         let binary = binary().unwrap_or_else(|| {
             panic!(
                 "rnacos is not installed: run scripts/it-setup.sh (or scripts/rnacos.sh install), \
@@ -61,14 +104,13 @@ impl Rnacos {
                 }
             }
         };
-        let mut server = Rnacos {
+        Rnacos {
             child: None,
             http_port,
             dir,
             binary,
-        };
-        server.run().await;
-        Some(server)
+            extra_env: String::new(),
+        }
     }
 
     async fn run(&mut self) {
@@ -81,9 +123,10 @@ impl Rnacos {
             format!(
                 "RNACOS_HTTP_PORT={http}\nRNACOS_GRPC_PORT={grpc}\nRNACOS_HTTP_CONSOLE_PORT={console}\n\
                  RNACOS_CONFIG_DB_DIR={db}\nRNACOS_SDK_HOST=127.0.0.1\nRNACOS_CONSOLE_HOST=127.0.0.1\n\
-                 RNACOS_RAFT_NODE_ADDR=127.0.0.1:{grpc}\n",
+                 RNACOS_RAFT_NODE_ADDR=127.0.0.1:{grpc}\n{extra}",
                 http = self.http_port,
                 db = self.dir.join("db").display(),
+                extra = self.extra_env,
             ),
         )
         .expect("rnacos env file");

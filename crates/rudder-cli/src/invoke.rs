@@ -102,7 +102,8 @@ async fn invoke_with(
     if args.registry.is_given() && providers.is_empty() {
         return Err(invoke_target::no_provider(interface, &args.target(), &knowledge).into());
     }
-    if args.registry.is_given() {
+    // By --url under --tls*, protobuf calls too go through the reference (see `without_registry`).
+    if args.registry.is_given() || crate::tls_args::installed().is_some() {
         if let Some(outcome) = crate::proto_invoke::through_registry(
             &reference,
             &providers,

@@ -64,6 +64,16 @@ pub(crate) async fn without_registry(
     if !proto.explicit() && !looks_like_messages(args, json) {
         return None;
     }
+    if crate::tls_args::installed().is_some() {
+        // `by_url`'s bare tonic channel speaks plaintext: under --tls* the call goes through the
+        // reference instead (its channel does TLS as every other call), as through a registry.
+        if args.interface.is_none() && invoke_target::direct_url(text, None, None, None).is_err() {
+            return Some(Err(anyhow::anyhow!(
+                "--list by --url over TLS needs the service: --url tri://HOST:PORT/SERVICE or --interface"
+            )));
+        }
+        return None;
+    }
     by_url(args, text, json, attempts, out).await.transpose()
 }
 

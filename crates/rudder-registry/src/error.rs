@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+mod zk_tls;
+
+pub use zk_tls::ZkTlsFailure;
+
 /// Why the registry could not do what was asked.
 ///
 /// Every variant names what it was working on (a path, the hosts tried); none carries the registry
@@ -73,6 +77,15 @@ pub enum RegistryError {
         what: &'static str,
         /// Why: the file cannot be read, or holds nothing usable (its content is never quoted).
         source: SecurityError,
+    },
+    /// Every server's TLS handshake failed for a reason TLS names (a pre-flight handshake with the
+    /// URL's TLS files, made when a secure session does not come at once).
+    #[error("TLS with ZooKeeper at {hosts}: {failure}")]
+    Tls {
+        /// The hosts tried.
+        hosts: String,
+        /// Why (the first server's reason).
+        failure: ZkTlsFailure,
     },
     /// A ZooKeeper operation failed; the client's error is the `source()`.
     #[error("ZooKeeper {operation} {path} failed")]
@@ -183,6 +196,9 @@ pub enum SecurityError {
     /// The file holds no certificate or key of a kind rustls takes.
     #[error("no usable PEM certificate or key")]
     Unusable(#[source] zookeeper_client::Error),
+    /// The file holds no certificate or key rustls takes (found by rudder's own reading of it).
+    #[error("no usable PEM certificate or key")]
+    NothingUsable,
 }
 
 #[cfg(test)]

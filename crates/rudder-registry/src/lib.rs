@@ -105,6 +105,14 @@ pub mod app_level_fuzzing {
     pub use crate::instance::fuzzing::check_app_level;
 }
 
+/// The decoder of Nacos's HTTP answers (the config centre's long poll), for the fuzz target
+/// `nacos_http` (feature `internals`). Not a stable API.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod nacos_fuzzing {
+    pub use crate::nacos::check_answer;
+}
+
 mod address;
 mod app_level;
 mod backend;
@@ -131,6 +139,7 @@ mod split;
 mod subscriber;
 mod subscription;
 mod timing;
+mod tls_probe;
 mod zk_rules;
 mod zookeeper;
 
@@ -141,6 +150,7 @@ pub use backend::{
 pub use consumer::ConsumerSpec;
 pub use error::RegistryError;
 pub use error::SecurityError;
+pub use error::ZkTlsFailure;
 pub use factory::{connect, factory, locate, open};
 pub use instance::metadata::{
     MetadataFetcher, MetadataFuture, MetadataInfo, MetadataRequest, ServiceInfo, METADATA_SERVICE,

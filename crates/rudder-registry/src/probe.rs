@@ -6,8 +6,9 @@
 //! answers in text (its version and state, or, where the word is not allowed, "srvr is not executed
 //! because it is not in the whitelist") and then closes. An HTTP server, a Dubbo port or a database
 //! answers something else, and that answer is the verdict. A server that answers nothing in time, one
-//! that closes without a word, or a TLS port (its alert) is no verdict: the client's own attempt
-//! decides. Nothing is written and no session is opened.
+//! that closes without a word is no verdict: the client's own attempt decides. A TLS port answers
+//! `srvr` with a TLS alert: that is ZooKeeper's `secureClientPort` asked in plaintext. Nothing is
+//! written and no session is opened.
 
 use std::time::Duration;
 
@@ -33,6 +34,8 @@ enum Look {
     Refused,
     /// Something answered, not as ZooKeeper: its first line.
     Foreign(String),
+    /// A TLS record answered: a secure port asked in plaintext.
+    Tls,
     /// ZooKeeper, or no verdict.
     Inconclusive,
 }
@@ -46,6 +49,7 @@ pub(crate) async fn diagnose(hosts: &[String], within: Duration) -> Option<Regis
         .collect();
     let mut foreign = None;
     let mut all_refused = true;
+    let mut tls = false;
     for handle in looks {
         match handle.await.unwrap_or(Look::Inconclusive) {
             Look::Refused => {}
@@ -53,12 +57,20 @@ pub(crate) async fn diagnose(hosts: &[String], within: Duration) -> Option<Regis
                 all_refused = false;
                 foreign.get_or_insert(answer);
             }
+            Look::Tls => {
+                all_refused = false;
+                tls = true;
+            }
             Look::Inconclusive => return None,
         }
     }
     let hosts = hosts.join(",");
     match foreign {
         _ if all_refused => Some(RegistryError::Refused { hosts }),
+        _ if tls => Some(RegistryError::Tls {
+            hosts,
+            failure: crate::error::ZkTlsFailure::TlsPort,
+        }),
         Some(answer) => Some(RegistryError::NotZookeeper { hosts, answer }),
         None => None,
     }
@@ -109,13 +121,15 @@ async fn say(stream: &TcpStream, mut bytes: &[u8]) -> Result<(), ()> {
     Ok(())
 }
 
-/// ZooKeeper's answers to `srvr` (allowed, or not in the whitelist) are no verdict; nothing, or a TLS
-/// record (a TLS port's alert), neither; anything else is a foreign server's.
+/// ZooKeeper's answers to `srvr` (allowed, or not in the whitelist) are no verdict, nor is nothing; a
+/// TLS record (an alert: type 0x15, version 3.x) is a TLS port's; anything else is a foreign server's.
 fn classify(answer: &[u8]) -> Look {
     const ZOOKEEPER: [&str; 2] = ["Zookeeper version", "srvr is not executed"];
     let text = String::from_utf8_lossy(answer);
-    let tls_record = matches!(answer.first(), Some(0x14..=0x17));
-    if answer.is_empty() || tls_record || ZOOKEEPER.iter().any(|z| text.starts_with(z)) {
+    if matches!(answer, [0x14..=0x17, 0x03, 0x00..=0x04, ..]) {
+        return Look::Tls;
+    }
+    if answer.is_empty() || ZOOKEEPER.iter().any(|z| text.starts_with(z)) {
         return Look::Inconclusive;
     }
     let line: String = text
@@ -139,10 +153,14 @@ mod tests {
             &b"Zookeeper version: 3.8.0-debian, built on 2022-07-25\nLatency min/avg/max: 0/0.0/0\n"[..],
             b"srvr is not executed because it is not in the whitelist.\n",
             b"",
-            &[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32],
         ] {
             assert_eq!(classify(answer), Look::Inconclusive, "{answer:?}");
         }
+        // A secure port's alert to plaintext bytes.
+        assert_eq!(
+            classify(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32]),
+            Look::Tls
+        );
     }
 
     #[test]

@@ -135,7 +135,27 @@ impl Security {
     }
 }
 
+/// A client certificate chain and its key, as PEM texts.
+pub(crate) type Identity = (String, String);
+
 impl TlsFiles {
+    /// The CA file's text and the client certificate and key texts, for rudder's own handshake
+    /// (`tls_probe`).
+    pub(crate) fn read(&self) -> Result<(Option<String>, Option<Identity>), RegistryError> {
+        let ca = self
+            .ca
+            .as_ref()
+            .map(|ca| read_pem("tls.ca", ca))
+            .transpose()?;
+        let identity = match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => {
+                Some((read_pem("tls.cert", cert)?, read_pem("tls.key", key)?))
+            }
+            _ => None,
+        };
+        Ok((ca, identity))
+    }
+
     fn options(&self) -> Result<TlsOptions, RegistryError> {
         ensure_crypto_provider();
         let mut options = TlsOptions::new();
@@ -159,7 +179,7 @@ impl TlsFiles {
 /// zookeeper-client builds its rustls configuration with the process-wide default provider, which
 /// rustls cannot pick by itself when more than one is compiled in (another crate of the program may
 /// enable `ring`): install aws-lc-rs, the one zookeeper-client's TLS brings, unless one is set.
-fn ensure_crypto_provider() {
+pub(crate) fn ensure_crypto_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Losing the race to another installer is fine: a provider is set either way.
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();

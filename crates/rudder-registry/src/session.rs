@@ -32,6 +32,7 @@ use crate::address::RegistryAddress;
 use crate::error::RegistryError;
 use crate::options::RegistryOptions;
 use crate::probe;
+use crate::tls_probe;
 
 /// How long [`Sessions::close`] waits for ZooKeeper to confirm that a connected session is closed (its
 /// ephemeral nodes are then gone at once rather than after the session timeout).
@@ -201,6 +202,7 @@ impl Sessions {
                         Some(
                             error @ (RegistryError::AuthFailed { .. }
                             | RegistryError::Security { .. }
+                            | RegistryError::Tls { .. }
                             | RegistryError::Refused { .. }
                             | RegistryError::NotZookeeper { .. }),
                         ),
@@ -352,22 +354,29 @@ impl Sessions {
             }
         });
         // A session that does not come at once: a look at the servers may tell why (nothing listens,
-        // or not ZooKeeper) long before the timeout. The look speaks plain ZooKeeper, so a TLS port
-        // would read as "not ZooKeeper": not taken there.
-        let probing = !security.is_tls();
-        let looking = async {
-            if !probing {
-                return std::future::pending().await;
+        // or not ZooKeeper; on a secure port, why the handshake fails: zookeeper-client says only
+        // "connection loss") long before the timeout. The plain look speaks ZooKeeper's `srvr`, the
+        // secure one makes a handshake with the URL's TLS files.
+        let look = || async {
+            match &security.tls {
+                Some(files) => {
+                    // Within the connect timeout: a stalled handshake is no verdict.
+                    let within = probe::LOOK_WITHIN.min(waited);
+                    tls_probe::diagnose(self.address.hosts(), files, within).await
+                }
+                None => probe::diagnose(self.address.hosts(), probe::LOOK_WITHIN).await,
             }
+        };
+        let looking = async {
             tokio::time::sleep(probe::LOOK_AFTER).await;
-            probe::diagnose(self.address.hosts(), probe::LOOK_WITHIN).await
+            look().await
         };
         let outcome = tokio::select! {
             outcome = connecting => outcome,
             Some(error) = looking => return Err(error),
         };
-        if probing && matches!(&outcome, Ok(Err(e)) if *e != zookeeper_client::Error::AuthFailed) {
-            if let Some(error) = probe::diagnose(self.address.hosts(), probe::LOOK_WITHIN).await {
+        if matches!(&outcome, Ok(Err(e)) if *e != zookeeper_client::Error::AuthFailed) {
+            if let Some(error) = look().await {
                 return Err(error);
             }
         }

@@ -279,6 +279,32 @@ async fn matrix(protocol: &str) {
     );
     let secret = std::fs::read_to_string(&client.key).unwrap();
     assert!(!out.stderr.contains(secret.lines().nth(1).unwrap()));
+
+    if protocol == "tri" {
+        // A protobuf call (`--proto`) by --url under --tls-ca: over TLS as the POJO calls, never a
+        // plaintext channel of its own.
+        let proto = concat!(env!("CARGO_MANIFEST_DIR"), "/../proto/greeter.proto");
+        let greeter = format!(
+            "tri://127.0.0.1:{}/org.rudder.it.proto.Greeter?group=sa&timeout=15000&connect.timeout=10000",
+            setup.server_auth.port()
+        );
+        let out = run_rudder(&[
+            "invoke",
+            "--url",
+            &greeter,
+            "--proto",
+            proto,
+            "--method",
+            "SayHello",
+            "--args",
+            "[{\"name\":\"cli\"}]",
+            "--tls-ca",
+            &ca,
+        ])
+        .await;
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.contains("Hello cli"), "{}", out.stdout);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

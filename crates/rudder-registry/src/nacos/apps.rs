@@ -148,9 +148,14 @@ pub(crate) async fn mapped_interfaces(
                 nacos_sdk::api::error::Error::ErrResult(reason),
             )
         };
-        let answer = request(server, "GET", &query, &[], "", wait)
+        let token = &connection.token;
+        let auth = (token.query(server, wait).await).map_err(|e| failed(e.to_string()))?;
+        let answer = request(server, "GET", &(query + &auth), &[], "", wait)
             .await
             .map_err(|e| failed(e.to_string()))?;
+        if answer.status == 403 {
+            token.forget().await;
+        }
         if answer.status != 200 {
             return Err(failed(format!("HTTP {}", answer.status)));
         }

@@ -29,6 +29,8 @@ pub(crate) struct Connection {
     pub(crate) address: NacosAddress,
     pub(crate) options: RegistryOptions,
     clients: OnceCell<Clients>,
+    /// The `accessToken` of the config centre's HTTP calls, when the URL has credentials.
+    pub(crate) token: crate::nacos::http::Token,
     /// The last build failure, for the unreachable error.
     last_error: Mutex<Option<Arc<nacos_sdk::api::error::Error>>>,
     closed: watch::Sender<bool>,
@@ -54,9 +56,14 @@ impl Connection {
             None => options,
         };
         let (tasks, tasks_done) = mpsc::channel(1);
+        let token = crate::nacos::http::Token::new(
+            address.username.as_deref(),
+            address.password.as_deref(),
+        );
         Connection {
             address,
             options,
+            token,
             clients: OnceCell::new(),
             last_error: Mutex::new(None),
             closed: watch::channel(false).0,

@@ -76,6 +76,87 @@ pub(crate) async fn request(
     }
 }
 
+/// How long before its end a token is renewed (Nacos gives 18,000 s by default).
+const RENEW_BEFORE: Duration = Duration::from_secs(60);
+
+/// The `accessToken` of a Nacos server with authentication on, for the HTTP calls the config centre
+/// makes (nacos-sdk logs its own gRPC connections in; these are outside it). Logged in on first use
+/// and again shortly before the token ends or after a `403`. Never in `Debug`.
+pub(crate) struct Token {
+    credentials: Option<(String, String)>,
+    current: tokio::sync::Mutex<Option<(String, tokio::time::Instant)>>,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Token")
+            .field("auth", &self.credentials.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Token {
+    /// No token without a user name: the server has authentication off.
+    pub(crate) fn new(username: Option<&str>, password: Option<&str>) -> Token {
+        Token {
+            credentials: username.map(|u| (u.to_owned(), password.unwrap_or("").to_owned())),
+            current: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// `&accessToken=...` for a query (empty without credentials), logging in at `server` when
+    /// there is no live token.
+    pub(crate) async fn query(&self, server: &str, deadline: Duration) -> std::io::Result<String> {
+        let Some((user, password)) = &self.credentials else {
+            return Ok(String::new());
+        };
+        let mut current = self.current.lock().await;
+        let now = tokio::time::Instant::now();
+        if let Some((token, _)) = current.as_ref().filter(|(_, until)| *until > now) {
+            return Ok(format!("&accessToken={}", form_encode(token)));
+        }
+        let body = format!(
+            "username={}&password={}",
+            form_encode(user),
+            form_encode(password)
+        );
+        let answer = request(server, "POST", "/nacos/v1/auth/login", &[], &body, deadline).await?;
+        let (token, ttl) = read_login(&answer)?;
+        let until = now + Duration::from_secs(ttl).saturating_sub(RENEW_BEFORE);
+        let query = format!("&accessToken={}", form_encode(&token));
+        *current = Some((token, until));
+        Ok(query)
+    }
+
+    /// Forgets the token (the server answered `403`: it may have restarted with new keys).
+    pub(crate) async fn forget(&self) {
+        *self.current.lock().await = None;
+    }
+}
+
+/// The token and its lifetime in seconds from a login answer (`{"accessToken":..,"tokenTtl":..}`);
+/// the answer's body is never quoted (it holds the token).
+fn read_login(answer: &Answer) -> std::io::Result<(String, u64)> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Login {
+        access_token: String,
+        token_ttl: Option<u64>,
+    }
+    if answer.status != 200 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "login refused (HTTP {}): check username and password",
+                answer.status
+            ),
+        ));
+    }
+    let login: Login =
+        serde_json::from_str(&answer.body).map_err(|_| bad("login answer without accessToken"))?;
+    Ok((login.access_token, login.token_ttl.unwrap_or(18_000)))
+}
+
 fn bad(what: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned())
 }
@@ -141,6 +222,22 @@ fn parse(raw: &[u8]) -> std::io::Result<Answer> {
     })
 }
 
+/// Any bytes as a Nacos server's HTTP answer, decoded as the config centre decodes it: the status
+/// line, headers and body (by `Content-Length`, `chunked` or to the end), then a listener answer's
+/// changed keys. Never panics; a decoded body is within [`MAX_BODY`]. For the fuzz target
+/// `nacos_http` (feature `internals`).
+#[cfg(feature = "internals")]
+pub fn check_answer(raw: &[u8]) {
+    let Ok(answer) = parse(raw) else {
+        return;
+    };
+    assert!(answer.body.len() as u64 <= MAX_BODY);
+    let changed = crate::address::percent_decode(&answer.body.replace('+', " "));
+    for entry in changed.split('\u{1}').filter(|e| !e.is_empty()) {
+        let _ = entry.split('\u{2}').next();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +253,74 @@ mod tests {
         assert_eq!(nf.status, 404);
         assert!(parse(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhello").is_err());
         assert!(parse(b"garbage").is_err());
+    }
+
+    #[test]
+    fn a_login_answer_gives_its_token_and_a_refusal_names_no_secret() {
+        let body = r#"{"accessToken":"s3cret","tokenTtl":60,"globalAdmin":true}"#;
+        let raw = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let ok = parse(raw.as_bytes()).unwrap();
+        assert_eq!(read_login(&ok).unwrap(), ("s3cret".to_owned(), 60));
+        let refused =
+            parse(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 12\r\n\r\nunknown user").unwrap();
+        let error = read_login(&refused).unwrap_err().to_string();
+        assert!(error.contains("HTTP 403"), "{error}");
+        let junk = parse(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\ns3cret!!").unwrap();
+        assert!(!read_login(&junk)
+            .unwrap_err()
+            .to_string()
+            .contains("s3cret"));
+        assert!(!format!("{:?}", Token::new(Some("nacos"), Some("s3cret"))).contains("s3cret"));
+    }
+
+    #[tokio::test]
+    async fn no_credentials_no_token_and_a_token_is_reused() {
+        assert_eq!(
+            Token::new(None, None)
+                .query("127.0.0.1:1", Duration::from_secs(1))
+                .await
+                .unwrap(),
+            ""
+        );
+        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let at = server.local_addr().unwrap().to_string();
+        let logins = tokio::spawn(async move {
+            // One login only: the second query reuses the token.
+            let (mut stream, _) = server.accept().await.unwrap();
+            let mut head = vec![0u8; 4096];
+            let n = tokio::io::AsyncReadExt::read(&mut stream, &mut head)
+                .await
+                .unwrap();
+            let request = String::from_utf8_lossy(&head[..n]).into_owned();
+            let body = "{\"accessToken\":\"t/1\",\"tokenTtl\":18000}";
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            tokio::io::AsyncWriteExt::write_all(&mut stream, answer.as_bytes())
+                .await
+                .unwrap();
+            request
+        });
+        let token = Token::new(Some("nacos"), Some("p&w"));
+        let first = token.query(&at, Duration::from_secs(5)).await.unwrap();
+        assert_eq!(first, "&accessToken=t%2F1");
+        assert_eq!(
+            token.query(&at, Duration::from_secs(5)).await.unwrap(),
+            first
+        );
+        let request = logins.await.unwrap();
+        assert!(
+            request.starts_with("POST /nacos/v1/auth/login "),
+            "{request}"
+        );
+        assert!(
+            request.ends_with("username=nacos&password=p%26w"),
+            "{request}"
+        );
     }
 
     #[test]

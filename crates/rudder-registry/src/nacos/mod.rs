@@ -48,6 +48,9 @@ use crate::session::local_host;
 use crate::split::{SplitFeed, ViewSplit};
 use crate::subscription::{Subscription, SubscriptionStatus};
 
+#[cfg(feature = "internals")]
+pub use http::check_answer;
+
 use address::NacosAddress;
 use apps::NacosInstances;
 use client::Connection;

@@ -129,16 +129,22 @@ impl Follower {
         let body = format!("Listening-Configs={}", form_encode(&listening));
         let headers = [("Long-Pulling-Timeout", LONG_POLL.as_millis().to_string())];
         let deadline = LONG_POLL + self.connection.options.connect_timeout();
-        let answer = request(
-            &self.server(),
-            "POST",
-            "/nacos/v1/cs/configs/listener",
-            &headers,
-            &body,
-            deadline,
-        )
-        .await
-        .map_err(|e| io_error("listen to config", self.group.clone(), &e))?;
+        let server = self.server();
+        let token = &self.connection.token;
+        let auth = (token
+            .query(&server, self.connection.options.connect_timeout())
+            .await)
+            .map_err(|e| io_error("listen to config", self.group.clone(), &e))?;
+        let path = match auth.strip_prefix('&') {
+            Some(auth) => format!("/nacos/v1/cs/configs/listener?{auth}"),
+            None => "/nacos/v1/cs/configs/listener".to_owned(),
+        };
+        let answer = request(&server, "POST", &path, &headers, &body, deadline)
+            .await
+            .map_err(|e| io_error("listen to config", self.group.clone(), &e))?;
+        if answer.status == 403 {
+            token.forget().await;
+        }
         if answer.status != 200 {
             return Err(nacos_error(
                 "listen to config",
@@ -220,9 +226,14 @@ pub(crate) async fn read_config(
     );
     let target = || format!("{data_id} ({group})");
     let wait = connection.options.connect_timeout();
-    let answer = request(server, "GET", &query, &[], "", wait)
+    let token = &connection.token;
+    let auth = (token.query(server, wait).await).map_err(|e| io_error("get config", target(), &e))?;
+    let answer = request(server, "GET", &(query + &auth), &[], "", wait)
         .await
         .map_err(|e| io_error("get config", target(), &e))?;
+    if answer.status == 403 {
+        token.forget().await;
+    }
     match answer.status {
         200 => Ok(Some(answer.body).filter(|t| !t.trim().is_empty())),
         404 => Ok(None),

@@ -184,6 +184,7 @@ fn is_verdict(error: &RegistryError) -> bool {
         RegistryError::Refused { .. }
             | RegistryError::NotZookeeper { .. }
             | RegistryError::AuthFailed { .. }
+            | RegistryError::Tls { .. }
     )
 }
 
