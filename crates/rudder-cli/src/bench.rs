@@ -271,6 +271,7 @@ async fn invocation(
         RegistryKnowledge {
             all_providers: Vec::new(),
             overloads: Vec::new(),
+            field_types: Default::default(),
         }
     };
     if args.registry.is_given() && providers.is_empty() {
@@ -283,7 +284,8 @@ async fn invocation(
         items,
         &knowledge.overloads,
     )?;
-    let values = java_types::arguments(&types, items, false)?;
+    // Object fields typed from the metadata's type definitions, as `invoke` types them.
+    let values = java_types::arguments_in(&knowledge.field_types, &types, items, false)?;
     let mut call = Invocation::new(args.method.clone(), types, values);
     for (key, value) in &args.attachments {
         call.set_attachment(key, value);

@@ -23,12 +23,8 @@ pub(crate) fn infer(json: &Json) -> &'static str {
 }
 
 /// The call's arguments: each JSON item converted to its Java type, one type per item (an error
-/// naming both counts otherwise, and the argument that does not convert).
-pub(crate) fn arguments(types: &[String], items: &[Json], generic: bool) -> Result<Vec<Value>> {
-    arguments_in(&FieldTypes::default(), types, items, generic)
-}
-
-/// [`arguments`], objects' fields converted to the types the metadata's `fields` declare.
+/// naming both counts otherwise, and the argument that does not convert), objects' fields converted
+/// to the types the metadata's `fields` declare (none known: `FieldTypes::default()`).
 pub(crate) fn arguments_in(
     fields: &FieldTypes,
     types: &[String],

@@ -439,7 +439,7 @@ async fn explain(
     writeln!(out, "# explain {}", call.method_name())?;
     // Which view the routers were handed, and why (the migration decision), unless the listing above
     // already said it (`migration_note`), which a table does whenever the decision is not the plain one.
-    if args.format != Format::Table || migration_note(status).is_none() {
+    if args.format != Format::Text || migration_note(status).is_none() {
         writeln!(out, "# migration: {}", status.migration_decision)?;
     }
     write!(out, "{}", chain.explain(&snapshot, &call))?;
