@@ -52,6 +52,9 @@ mod tests {
             }
             used = consumer_cpu().unwrap() - before;
         }
-        assert!(used >= Duration::from_millis(1), "{used:?} after 10 s of spinning");
+        assert!(
+            used >= Duration::from_millis(1),
+            "{used:?} after 10 s of spinning"
+        );
     }
 }

@@ -45,7 +45,10 @@ pub async fn handshakes(url: &str, tls: &TlsClient, n: usize) -> Vec<String> {
             micros(quantile(&mut secured, 0.9)),
             plain.len()
         ),
-        format!("TLS handshakes completed by the client: {}", tls.handshakes()),
+        format!(
+            "TLS handshakes completed by the client: {}",
+            tls.handshakes()
+        ),
     ]
 }
 

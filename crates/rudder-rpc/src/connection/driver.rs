@@ -14,10 +14,10 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use super::outbox::write_queued;
 use super::Shared;
 use crate::census::{Census, SocketToken};
 use crate::codec::{event_name, Frame, FrameDecoder, FrameError};
-use super::outbox::write_queued;
 
 /// Shortest idle-check period, whatever `heartbeat` says.
 const MIN_TICK: Duration = Duration::from_millis(10);

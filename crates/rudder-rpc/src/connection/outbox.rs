@@ -169,7 +169,10 @@ impl Outbox {
         }
         let flushed = !failed
             && !frame.has_remaining()
-            && matches!(Pin::new(&mut writer).poll_flush(&mut cx), Poll::Ready(Ok(())));
+            && matches!(
+                Pin::new(&mut writer).poll_flush(&mut cx),
+                Poll::Ready(Ok(()))
+            );
         let mut state = self.lock();
         state.writer = Some(writer);
         let work = !flushed;
@@ -262,7 +265,11 @@ pub(crate) async fn write_queued(
 }
 
 /// `write_all` then `flush`, failing when the peer takes no byte for `stall`.
-async fn write_and_flush(writer: &mut BoxWrite, mut bytes: &[u8], stall: Duration) -> io::Result<()> {
+async fn write_and_flush(
+    writer: &mut BoxWrite,
+    mut bytes: &[u8],
+    stall: Duration,
+) -> io::Result<()> {
     let stalled = || {
         io::Error::new(
             io::ErrorKind::TimedOut,
