@@ -89,6 +89,8 @@ pub mod wire;
 pub mod server;
 mod settings;
 pub mod tls;
+// The server sessions' writer (client connections write through `connection::outbox`).
+#[cfg(feature = "server")]
 mod write_batch;
 
 pub use census::{connection_tasks_ended, live_connection_tasks};
