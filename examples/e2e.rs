@@ -32,6 +32,9 @@ pub struct Options {
     pub only: Option<Only>,
     /// `--tls-ca FILE`: both clients call over TLS, trusting this CA (the provider must serve TLS).
     pub tls_ca: Option<std::path::PathBuf>,
+    /// `--handshakes N` (with `--url` and `--tls-ca`): time N new connections with and without TLS
+    /// instead of calls.
+    pub handshakes: usize,
 }
 
 /// The one client a profiling run measures.
@@ -58,11 +61,17 @@ impl Options {
             noise_floor: false,
             only: None,
             tls_ca: None,
+            handshakes: 0,
         };
         let mut args = args;
         while let Some(flag) = args.next() {
             if flag == "--noise-floor" {
                 o.noise_floor = true;
+                continue;
+            }
+            if flag == "--no-direct-write" {
+                // Every dubbo:// frame through the connection's writer task, to compare.
+                rudder_rpc::set_direct_writes(false);
                 continue;
             }
             let value = args.next().ok_or(format!("{flag} needs a value"))?;
@@ -73,6 +82,7 @@ impl Options {
                 "--slices" => o.slices = value.parse().map_err(bad)?,
                 "--url" => o.url = Some(value),
                 "--tls-ca" => o.tls_ca = Some(value.into()),
+                "--handshakes" => o.handshakes = value.parse().map_err(bad)?,
                 "--only" => {
                     o.only = Some(match value.as_str() {
                         "bare" => Only::Bare,
@@ -89,6 +99,9 @@ impl Options {
                 _ => return Err(format!("unknown flag {flag}")),
             }
         }
+        if o.handshakes > 0 && (o.url.is_none() || o.tls_ca.is_none()) {
+            return Err("--handshakes needs --url and --tls-ca".to_owned());
+        }
         Ok(o)
     }
 }
@@ -104,23 +117,36 @@ pub struct Measurement {
     pub p99: Duration,
     /// Failed calls.
     pub errors: u64,
+    /// The consumer's CPU time per call (all its threads; an in-process provider's left out).
+    pub cpu_per_call: Option<Duration>,
 }
 
 /// Runs the comparison and returns the report, one line each.
 pub async fn run(options: &Options) -> Vec<String> {
-    let server = match options.url {
-        Some(_) => None,
-        None => Some(
-            DubboServer::bind(0, |call: Invocation| async move {
-                let name = call
-                    .arguments()
-                    .first()
-                    .and_then(Value::as_str)
-                    .unwrap_or("?");
-                Ok(Value::from(format!("Hello {name}")))
-            })
-            .await
-            .expect("bind the in-process provider on 127.0.0.1"),
+    // The in-process provider runs on a runtime of its own, whose threads the CPU figures leave out.
+    let provider_runtime = options.url.is_none().then(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(crate::cpu_clock::PROVIDER_THREAD)
+            .enable_all()
+            .build()
+            .expect("the provider's runtime")
+    });
+    let server = match &provider_runtime {
+        None => None,
+        Some(runtime) => Some(
+            runtime
+                .spawn(DubboServer::bind(0, |call: Invocation| async move {
+                    let name = call
+                        .arguments()
+                        .first()
+                        .and_then(Value::as_str)
+                        .unwrap_or("?");
+                    Ok(Value::from(format!("Hello {name}")))
+                }))
+                .await
+                .expect("the provider's start")
+                .expect("bind the in-process provider on 127.0.0.1"),
         ),
     };
     let url = match (&options.url, &server) {
@@ -135,6 +161,9 @@ pub async fn run(options: &Options) -> Vec<String> {
         .tls_ca
         .as_ref()
         .map(|ca| rudder::TlsConfig::ca_file(ca).load().expect("--tls-ca"));
+    if let (Some(tls), true) = (&tls, options.handshakes > 0) {
+        return crate::e2e_handshake::handshakes(&url, tls, options.handshakes).await;
+    }
     let bare = Arc::new(Bare::for_url(&url, tls.clone()));
     // With `--noise-floor`, a second bare client on its own connection stands in for rudder.
     let other_bare = options
@@ -143,7 +172,7 @@ pub async fn run(options: &Options) -> Vec<String> {
     let parsed = Arc::new(DubboUrl::parse(&url).expect("valid URL"));
     let interface = parsed.service_interface().to_owned();
     let reference = Arc::new(
-        match tls {
+        match tls.clone() {
             Some(tls) => rudder::Consumer::builder().tls(tls),
             None => rudder::Consumer::builder(),
         }
@@ -156,7 +185,7 @@ pub async fn run(options: &Options) -> Vec<String> {
     );
 
     let mut report = vec![format!(
-        "{:>11} | {:>10} {:>9} {:>9} | {:>10} {:>9} {:>9} | {:>8}",
+        "{:>11} | {:>10} {:>9} {:>9} | {:>10} {:>9} {:>9} | {:>12} {:>12} | {:>8}",
         "concurrency",
         "bare QPS",
         "p50",
@@ -168,6 +197,8 @@ pub async fn run(options: &Options) -> Vec<String> {
         },
         "p50",
         "p99",
+        "bare CPU/call",
+        "rudder CPU",
         "cost"
     )];
     for &level in &options.levels {
@@ -227,8 +258,9 @@ pub async fn run(options: &Options) -> Vec<String> {
             Some(cost) => format!("{cost:.1}%"),
             None => "-".to_owned(),
         };
+        let (b_cpu, r_cpu) = (median_cpu(&bares), median_cpu(&rudders));
         report.push(format!(
-            "{level:>11} | {:>10.0} {:>9} {:>9} | {:>10.0} {:>9} {:>9} | {cost:>8}",
+            "{level:>11} | {:>10.0} {:>9} {:>9} | {:>10.0} {:>9} {:>9} | {b_cpu:>12} {r_cpu:>12} | {cost:>8}",
             b.qps,
             micros(b.p50),
             micros(b.p99),
@@ -241,10 +273,27 @@ pub async fn run(options: &Options) -> Vec<String> {
             report.push(format!("  errors: {errors}"));
         }
     }
+    if let Some(tls) = &tls {
+        // One per connection (the bare client's and rudder's), not one per call.
+        report.push(format!("TLS handshakes: {}", tls.handshakes()));
+    }
     if let Some(server) = server {
         server.shutdown().await;
     }
+    if let Some(runtime) = provider_runtime {
+        runtime.shutdown_background();
+    }
     report
+}
+
+/// The median round's CPU time per call, in µs with one decimal ("-" where not measured).
+fn median_cpu(rounds: &[Measurement]) -> String {
+    let mut cpu: Vec<Duration> = rounds.iter().filter_map(|m| m.cpu_per_call).collect();
+    cpu.sort_unstable();
+    match cpu.get(cpu.len() / 2) {
+        Some(c) => format!("{:.1}us", c.as_secs_f64() * 1e6),
+        None => "-".to_owned(),
+    }
 }
 
 fn median_by_qps(rounds: &mut [Measurement]) -> Measurement {
@@ -287,6 +336,8 @@ struct Sample {
     latencies: Vec<Duration>,
     elapsed: Duration,
     errors: u64,
+    /// The consumer's CPU time over the calls, when `/proc` tells it.
+    cpu: Option<Duration>,
 }
 
 impl Sample {
@@ -295,6 +346,10 @@ impl Sample {
         self.latencies.extend(other.latencies);
         self.elapsed += other.elapsed;
         self.errors += other.errors;
+        self.cpu = match (self.cpu, other.cpu) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 
     fn summary(mut self) -> Measurement {
@@ -305,6 +360,7 @@ impl Sample {
                 p50: Duration::ZERO,
                 p99: Duration::ZERO,
                 errors: self.errors,
+                cpu_per_call: None,
             };
         }
         self.latencies.sort_unstable();
@@ -317,6 +373,7 @@ impl Sample {
             p50: pct(0.50),
             p99: pct(0.99),
             errors: self.errors,
+            cpu_per_call: self.cpu.map(|cpu| cpu / latencies.len() as u32),
         }
     }
 }
@@ -330,6 +387,7 @@ where
     let next = Arc::new(AtomicU64::new(0));
     let errors = Arc::new(AtomicU64::new(0));
     let deadline = Instant::now() + Duration::from_secs(30);
+    let cpu_before = crate::cpu_clock::consumer_cpu();
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(concurrency);
     for _ in 0..concurrency.max(1) {
@@ -355,9 +413,14 @@ where
     for task in tasks {
         latencies.extend(task.await.expect("load task"));
     }
+    let elapsed = started.elapsed();
+    let cpu = crate::cpu_clock::consumer_cpu()
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
     Sample {
         latencies,
-        elapsed: started.elapsed(),
+        elapsed,
         errors: errors.load(Relaxed),
+        cpu,
     }
 }

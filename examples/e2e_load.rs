@@ -1,6 +1,8 @@
 //! End-to-end load through the whole consumer (`Reference`: balancer, cluster invoker, statistics, wire)
 //! against a bare single-connection `DubboProtocol` client, in the same run, on the same in-process
-//! dubbo:// provider over loopback. Prints QPS and p50/p99 per concurrency, and the cluster layer's cost.
+//! dubbo:// provider over loopback. Prints QPS and p50/p99 per concurrency, each client's CPU time per call
+//! (the consumer's threads only: an in-process provider runs on threads of its own, left out), and the
+//! cluster layer's cost.
 //!
 //! ```text
 //! cargo run --release -p rudder-examples --example e2e_load -- [--calls 20000] [--levels 1,16,128] [--rounds 7] [--slices 10] [--noise-floor] [--only bare|rudder]
@@ -8,6 +10,8 @@
 //!     [--url tri://127.0.0.1:PORT/org.rudder.it.GreetingService]     # over Triple: the bare client is then
 //!                                                                   # rudder-triple's tonic client alone
 //!     [--tls-ca ca.pem]                                              # both clients over TLS (docs/tls.md)
+//!     [--no-direct-write]      # dubbo://: every frame through the connection's writer task (to compare)
+//!     [--handshakes 50]        # with --url and --tls-ca: time new connections with and without TLS instead
 //! ```
 //! Each measurement is bounded by `--calls` calls and 30 s. In each of `--rounds` rounds the two clients
 //! take `--slices` turns of `calls / slices` calls, in alternating order, so that machine noise hits both

@@ -1,4 +1,4 @@
-//! The writer half shared by client connections and server sessions: frames from a queue, gathered
+//! The writer half of server sessions: frames from a queue, gathered
 //! into batches so a burst of small frames costs one system call.
 //!
 //! A peer that stops reading fills its receive window and then ours; a plain `write_all` would then

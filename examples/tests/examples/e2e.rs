@@ -12,6 +12,7 @@ async fn e2e_comparison_completes_without_errors() {
         noise_floor: false,
         only: None,
         tls_ca: None,
+        handshakes: 0,
     };
     let report = rudder_examples::e2e::run(&options).await;
     assert_eq!(report.len(), 3, "{report:?}");

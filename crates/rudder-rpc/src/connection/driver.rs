@@ -8,50 +8,44 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use rudder_common::error::{RpcError, RpcErrorKind};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
-use tokio::sync::{mpsc, watch};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
+use super::outbox::write_queued;
 use super::Shared;
 use crate::census::{Census, SocketToken};
 use crate::codec::{event_name, Frame, FrameDecoder, FrameError};
-use crate::write_batch::write_frames;
 
 /// Shortest idle-check period, whatever `heartbeat` says.
 const MIN_TICK: Duration = Duration::from_millis(10);
 
 /// Drives one connection until it closes; start it with [`Driver::spawn`].
 #[derive(Debug)]
-pub(crate) struct Driver<R, W> {
+pub(crate) struct Driver<R> {
     shared: Arc<Shared>,
     reader: R,
-    writer: W,
-    outbound: mpsc::Receiver<Bytes>,
     shutdown: watch::Receiver<bool>,
     census: Arc<Census>,
     /// Counts the socket as open until both halves are dropped.
     socket: SocketToken,
 }
 
-impl<R, W> Driver<R, W>
+impl<R> Driver<R>
 where
     R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     pub(super) fn new(
         shared: Arc<Shared>,
-        (reader, writer): (R, W),
-        outbound: mpsc::Receiver<Bytes>,
+        reader: R,
         shutdown: watch::Receiver<bool>,
         census: &Arc<Census>,
-    ) -> Driver<R, W> {
+    ) -> Driver<R> {
         Driver {
             shared,
             reader,
-            writer,
-            outbound,
             shutdown,
             census: Arc::clone(census),
             socket: census.socket(),
@@ -74,8 +68,6 @@ where
         let Driver {
             shared,
             reader,
-            writer,
-            outbound,
             shutdown,
             census,
             socket,
@@ -85,7 +77,7 @@ where
             let (shared, shutdown) = (Arc::clone(&shared), shutdown.clone());
             async move {
                 let _token = writer_token;
-                write_loop(shared, writer, outbound, shutdown).await;
+                write_loop(shared, shutdown).await;
             }
         });
         let why = read_loop(&shared, reader, shutdown).await;
@@ -209,18 +201,10 @@ fn close_if_drained(shared: &Shared) {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    shared: Arc<Shared>,
-    mut writer: W,
-    mut outbound: mpsc::Receiver<Bytes>,
-    shutdown: watch::Receiver<bool>,
-) {
-    let stamp = || {
-        let now = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        shared.last_write_ms.store(now, Ordering::Relaxed);
-    };
+async fn write_loop(shared: Arc<Shared>, shutdown: watch::Receiver<bool>) {
     let stall = shared.config.write_stall();
-    if let Err(e) = write_frames(&mut writer, &mut outbound, shutdown, stall, stamp).await {
+    let stamp = || shared.stamp_write();
+    if let Err(e) = write_queued(&shared.outbox, shutdown, stall, stamp).await {
         shared.close(&format!(
             "connection to {} closed: write failed: {e}",
             shared.addr

@@ -2,7 +2,8 @@
 //!
 //! Like h2's `handshake`, [`Connection::connect`] returns the handle and a [`Driver`] the caller
 //! spawns. Calls are multiplexed by request id: each registers a oneshot in [`pending::Pending`],
-//! hands its encoded frame to the writer, and waits until its deadline. The driver reads frames,
+//! writes its encoded frame itself when the socket is free, or queues it for the writer task
+//! ([`outbox`]), and waits until its deadline. The driver reads frames,
 //! completes calls, answers the provider's heartbeats and sends ours when idle. Decoding a response
 //! body happens in the calling task, so one slow decode never stalls the reader.
 //!
@@ -17,6 +18,7 @@
 //! response over the payload limit fails only its own call: its body is skipped.
 
 mod driver;
+mod outbox;
 mod pending;
 mod secure;
 
@@ -29,7 +31,7 @@ use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::census::Census;
@@ -39,11 +41,11 @@ use crate::codec::{
 use crate::response::RpcResponse;
 
 pub(crate) use driver::Driver;
+pub(crate) use outbox::set_direct_writes;
+use outbox::{Outbox, Sent};
 use pending::{Pending, PendingGuard};
 use secure::{BoxRead, BoxWrite};
 
-/// Frames queued for the writer before callers wait for room.
-const OUTBOUND_QUEUE: usize = 1024;
 /// The longest a write may wait for the provider to take a byte, whatever `heartbeat` says.
 pub(crate) const MAX_WRITE_STALL: Duration = Duration::from_secs(15);
 
@@ -74,7 +76,7 @@ struct Shared {
     config: ConnectionConfig,
     pending: Pending,
     next_id: AtomicI64,
-    outbound: mpsc::Sender<Bytes>,
+    outbox: Outbox,
     shutdown: watch::Sender<bool>,
     readonly: AtomicBool,
     /// Set by the first frame received: the provider really speaks dubbo:// to us.
@@ -87,11 +89,18 @@ struct Shared {
 impl Shared {
     fn close(&self, reason: &str) {
         self.pending.close(reason);
+        self.outbox.close();
         self.shutdown.send_replace(true);
     }
 
     fn next_id(&self) -> i64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Notes that bytes went out now, for the idle heartbeat.
+    fn stamp_write(&self) {
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_write_ms.store(now, Ordering::Relaxed);
     }
 
     fn queue_heartbeat(&self, answer_to: Option<i64>) {
@@ -100,7 +109,7 @@ impl Shared {
             None => encode_heartbeat(self.next_id(), true),
         };
         // A full queue means traffic is flowing, which is all a heartbeat would prove.
-        let _ = self.outbound.try_send(frame);
+        let _ = self.outbox.try_queue(frame);
     }
 }
 
@@ -139,7 +148,7 @@ impl Connection {
         config: ConnectionConfig,
         tls: Option<&crate::tls::TlsClient>,
         census: &Arc<Census>,
-    ) -> Result<(Connection, Driver<BoxRead, BoxWrite>), RpcError> {
+    ) -> Result<(Connection, Driver<BoxRead>), RpcError> {
         if tls.is_none() && config.provider_tls {
             return Err(crate::tls::tls_error(
                 addr,
@@ -185,32 +194,26 @@ impl Connection {
         writer: W,
         config: ConnectionConfig,
         census: &Arc<Census>,
-    ) -> (Connection, Driver<R, W>)
+    ) -> (Connection, Driver<R>)
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (outbound, outbound_rx) = mpsc::channel(OUTBOUND_QUEUE);
         let (shutdown, shutdown_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             addr: addr.to_owned(),
             config,
             pending: Pending::default(),
             next_id: AtomicI64::new(0),
-            outbound,
+            outbox: Outbox::default(),
             shutdown,
             readonly: AtomicBool::new(false),
             answered: AtomicBool::new(false),
             started: Instant::now(),
             last_write_ms: AtomicU64::new(0),
         });
-        let driver = Driver::new(
-            Arc::clone(&shared),
-            (reader, writer),
-            outbound_rx,
-            shutdown_rx,
-            census,
-        );
+        shared.outbox.install(Box::new(writer));
+        let driver = Driver::new(Arc::clone(&shared), reader, shutdown_rx, census);
         let connection = Connection {
             handle: Arc::new(Handle { shared }),
         };
@@ -321,7 +324,7 @@ impl Connection {
             pending: &shared.pending,
             id,
         };
-        if shared.outbound.send(frame).await.is_err() {
+        if shared.outbox.send(frame, || shared.stamp_write()).await == Sent::Closed {
             return Err(self.closed_error());
         }
         match rx.await {

@@ -40,6 +40,8 @@ struct Inner {
     /// had none: when such a provider then drops the connection, that is why (TLS 1.3 sends the
     /// refusal after our side of the handshake, and some servers just close).
     asked_for_cert: Mutex<std::collections::HashSet<String>>,
+    /// Handshakes completed, for the proof that a connection carries many calls.
+    handshakes: std::sync::atomic::AtomicU64,
 }
 
 /// Shows no certificate, and remembers that the provider asked for one.
@@ -103,6 +105,7 @@ impl TlsClient {
                 current: Mutex::new(Arc::new(material)),
                 failed: Mutex::new(None),
                 asked_for_cert: Mutex::new(std::collections::HashSet::new()),
+                handshakes: std::sync::atomic::AtomicU64::new(0),
             }),
         })
     }
@@ -115,6 +118,20 @@ impl TlsClient {
     /// Whether a client certificate is configured (mutual TLS).
     pub fn has_client_cert(&self) -> bool {
         self.inner.config.cert.is_some()
+    }
+
+    /// Handshakes this client (and its clones) completed so far, to every provider: one per
+    /// connection, however many calls the connection carries.
+    ///
+    /// ```no_run
+    /// // (no_run: the host may have no system roots)
+    /// let tls = rudder_rpc::tls::TlsConfig::system_roots().load().unwrap();
+    /// assert_eq!(tls.handshakes(), 0);
+    /// ```
+    pub fn handshakes(&self) -> u64 {
+        self.inner
+            .handshakes
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether the provider at `addr` asked for a client certificate in its last handshake and got
@@ -211,7 +228,12 @@ impl TlsClient {
             }
         }
         match outcome {
-            Ok(Ok(stream)) => Ok(stream),
+            Ok(Ok(stream)) => {
+                self.inner
+                    .handshakes
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Ok(stream)
+            }
             Ok(Err(e)) => Err(handshake_error(addr, e, self.has_client_cert())),
             Err(_) => Err(timed_out(addr, timeout)),
         }

@@ -147,7 +147,8 @@ async fn calls_go_through_tls_with_one_handshake_per_connection() {
     let pki = Pki::new("ok");
     let server = pki.issue("server", &["127.0.0.1", "localhost"], Validity::Current);
     let (_backend, front) = provider(&server, None).await;
-    let protocol = DubboProtocol::with_tls(Some(TlsConfig::ca_file(pki.ca()).load().unwrap()));
+    let tls = TlsConfig::ca_file(pki.ca()).load().unwrap();
+    let protocol = DubboProtocol::with_tls(Some(tls.clone()));
     for _ in 0..20 {
         let answer = protocol
             .invoke(&url(&front.addr, ""), &hello())
@@ -160,6 +161,7 @@ async fn calls_go_through_tls_with_one_handshake_per_connection() {
         1,
         "connections are reused"
     );
+    assert_eq!(tls.handshakes(), 1, "the client counts the same handshake");
     protocol.shutdown().await;
 }
 
