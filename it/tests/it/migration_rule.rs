@@ -375,7 +375,12 @@ async fn the_cli_honours_migration_step_and_says_which_view_and_why() {
     // --explain names the migration decision, once (the listing above it says it already).
     let out = rudder(&["providers", "--method", "whoAmI", "--explain"]).await;
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout.matches("# migration:").count(), 1, "{}", out.stdout);
+    assert_eq!(
+        out.stdout.matches("# migration:").count(),
+        1,
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout
             .contains("# migration: APPLICATION_FIRST (default): application view"),

@@ -227,7 +227,8 @@ pub(crate) async fn read_config(
     let target = || format!("{data_id} ({group})");
     let wait = connection.options.connect_timeout();
     let token = &connection.token;
-    let auth = (token.query(server, wait).await).map_err(|e| io_error("get config", target(), &e))?;
+    let auth =
+        (token.query(server, wait).await).map_err(|e| io_error("get config", target(), &e))?;
     let answer = request(server, "GET", &(query + &auth), &[], "", wait)
         .await
         .map_err(|e| io_error("get config", target(), &e))?;
