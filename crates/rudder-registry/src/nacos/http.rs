@@ -224,7 +224,7 @@ fn parse(raw: &[u8]) -> std::io::Result<Answer> {
 
 /// Any bytes as a Nacos server's HTTP answer, decoded as the config centre decodes it: the status
 /// line, headers and body (by `Content-Length`, `chunked` or to the end), then a listener answer's
-/// changed keys. Never panics; a decoded body is within [`MAX_BODY`]. For the fuzz target
+/// changed keys. Never panics; a decoded body is within 1 MiB (`MAX_BODY`). For the fuzz target
 /// `nacos_http` (feature `internals`).
 #[cfg(feature = "internals")]
 pub fn check_answer(raw: &[u8]) {
