@@ -54,7 +54,6 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-#[cfg(feature = "zookeeper")]
 use std::time::Duration;
 
 use rudder_cluster::directory::Directory;
