@@ -6,7 +6,7 @@
 //! - JSON → value → JSON gives the input back (integers beyond `i64` travel as `double`, as in Java);
 //! - the type inferred for an argument always converts it, to the same value the untyped path gives.
 //!
-//! The CLI is a binary crate, so its two conversion modules are compiled into this target as they are.
+//! The CLI is a binary crate, so its conversion modules are compiled into this target as they are.
 #![no_main]
 
 #[path = "../../src/json.rs"]
@@ -14,6 +14,9 @@ mod json;
 
 #[path = "../../src/java_types.rs"]
 mod java_types;
+
+#[path = "../../src/field_types.rs"]
+mod field_types;
 
 use libfuzzer_sys::fuzz_target;
 use rudder_common::Value;
@@ -44,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
     for item in items {
         let inferred = java_types::infer(item);
         for generic in [false, true] {
-            match java_types::convert(inferred, item, generic) {
+            match convert(inferred, item, generic) {
                 Ok(value) => assert_eq!(value, json::to_value(item), "{inferred} for {item}"),
                 Err(e) => panic!("inferred type {inferred} refuses its own argument {item}: {e:#}"),
             }
@@ -52,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
     }
     for (java_type, item) in types.split(',').map(str::trim).zip(items) {
         for generic in [false, true] {
-            let Ok(value) = java_types::convert(java_type, item, generic) else {
+            let Ok(value) = convert(java_type, item, generic) else {
                 continue;
             };
             check_width(java_type, item, &value);
@@ -60,6 +63,11 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// One argument converted as `rudder invoke` converts it when the metadata names no field types.
+fn convert(java_type: &str, item: &Json, generic: bool) -> anyhow::Result<Value> {
+    java_types::convert_in(&field_types::FieldTypes::default(), java_type, item, generic)
+}
 
 /// `parsed` as the round trip gives it back: unsigned integers past `i64::MAX` become doubles.
 fn widened(parsed: &Json) -> Json {
