@@ -23,4 +23,5 @@ mod router_tag;
 mod router_tag_apps;
 mod router_v31;
 mod support;
+mod throwing;
 mod warmup;
