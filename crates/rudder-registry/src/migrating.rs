@@ -34,8 +34,9 @@ use crate::catalog::Catalog;
 use crate::config_center::{RuleInbox, RuleSource, RuleWatch};
 use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
+use crate::error::RegistryError;
 use crate::instance::feed::InstanceFeed;
-use crate::instance::mapping::app_names;
+use crate::instance::mapping::{app_names, PROVIDED_BY_KEY};
 use crate::instance::metadata::MetadataFetcher;
 use crate::instance::source::InstanceSource;
 use crate::migration_rule::{self, ConsumerMigration, MigrationRule, Resolved};
@@ -150,6 +151,44 @@ pub(crate) struct Migration {
 }
 
 impl Migration {
+    /// How a subscription of `spec` starts, on either registry: the consumer's migration settings
+    /// read from its parameters, the rule read once and followed (it decides the first step, as
+    /// Dubbo's first `doMigrate` does with no view to compare yet), and the application-level view,
+    /// listed once, when that step uses it.
+    ///
+    /// # Errors
+    /// `BadConsumer` when a migration setting of the consumer does not parse.
+    pub(crate) async fn begin(
+        config_center: Arc<dyn ConfigCenter>,
+        source: Arc<dyn InstanceSource>,
+        fetcher: Option<Arc<dyn MetadataFetcher>>,
+        spec: &ConsumerSpec,
+        side: &ConsumerSide,
+    ) -> Result<(Migration, Option<AppLevel>), RegistryError> {
+        let setting = |key: &str| {
+            spec.parameters
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.to_owned())
+        };
+        let consumer = ConsumerMigration::read(setting)
+            .map_err(|reason| RegistryError::BadConsumer { reason })?;
+        let starter = AppLevelStarter {
+            source,
+            fetcher,
+            spec: spec.clone(),
+            side: side.clone(),
+            provided_by: setting(PROVIDED_BY_KEY),
+        };
+        let migration = Migration::start(config_center, consumer, starter).await;
+        let app_level = if migration.resolved.step.uses_application() {
+            Some(migration.starter.start().await)
+        } else {
+            None
+        };
+        Ok((migration, app_level))
+    }
+
     /// Reads the rule of `starter.spec`'s application once (through `config_center`) and follows it
     /// from then on; resolves the step the subscription starts with.
     pub(crate) async fn start(

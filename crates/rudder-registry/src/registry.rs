@@ -18,12 +18,10 @@ use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
 use crate::following::{Following, RuleFeed};
 use crate::instance::app_watch::ZkInstances;
-use crate::instance::mapping::PROVIDED_BY_KEY;
 use crate::instance::metadata::MetadataFetcher;
 use crate::instance::source::InstanceSource;
 use crate::instance::view::AppWatches;
-use crate::migrating::{AppLevelStarter, Migration};
-use crate::migration_rule::ConsumerMigration;
+use crate::migrating::Migration;
 use crate::options::RegistryOptions;
 use crate::paths::ServicePaths;
 use crate::registration::Registration;
@@ -420,28 +418,14 @@ impl ZookeeperRegistry {
             host,
             application: spec.application.clone(),
         };
-        let setting = |key: &str| {
-            spec.parameters
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, v)| v.to_owned())
-        };
-        let consumer = ConsumerMigration::read(setting)
-            .map_err(|reason| RegistryError::BadConsumer { reason })?;
-        let starter = AppLevelStarter {
-            source: Arc::clone(&self.instances),
-            fetcher: self.metadata.clone(),
-            spec: spec.clone(),
-            side: side.clone(),
-            provided_by: setting(PROVIDED_BY_KEY),
-        };
-        // The rule decides the first step (Dubbo's first `doMigrate`, with no view to compare yet).
-        let migration = Migration::start(Arc::clone(&self.config_center), consumer, starter).await;
-        let app_level = if migration.resolved.step.uses_application() {
-            Some(migration.starter.start().await)
-        } else {
-            None
-        };
+        let (migration, app_level) = Migration::begin(
+            Arc::clone(&self.config_center),
+            Arc::clone(&self.instances),
+            self.metadata.clone(),
+            &spec,
+            &side,
+        )
+        .await?;
         // Before the first listing, so the first list handed over already has the rules applied.
         let rules = self.rule_feed(&spec).await;
         let (status_tx, status_rx) = watch::channel(SubscriptionStatus::default());

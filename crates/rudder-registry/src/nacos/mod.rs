@@ -37,12 +37,10 @@ use crate::configurator::ConsumerSide;
 use crate::consumer::ConsumerSpec;
 use crate::error::RegistryError;
 use crate::following::{Following, RuleFeed};
-use crate::instance::mapping::PROVIDED_BY_KEY;
 use crate::instance::metadata::MetadataFetcher;
 use crate::instance::source::InstanceSource;
 use crate::instance::view::AppWatches;
-use crate::migrating::{AppLevelStarter, Migration};
-use crate::migration_rule::ConsumerMigration;
+use crate::migrating::Migration;
 use crate::options::RegistryOptions;
 use crate::session::local_host;
 use crate::split::{SplitFeed, ViewSplit};
@@ -213,28 +211,14 @@ impl NacosRegistry {
             host: host.clone(),
             application: spec.application.clone(),
         };
-        let setting = |key: &str| {
-            spec.parameters
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, v)| v.to_owned())
-        };
-        let consumer = ConsumerMigration::read(setting)
-            .map_err(|reason| RegistryError::BadConsumer { reason })?;
-        let starter = AppLevelStarter {
-            source: Arc::clone(&self.instances),
-            fetcher: self.metadata.clone(),
-            spec: spec.clone(),
-            side: side.clone(),
-            provided_by: setting(PROVIDED_BY_KEY),
-        };
-        // The rule decides the first step (Dubbo's first `doMigrate`, with no view to compare yet).
-        let migration = Migration::start(Arc::clone(&self.config_center), consumer, starter).await;
-        let app_level = if migration.resolved.step.uses_application() {
-            Some(migration.starter.start().await)
-        } else {
-            None
-        };
+        let (migration, app_level) = Migration::begin(
+            Arc::clone(&self.config_center),
+            Arc::clone(&self.instances),
+            self.metadata.clone(),
+            &spec,
+            &side,
+        )
+        .await?;
         let follow_interface = migration.follow_interface;
         // Before the first listing, so the first list handed over already has the rules applied.
         let rules = self.rule_feed(&spec).await;
