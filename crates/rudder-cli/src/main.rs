@@ -15,7 +15,7 @@
 //! Every command and flag is described in the repository's `docs/cli.md`.
 //!
 //! Exit codes: 0 success, 1 the service said no (a call failed, no provider or method), 2 the command
-//! line is wrong (flags, arguments that fit no overload) or the registry cannot be reached.
+//! line is wrong (flags, arguments that fit no overload), 3 a registry cannot be reached.
 
 mod attachments;
 mod bench;
@@ -66,9 +66,15 @@ Environment:
               rudder_registry=trace)
   NO_COLOR    set to turn colour off (stderr is only coloured on a terminal anyway)
 
-Exit codes: 0 success; 1 the service said no (a call failed; no provider, method, version or group);
-2 the command line is wrong (flags, --args that fit no overload or do not convert) or the registry
-cannot be reached.";
+Exit codes:
+  0  success (an empty listing included)
+  1  the service said no: a call failed; no provider, method, version or group
+  2  the command line is wrong: flags, --args that fit no overload or do not convert
+  3  a registry cannot be reached: nothing listens there, it is not ZooKeeper, no session within
+     --connect-timeout, or the connection was lost (try again later)";
+
+/// The exit code of a registry that cannot be reached (docs/cli.md's table, `--help`).
+const EXIT_UNREACHABLE: u8 = 3;
 
 /// A Rust consumer for Apache Dubbo services.
 #[derive(Debug, Parser)]
@@ -169,6 +175,9 @@ fn main() -> ExitCode {
                     error_chain::chain_text(rpc)
                 )),
                 None => logging::say(format!("{label} {error:#}")),
+            }
+            if registry_args::is_unreachable(&error) {
+                return ExitCode::from(EXIT_UNREACHABLE);
             }
             let call_failed = error
                 .chain()

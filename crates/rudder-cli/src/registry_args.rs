@@ -8,7 +8,7 @@ use clap::Args;
 use rudder::tools::RegistryTarget;
 use std::sync::Arc;
 
-use rudder_registry::{Registry, RegistryOptions};
+use rudder_registry::{Registry, RegistryError, RegistryOptions};
 
 use crate::bounds;
 
@@ -118,13 +118,63 @@ pub(crate) async fn refuse_if_nobody_listens(session_url: &str) -> Result<()> {
         all_refused &= refused;
     }
     if all_refused {
-        bail!(
-            "registry {}: connection refused by {} (is the registry running there?)",
-            location.address(),
-            location.servers()
-        );
+        return Err(Refused {
+            registry: location.address().to_string(),
+            servers: location.servers().to_owned(),
+        }
+        .into());
     }
     Ok(())
+}
+
+/// Every server of a registry refused the connection (the CLI's own quick look, before the
+/// registry client would wait its whole timeout).
+#[derive(Debug)]
+pub(crate) struct Refused {
+    registry: String,
+    servers: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "registry {}: connection refused by {} (is the registry running there?)",
+            self.registry, self.servers
+        )
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Whether `error` says that a registry could not be reached (exit code 3, so that a script can
+/// tell "try again later" from "the command is wrong"): nothing listens there, what answers is not
+/// ZooKeeper, no session or Nacos connection within `--connect-timeout`, or the connection was
+/// lost mid-command. Rejected credentials and unusable TLS files are not: they are the command's
+/// (or the registry URL's) to fix.
+pub(crate) fn is_unreachable(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.is::<Refused>()
+            || cause
+                .downcast_ref::<RegistryError>()
+                .is_some_and(unreachable_registry)
+            || cause
+                .downcast_ref::<rudder::BuildError>()
+                .and_then(rudder::BuildError::registry)
+                .is_some_and(unreachable_registry)
+    })
+}
+
+fn unreachable_registry(error: &RegistryError) -> bool {
+    match error {
+        RegistryError::Refused { .. }
+        | RegistryError::Unreachable { .. }
+        | RegistryError::NotZookeeper { .. }
+        | RegistryError::NacosUnreachable { .. } => true,
+        // Connection trouble during an operation (a lost session), not a refused request.
+        RegistryError::ZooKeeper { .. } => error.is_retryable(),
+        _ => false,
+    }
 }
 
 /// Runs the probes concurrently on the current runtime and collects their answers in order.

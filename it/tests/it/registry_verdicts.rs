@@ -118,7 +118,8 @@ async fn the_cli_says_the_same_at_once() {
     )
     .await
     .expect("the CLI fails before its --connect-timeout");
-    assert_eq!(out.code, 2, "{}", out.stderr);
+    // Exit code 3: a registry that cannot be reached (docs/cli.md).
+    assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(
         out.stderr.contains("is not ZooKeeper") && out.stderr.contains("HTTP/1.1 400 Bad Request"),
         "{}",

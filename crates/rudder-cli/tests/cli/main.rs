@@ -8,6 +8,7 @@
 mod bench;
 mod demo;
 mod docs_commands;
+mod exit_codes;
 mod flag_bounds;
 mod invoke;
 mod invoke_calls;

@@ -167,7 +167,8 @@ fn an_unreachable_registry_is_a_clear_error_that_never_shows_the_password() {
         }
         let started = std::time::Instant::now();
         let (code, out, err) = rudder(&args);
-        assert_eq!(code, 2, "{command}: {err}");
+        // Exit code 3: the registry cannot be reached (not 2, the command line's mistakes).
+        assert_eq!(code, 3, "{command}: {err}");
         assert!(out.is_empty(), "{command}: {out}");
         assert!(
             err.contains("connection refused by 127.0.0.1:1"),
