@@ -51,10 +51,17 @@ pub(crate) fn hint(said: &str, call: &Call<'_>) -> String {
         ));
     }
     if call.objects && !call.given_types && !call.generic {
-        causes.push(
+        // By --url nothing says the class nor its fields' types: one hint for both, not one
+        // after the other.
+        causes.push(if call.fields_known {
             "without --types an object argument goes as java.util.Map: give its class with --types"
-                .to_owned(),
-        );
+                .to_owned()
+        } else {
+            "without --types an object argument goes as java.util.Map: give its class with \
+             --types, and add --generic when it has a BigDecimal, date, time or enum field (no \
+             metadata describes the class here: --generic lets the provider convert the fields)"
+                .to_owned()
+        });
     } else if call.objects && !call.generic && !call.fields_known {
         causes.push(
             "an object goes as its class with its fields as JSON gives them (no metadata describes \
@@ -87,6 +94,18 @@ pub(crate) fn hint(said: &str, call: &Call<'_>) -> String {
                 .join("; ")
         ),
     }
+}
+
+/// The `hint: ...` line when a `--generic` call's date text did not parse at the provider: Dubbo's
+/// `PojoUtils` reads a `java.util.Date` field's text only as `yyyy-MM-dd HH:mm:ss` (in the provider's
+/// time zone). `None` for any other failure.
+pub(crate) fn generic_date_hint(said: &str, generic: bool) -> Option<&'static str> {
+    (generic && (said.contains("Unparseable date") || said.contains("Failed to parse date")))
+        .then_some(
+            "hint: with --generic the provider reads a java.util.Date field's text as \
+         yyyy-MM-dd HH:mm:ss (its own time zone): give epoch milliseconds instead, or call through \
+         --registry, where the metadata types the field and ISO-8601 text works",
+        )
 }
 
 /// The string arguments sent as enum constants (a class outside `java.*` given a JSON string), with
@@ -188,8 +207,12 @@ mod tests {
                 ..call(&map)
             },
         );
+        // Both flags it may need at once: its class, and --generic for fields nothing types.
         assert!(
-            untyped.contains("(2) without --types an object argument goes as java.util.Map"),
+            untyped.contains(
+                "(2) without --types an object argument goes as java.util.Map: give its class \
+                 with --types, and add --generic when it has a BigDecimal, date, time or enum field"
+            ),
             "{untyped}"
         );
         // An object of a class no metadata describes: --generic.
@@ -216,5 +239,15 @@ mod tests {
             "hint: the provider could not read the call: it exports no peer.Billing:1.0.0 (check \
              --version and --group: `rudder list --registry R --interface peer.Billing`)"
         );
+    }
+
+    #[test]
+    fn a_generic_date_the_provider_cannot_parse_gets_its_own_hint() {
+        let said = "failed after 1 attempt: provider answered 70 SERVICE_ERROR: Unparseable date: \"2026-12-01T00:00:00Z\"";
+        let hint = generic_date_hint(said, true).unwrap();
+        assert!(hint.contains("yyyy-MM-dd HH:mm:ss"), "{hint}");
+        assert!(hint.contains("epoch milliseconds"), "{hint}");
+        assert_eq!(generic_date_hint(said, false), None);
+        assert_eq!(generic_date_hint("SERVICE_ERROR: boom", true), None);
     }
 }

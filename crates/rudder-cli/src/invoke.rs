@@ -165,7 +165,11 @@ async fn invoke_with(
         let tried = attempts.as_ref().map(AttemptLog::take);
         let outcome = match result {
             Ok(value) => {
-                writeln!(out, "{}", json::from_value(&value))?;
+                let mut printed = json::from_value(&value);
+                if args.generic && !args.with_class {
+                    printed = json::without_class_entries(printed);
+                }
+                writeln!(out, "{printed}")?;
                 Ok(())
             }
             Err(error) => Err(failure(error)),
@@ -215,6 +219,11 @@ async fn invoke_with(
                             fields_known: known,
                         },
                     ));
+                }
+                if hint.is_none() {
+                    let said = crate::error_chain::chain_text(&error);
+                    hint = crate::decode_hint::generic_date_hint(&said, args.generic)
+                        .map(str::to_owned);
                 }
                 *tally.failed.entry(label(error.kind())).or_insert(0) += 1;
                 if args.calls() > 1 || args.verbose {

@@ -56,9 +56,15 @@ pub(crate) struct InvokeArgs {
     calls: usize,
     #[command(flatten)]
     pub(crate) consumer: ConsumerArgs,
-    /// Call through Dubbo's generic `$invoke` (objects travel as maps).
+    /// Call through Dubbo's generic `$invoke` (objects travel as maps, which the provider converts
+    /// to the parameter types). The result prints as the provider's generic result: each object's
+    /// readable properties (getters and public fields), enums as their names.
     #[arg(long)]
     pub(crate) generic: bool,
+    /// With --generic, keep the "class" entry the provider adds to each object of the result
+    /// (Dubbo's generic.include.class); by default it is left out, as without --generic.
+    #[arg(long, requires = "generic")]
+    pub(crate) with_class: bool,
     /// Per-call timeout in milliseconds (1 to 2147483647, Dubbo's int range).
     #[arg(long, value_name = "MS", value_parser = bounds::positive(bounds::MAX_TIMEOUT_MS))]
     pub(crate) timeout: Option<u64>,

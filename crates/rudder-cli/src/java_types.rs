@@ -110,13 +110,19 @@ pub(crate) fn convert_in(
             json::to_value(json)
         }
         class => match json {
-            Json::Object(fields) if generic => {
+            Json::Object(given) if generic => {
                 let mut entries = vec![(Value::from("class"), Value::from(class))];
-                entries.extend(
-                    fields
-                        .iter()
-                        .map(|(k, v)| (Value::from(k.as_str()), json::to_value(v))),
-                );
+                for (k, v) in given {
+                    // A field the metadata types goes as that type's value where Dubbo's
+                    // `PojoUtils` would not convert the text (a `Date` from ISO-8601, an
+                    // `Instant`); the provider keeps a value already of the field's type.
+                    let value = match fields.field(class, k) {
+                        Some(t) => convert_in(fields, t, v, true)
+                            .with_context(|| format!("field {k} of {class} ({t})"))?,
+                        None => json::to_value(v),
+                    };
+                    entries.push((Value::from(k.as_str()), value));
+                }
                 Value::Map {
                     type_name: None,
                     entries,

@@ -82,9 +82,47 @@ pub(crate) fn from_value(value: &Value) -> Json {
     }
 }
 
+/// A generic call's result without the `"class"` entries Dubbo's provider adds to each object it
+/// turns into a map (`PojoUtils.generalize` under `generic.include.class`, true by default), so that
+/// it prints as the same call without `--generic` prints: the object's fields. Only an entry whose
+/// value is a Java class name (a string with a `.` and no blank) is dropped.
+pub(crate) fn without_class_entries(json: Json) -> Json {
+    match json {
+        Json::Object(mut map) => {
+            let names_a_class = map
+                .get("class")
+                .and_then(Json::as_str)
+                .is_some_and(|c| c.contains('.') && !c.contains(char::is_whitespace));
+            if names_a_class {
+                map.remove("class");
+            }
+            Json::Object(
+                map.into_iter()
+                    .map(|(k, v)| (k, without_class_entries(v)))
+                    .collect(),
+            )
+        }
+        Json::Array(items) => Json::Array(items.into_iter().map(without_class_entries).collect()),
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_generic_results_class_entries_are_dropped_at_every_depth() {
+        let generic = serde_json::json!({"class": "org.rudder.it.User", "name": "a",
+            "friends": [{"class": "org.rudder.it.User", "name": "b"}],
+            "note": {"class": "not a class name"}});
+        assert_eq!(
+            without_class_entries(generic),
+            serde_json::json!({"name": "a", "friends": [{"name": "b"}],
+                "note": {"class": "not a class name"}})
+        );
+        assert_eq!(without_class_entries(Json::from("x")), Json::from("x"));
+    }
 
     #[test]
     fn numbers_keep_java_widths() {

@@ -5,7 +5,8 @@
 //! protocols, and the level they were found at (`interface`: `/dubbo/<interface>/providers`;
 //! `application`: instances of the applications the interface-application mapping names, as a Dubbo 3
 //! consumer finds a `register-mode=instance` provider; `both`). `rudder list --registry R --interface I`: I's methods, from the providers'
-//! `methods=`, with parameter and return types where the metadata report has them (`rudder list
+//! `methods=`, with parameter and return types where the metadata report has them, then the fields of
+//! the classes they take and return and the constants of their enums (`rudder list
 //! --registry R I` says the same, as `grpcurl list SERVICE` does). `--format json` on
 //! both. Rows are read as registered: no consumer parameters, no configurators (`rudder providers`
 //! shows those).
@@ -23,6 +24,7 @@ use rudder_common::url::DubboUrl;
 use rudder_registry::{ConsumerSpec, Registry};
 use serde_json::json;
 
+use crate::class_listing;
 use crate::output::Format;
 use crate::registry_args::RegistryArgs;
 use crate::service_info::{self, Overload};
@@ -287,6 +289,7 @@ async fn describe(
         .filter(|d| args.group.is_none() || d.group == args.group)
         .collect();
     let overloads = service_info::overloads(&definitions);
+    let classes = class_listing::classes(definitions.iter().map(|d| d.text.as_str()), &overloads);
     let listed = service_info::listed_methods(urls.iter().copied()).unwrap_or_default();
     // Methods the providers list, each with its overloads when the metadata has them; methods only
     // the metadata knows are shown too (a provider that lists none).
@@ -324,6 +327,7 @@ async fn describe(
                     "versions": seen(&urls, "version"),
                     "groups": seen(&urls, "group"),
                     "methods": array,
+                    "classes": class_listing::json(&classes),
                 }])
             )?;
         }
@@ -347,6 +351,9 @@ async fn describe(
                         None => writeln!(out, "{}", o.signature())?,
                     }
                 }
+            }
+            for line in class_listing::text_lines(&classes) {
+                writeln!(out, "{line}")?;
             }
         }
     }

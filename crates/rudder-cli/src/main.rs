@@ -23,6 +23,7 @@ mod bench_attempts;
 mod bench_report;
 mod bounds;
 mod call_report;
+mod class_listing;
 mod decode_hint;
 mod demo;
 mod error_chain;
@@ -94,7 +95,7 @@ Examples:
 const LIST_EXAMPLES: &str = "\
 Examples:
   rudder list --registry zookeeper://127.0.0.1:2181
-  rudder list --registry zookeeper://127.0.0.1:2181 com.acme.Greeter          # its methods and types
+  rudder list --registry zookeeper://127.0.0.1:2181 com.acme.Greeter          # its methods and classes
   rudder list --registry zookeeper://127.0.0.1:2181 --format json            # always one JSON array";
 const PROVIDERS_EXAMPLES: &str = "\
 Examples:

@@ -280,12 +280,20 @@ pub(crate) fn missing_version_or_group(
     };
     if with_version.is_empty() {
         let all_refs: Vec<&DubboUrl> = all.iter().collect();
-        return Some(format!(
-            "none of {} of {interface} has {}; seen: {}",
-            count(all.len()),
-            version.map_or("no version".to_owned(), |v| format!("version {v}")),
-            seen(&all_refs, "version")
-        ));
+        return Some(match version {
+            Some(v) => format!(
+                "none of {} of {interface} has version {v}; seen: {}",
+                count(all.len()),
+                seen(&all_refs, "version")
+            ),
+            // A Dubbo consumer without a version finds only providers without one.
+            None => format!(
+                "none of {} of {interface} is without a version, and no --version was given; \
+                 seen: {} (give --version, `*` for any)",
+                count(all.len()),
+                seen(&all_refs, "version")
+            ),
+        });
     }
     let group_matches = |u: &DubboUrl| {
         let provider = of(u, "group");
@@ -297,12 +305,19 @@ pub(crate) fn missing_version_or_group(
     };
     if !with_version.iter().any(|u| group_matches(u)) {
         let of_version = version.map_or(String::new(), |v| format!(" version {v}"));
-        return Some(format!(
-            "none of {} of {interface}{of_version} has {}; seen: {}",
-            count(with_version.len()),
-            group.map_or("no group".to_owned(), |g| format!("group {g}")),
-            seen(&with_version, "group")
-        ));
+        return Some(match group {
+            Some(g) => format!(
+                "none of {} of {interface}{of_version} has group {g}; seen: {}",
+                count(with_version.len()),
+                seen(&with_version, "group")
+            ),
+            None => format!(
+                "none of {} of {interface}{of_version} is without a group, and no --group was \
+                 given; seen: {} (give --group, `*` for any)",
+                count(with_version.len()),
+                seen(&with_version, "group")
+            ),
+        });
     }
     None
 }
@@ -369,6 +384,19 @@ mod tests {
         assert_eq!(
             missing_version_or_group("peer.Greeter", None, None, &[]).unwrap(),
             "nobody provides peer.Greeter in the registry"
+        );
+        // No --version against versioned providers only (it/'s provider started with
+        // RUDDER_VERSION): said as the flag to give, not as "has no version".
+        let versioned = &all[1..];
+        assert_eq!(
+            missing_version_or_group("peer.Greeter", None, None, versioned).unwrap(),
+            "none of the 2 providers of peer.Greeter is without a version, and no --version was \
+             given; seen: 1.0.0 (give --version, `*` for any)"
+        );
+        assert_eq!(
+            missing_version_or_group("peer.Greeter", Some("1.0.0"), None, &all[2..]).unwrap(),
+            "none of the 1 provider of peer.Greeter version 1.0.0 is without a group, and no \
+             --group was given; seen: blue (give --group, `*` for any)"
         );
     }
 

@@ -47,6 +47,13 @@ pub(crate) struct SimulateArgs {
     /// The service interface to look up in --registry.
     #[arg(long, value_name = "NAME", requires = "registry")]
     interface: Option<String>,
+    /// The same as --interface NAME, as `providers`, `invoke` and `bench` take it.
+    #[arg(
+        value_name = "SERVICE",
+        conflicts_with = "interface",
+        requires = "registry"
+    )]
+    service: Option<String>,
     /// The service version: with --registry the one looked up; with --provider / --providers-file
     /// the given URLs of other versions are left out, as a consumer of this version leaves them.
     #[arg(long)]
@@ -86,7 +93,8 @@ pub(crate) struct SimulateArgs {
     summary: bool,
 }
 
-pub(crate) fn run(args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn run(mut args: SimulateArgs, out: &mut dyn Write) -> Result<()> {
+    args.interface = args.interface.take().or(args.service.take());
     if args.registry.is_given() && args.interface.is_none() {
         bail!("--registry needs --interface");
     }

@@ -1,5 +1,6 @@
 //! The `rudder` binary as a Dubbo engineer uses it against real Java Dubbo 3.3 providers in a real
-//! ZooKeeper: `list` (services, then methods with the metadata's types), `providers --format json`
+//! ZooKeeper: `list` (services, then methods with the metadata's types and the fields of their
+//! classes), `providers --format json`
 //! and `--watch` (a rule's weight change, the connection lost and back), and `invoke` answering wrong
 //! calls at once (unknown method, arguments fitting no overload, a version nobody provides) and
 //! applying `--interface` / `--version` to a direct `--url`.
@@ -75,6 +76,14 @@ async fn a_dubbo_engineer_lists_inspects_and_calls() {
         out.contains("\nechoUser(org.rudder.it.User) -> org.rudder.it.User\n"),
         "{out}"
     );
+    // Then the fields of the classes the methods take and return (the metadata's type definitions).
+    assert!(
+        out.ends_with(
+            "\nclass org.rudder.it.User {\n  age: int\n  name: java.lang.String\n  \
+             tags: java.util.List<java.lang.String>\n}\n"
+        ),
+        "{out}"
+    );
     let (_, out, _) = rudder(&[
         "list",
         "--registry",
@@ -88,6 +97,12 @@ async fn a_dubbo_engineer_lists_inspects_and_calls() {
     // An array, as `list --format json` always prints: here of the one service.
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(json.as_array().map(Vec::len), Some(1), "{out}");
+    assert_eq!(
+        json[0]["classes"],
+        serde_json::json!([{"name": "org.rudder.it.User", "fields": {"age": "int",
+            "name": "java.lang.String", "tags": "java.util.List<java.lang.String>"}}]),
+        "{out}"
+    );
     assert!(json[0]["methods"]
         .as_array()
         .unwrap()

@@ -389,6 +389,51 @@ async fn cli_types_an_objects_fields_from_the_metadata() {
     assert_eq!(next["amount"], "24.68", "{next}");
     assert_eq!(next["due"], "2027-01-01", "{next}");
     assert_eq!(next["color"], "BLUE", "{next}");
+
+    // --generic prints what a Java generic consumer gets (PojoUtils.generalize: the properties with
+    // a getter, the enum as its name), without the "class" entries the provider adds unless
+    // --with-class asks; the Date field's ISO-8601 text goes typed (the metadata says Date), where
+    // before it went as text the provider could not parse ("Unparseable date").
+    let generic = |extra: &'static [&'static str]| {
+        let registry = registry.clone();
+        async move {
+            let mut args = vec![
+                "invoke",
+                "--registry",
+                registry.as_str(),
+                "--interface",
+                SERVICE,
+                "--method",
+                "nextInvoice",
+                "--args",
+                invoice,
+                "--generic",
+            ];
+            args.extend_from_slice(extra);
+            let out = run_rudder(&args).await;
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            serde_json::from_str::<serde_json::Value>(out.stdout.trim()).unwrap()
+        }
+    };
+    assert_eq!(
+        generic(&[]).await,
+        serde_json::json!({"id": "inv-7+1", "amount": "24.68", "due": "2027-01-01", "color": "BLUE"})
+    );
+    assert_eq!(
+        generic(&["--with-class"]).await["class"],
+        "org.rudder.it.Invoice"
+    );
+
+    // `list SERVICE` shows the classes' fields and the enum's constants the metadata describes.
+    let out = run_rudder(&["list", "--registry", &registry, SERVICE]).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("\nenum org.rudder.it.Color { RED, GREEN, BLUE }\nclass org.rudder.it.Invoice {\n  amount: java.math.BigDecimal\n  color: org.rudder.it.Color\n"),
+        "{}",
+        out.stdout
+    );
+
     // A field value that is not its type is named before anything is sent.
     let out = run_rudder(&[
         "invoke",
@@ -443,7 +488,23 @@ async fn cli_types_an_objects_fields_from_the_metadata() {
         "{enum_constant}"
     );
     let untyped = hint(vec!["--method", "nextInvoice", "--args", r#"[{"id":"x"}]"#]).await;
-    assert!(untyped.contains("--types"), "{untyped}");
+    // Both flags at once: nothing by --url says the class nor its fields' types.
+    assert!(
+        untyped.contains("give its class with --types, and add --generic when it has a BigDecimal"),
+        "{untyped}"
+    );
+    // --generic with an ISO-8601 Date field by --url: Dubbo's PojoUtils parses only its own format.
+    let date = hint(vec![
+        "--method",
+        "nextInvoice",
+        "--types",
+        "org.rudder.it.Invoice",
+        "--generic",
+        "--args",
+        r#"[{"id":"x","created":"2026-12-01T23:30:00.123Z"}]"#,
+    ])
+    .await;
+    assert!(date.contains("give epoch milliseconds"), "{date}");
     let mistyped = hint(vec![
         "--method",
         "nextInvoise",

@@ -42,6 +42,16 @@ public class Invoice implements Serializable {
     }
 
     /**
+     * A getter makes the field a bean property: Dubbo's generic result ({@code PojoUtils.generalize})
+     * holds only those (and public fields), so {@code rudder invoke --generic} shows the enum field,
+     * as its constant's name. The fields without one (serial, issued, ...) are absent from it, as Java
+     * generic consumers see them.
+     */
+    public Color getColor() {
+        return color;
+    }
+
+    /**
      * The invoice a provider sends back: the amount doubled, the due date one day later, every other
      * field as received, so a test sees each type go both ways.
      */
