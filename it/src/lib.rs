@@ -12,6 +12,7 @@
 //! ```
 
 mod cli;
+pub mod doc_examples;
 mod error;
 mod loopback;
 mod peers;

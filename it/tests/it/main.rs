@@ -10,6 +10,7 @@ mod app_discovery;
 mod app_discovery_tri;
 mod availability_kill;
 mod bench_peakewma;
+mod cli_docs_shapes;
 mod cli_dubbo_user;
 mod cli_exit;
 mod cli_multi_registry;

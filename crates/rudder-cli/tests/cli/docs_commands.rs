@@ -1,101 +1,30 @@
 //! Every `rudder ...` command shown in the README and the guides (`docs/*.md`) is one the tool takes:
 //! run as shown (continuation lines joined, comments cut), with every registry or provider address on
 //! loopback replaced by a port nothing listens on, none ends in a usage error (clap's `Usage:`) or a
-//! panic. Commands with `...` placeholders are left out. (That the output has the shape shown is
-//! checked against real providers in `it/tests/it/cli_dubbo_user.rs` and `cli_read_only.rs`.)
+//! panic. Commands with `...` placeholders are left out. (That the output shown has the shape rudder
+//! prints is checked against it/'s Java provider by `it/tests/it/cli_docs_shapes.rs`.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The commands of `rudder`: a line starting `rudder <one of them> ` is a command.
-const SUBCOMMANDS: [&str; 6] = ["list", "providers", "simulate", "invoke", "bench", "demo"];
+// The reader of the docs' examples that `it/tests/it/cli_docs_shapes.rs` uses too (one file, no
+// dependencies), so that both tests see the same commands.
+#[path = "../../../../it/src/doc_examples.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod doc_examples;
+
+use doc_examples::{words, SUBCOMMANDS};
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The `rudder` command lines of the fenced blocks of `text`, continuation lines joined and trailing
-/// comments cut.
+/// The `rudder` command lines of the fenced blocks of `text`.
 fn commands(text: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut fenced = false;
-    let mut pending = String::new();
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            pending.clear();
-            continue;
-        }
-        if !fenced {
-            continue;
-        }
-        let line = cut_comment(line);
-        if !pending.is_empty() {
-            pending.push(' ');
-            pending.push_str(line.trim());
-        } else if SUBCOMMANDS
-            .iter()
-            .any(|c| line.starts_with(&format!("rudder {c} ")))
-        {
-            pending = line.trim().to_owned();
-        } else {
-            continue;
-        }
-        if pending.ends_with('\\') {
-            pending.pop();
-            pending.truncate(pending.trim_end().len());
-            continue;
-        }
-        found.push(std::mem::take(&mut pending));
-    }
-    found
-}
-
-/// `line` without a `#` comment that starts outside quotes after a space.
-fn cut_comment(line: &str) -> &str {
-    let mut quote = None;
-    let mut previous = ' ';
-    for (i, c) in line.char_indices() {
-        match (quote, c) {
-            (None, '\'' | '"') => quote = Some(c),
-            (Some(q), c) if c == q => quote = None,
-            (None, '#') if previous.is_whitespace() => return line[..i].trim_end(),
-            _ => {}
-        }
-        previous = c;
-    }
-    line.trim_end()
-}
-
-/// Shell words: blanks split, single and double quotes group (no escapes inside single quotes).
-fn words(command: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quote = None;
-    let mut started = false;
-    for c in command.chars() {
-        match (quote, c) {
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                started = true;
-            }
-            (Some(q), c) if c == q => quote = None,
-            (None, c) if c.is_whitespace() => {
-                if started {
-                    words.push(std::mem::take(&mut word));
-                    started = false;
-                }
-            }
-            (_, c) => {
-                word.push(c);
-                started = true;
-            }
-        }
-    }
-    if started {
-        words.push(word);
-    }
-    words
+    doc_examples::examples(text)
+        .into_iter()
+        .map(|e| e.command)
+        .collect()
 }
 
 #[test]
