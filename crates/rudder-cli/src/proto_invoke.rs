@@ -55,9 +55,15 @@ pub(crate) async fn without_registry(
     match protocol.as_deref() {
         Ok("tri") => {}
         Ok(_) if proto.explicit() => {
+            // A Dubbo interface's methods come from the registry's metadata (telnet `ls -l`).
+            let methods = if proto.list {
+                "; a Dubbo interface's methods and classes: rudder list --registry R SERVICE"
+            } else {
+                ""
+            };
             return Some(Err(anyhow::anyhow!(
-                "--proto and --list are for protobuf services over tri:// (gRPC); --url {text} is not tri://"
-            )))
+                "--proto and --list are for protobuf services over tri:// (gRPC); --url {text} is not tri://{methods}"
+            )));
         }
         _ => return None,
     }

@@ -46,11 +46,17 @@ async fn list_prints_the_services_of_the_files() {
 
 #[tokio::test]
 async fn usage_errors_are_said_before_anything_is_sent() {
-    let cases: [(&[&str], i32, &str); 6] = [
+    let cases: [(&[&str], i32, &str); 7] = [
         (
             &["invoke", "--list"],
             2,
             "--list needs --proto FILE, or --url / --registry of a provider that serves gRPC reflection",
+        ),
+        // A Dubbo engineer's telnet `ls -l`: pointed to `rudder list`.
+        (
+            &["invoke", "--url", "dubbo://127.0.0.1:1/S", "--list"],
+            2,
+            "is not tri://; a Dubbo interface's methods and classes: rudder list --registry R SERVICE",
         ),
         (
             &[
