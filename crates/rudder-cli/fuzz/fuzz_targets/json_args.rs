@@ -1,10 +1,11 @@
 //! The command line's JSON arguments, as `rudder invoke --types T1,T2 --args JSON` reads them: the
 //! first input line is the `--types` list (may be empty: types inferred), the rest the `--args` text.
 //!
-//! Nothing may panic, and three properties must hold:
+//! Nothing may panic, and four properties must hold:
 //! - `parse_args` accepts exactly the JSON arrays;
 //! - JSON → value → JSON gives the input back (integers beyond `i64` travel as `double`, as in Java);
-//! - the type inferred for an argument always converts it, to the same value the untyped path gives.
+//! - the type inferred for an argument always converts it, to the same value the untyped path gives;
+//! - dropping a generic result's `"class"` entries is idempotent.
 //!
 //! The CLI is a binary crate, so its conversion modules are compiled into this target as they are.
 #![no_main]
@@ -41,6 +42,9 @@ fuzz_target!(|data: &[u8]| {
         widened(&parsed),
         "JSON does not survive the round trip through a value"
     );
+    // A --generic result printed without its "class" entries: once is enough.
+    let classless = json::without_class_entries(parsed.clone());
+    assert_eq!(json::without_class_entries(classless.clone()), classless);
     let Json::Array(items) = &parsed else {
         return;
     };
