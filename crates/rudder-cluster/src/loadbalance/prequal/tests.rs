@@ -136,3 +136,46 @@ fn excluded_and_zero_weight_providers_are_not_picked() {
         assert_ne!(policy.pick(&view, &call, &pick, &mut rng), Some(2));
     }
 }
+
+/// Four providers under load: the first steadily 10 × slower (20 ms), the fast ones mostly 4 ms but
+/// each with one 30 ms call a moment ago (a busy host); then how `picks` spread.
+fn after_a_busy_moment(smoothing: Smoothing) -> Vec<usize> {
+    let policy = Prequal::with_smoothing(smoothing);
+    let view = view(4);
+    policy.prepare(&view);
+    let call = Invocation::new("m", vec![], vec![]);
+    let mut rng = SmallRng::seed_from_u64(3);
+    // Enough picks at `at` that every provider is drawn, and so observed, at that time.
+    let mut observe = |at: i64| {
+        for _ in 0..12 {
+            policy.pick(&view, &call, &Pick::at(at), &mut rng).unwrap();
+        }
+    };
+    completed(&view, 0, 1, 20);
+    (1..4).for_each(|i| completed(&view, i, 1, 4));
+    observe(NOW);
+    (1..4).for_each(|i| completed(&view, i, 1, 30));
+    observe(NOW + 10);
+    for k in 0..20 {
+        (1..4).for_each(|i| completed(&view, i, 1, 4));
+        observe(NOW + 20 + k);
+    }
+    let mut counts = vec![0; 4];
+    for _ in 0..300 {
+        let pick = Pick::at(NOW + 50);
+        counts[policy.pick(&view, &call, &pick, &mut rng).unwrap()] += 1;
+    }
+    counts
+}
+
+#[test]
+fn a_fast_providers_worst_call_does_not_make_the_slow_one_look_faster() {
+    // Peaks: each fast provider is held at its 30 ms call for seconds, above the slow one's 20 ms, so
+    // the slow one wins every draw it is in (about 3 of 4): what the release build showed at 32 and
+    // 128 in flight, where the fast providers' worst calls pass the slow one's typical time.
+    let peaks = after_a_busy_moment(Smoothing::Peak);
+    assert!(peaks[0] > 150, "{peaks:?}");
+    // Means over the last calls: the fast ones are back near 4 ms after twenty calls.
+    let means = after_a_busy_moment(Smoothing::Mean);
+    assert_eq!(means[0], 0, "{means:?}");
+}
