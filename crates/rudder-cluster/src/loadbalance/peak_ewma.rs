@@ -129,6 +129,16 @@ impl Estimate {
         cost * (-age / decay).exp()
     }
 
+    /// How long the provider has had calls in flight without an answer seen (ms; 0 with none in
+    /// flight). Read after [`Estimate::cost_at`], which moves the stamp to the last look that found
+    /// answers; a call started after that look counts from the look, so this is an upper bound.
+    fn silent_for(&self, now: i64) -> f64 {
+        if self.status.active() <= 0 {
+            return 0.0;
+        }
+        now.saturating_sub(self.stamp.load(Relaxed)).max(0) as f64
+    }
+
     fn observe(&self, seen: &mut Seen, now: i64, penalty: f64, decay: f64, smoothing: Smoothing) {
         let current = Seen::of(&self.status);
         let calls = current.total - seen.total;
@@ -259,7 +269,9 @@ impl PeakEwma {
 
     /// Runs `f` with a reader of each provider's latency estimate (ms) for this view at `now`: the
     /// estimates `peakewma` keeps, shared with the policies that read latency the same way
-    /// (`prequal`). `key` keeps the caller's view state apart from `peakewma`'s own.
+    /// (`prequal`). `key` keeps the caller's view state apart from `peakewma`'s own. With
+    /// [`Smoothing::Mean`] a provider with calls in flight reads as at least as slow as the time since
+    /// its last answer seen.
     pub(crate) fn with_latencies<R>(
         &self,
         view: &MethodView,
@@ -271,12 +283,15 @@ impl PeakEwma {
             |view| self.resolve(view, now),
             |state: &ViewState| {
                 let latency = |index: usize| {
-                    state.estimates[index].cost_at(
-                        now,
-                        state.penalties[index],
-                        self.decay,
-                        self.smoothing,
-                    )
+                    let estimate = &state.estimates[index];
+                    let cost =
+                        estimate.cost_at(now, state.penalties[index], self.decay, self.smoothing);
+                    match self.smoothing {
+                        Smoothing::Peak => cost,
+                        // A provider that has not answered for longer than it usually takes is at
+                        // least that slow now: a stall shows before its first late answer.
+                        Smoothing::Mean => cost.max(estimate.silent_for(now)),
+                    }
                 };
                 f(&latency)
             },
