@@ -15,13 +15,13 @@
 //!
 //! Latency is a moving mean of the call times over about the last ten calls (failures and provider
 //! exceptions observed as taking the method's `timeout`, decaying toward 0 while unobserved so an
-//! avoided provider is tried again), kept as `peakewma` keeps its estimates but not held at the peak:
-//! under load a fast provider's worst recent call is as long as a slow provider's typical one, and
-//! comparing peaks sent the slow provider calls at 32 and 128 in flight. A provider with calls in
-//! flight reads as at least as slow as the time since its last answer: one that stalls is left alone
-//! a few milliseconds into the stall, not only once its calls in flight make it hot. Calls in
-//! flight are the consumer's own counters (`leastactive`'s).
-//! Weights only exclude (weight 0); warmup is not applied. A pick allocates nothing.
+//! avoided provider is tried again), kept as `peakewma` keeps its estimates but not held at the
+//! peak: under load a fast provider's worst recent call is as long as a slow provider's typical one,
+//! and comparing peaks then sends the slow provider calls. A provider with calls in flight reads as
+//! at least as slow as the time since its last answer: one that stalls is left alone a few
+//! milliseconds into the stall, not only once its calls in flight make it hot. Calls in flight are
+//! the consumer's own counters (`leastactive`'s). Weights only exclude (weight 0); warmup is not
+//! applied. A pick allocates nothing.
 //!
 //! ```
 //! use rudder_cluster::loadbalance::{prequal::Prequal, LoadBalance};

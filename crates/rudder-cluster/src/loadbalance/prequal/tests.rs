@@ -176,8 +176,8 @@ fn after_a_busy_moment(smoothing: Smoothing) -> Vec<usize> {
 #[test]
 fn a_fast_providers_worst_call_does_not_make_the_slow_one_look_faster() {
     // Peaks: each fast provider is held at its 30 ms call for seconds, above the slow one's 20 ms, so
-    // the slow one wins every draw it is in (about 3 of 4): what the release build showed at 32 and
-    // 128 in flight, where the fast providers' worst calls pass the slow one's typical time.
+    // the slow one wins every draw it is in (about 3 of 4): what happens under load, when the fast
+    // providers' worst calls pass the slow one's typical time.
     let peaks = after_a_busy_moment(Smoothing::Peak);
     assert!(peaks[0] > 150, "{peaks:?}");
     // Means over the last calls: the fast ones are back near 4 ms after twenty calls.
