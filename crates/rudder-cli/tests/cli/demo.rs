@@ -50,4 +50,16 @@ fn demo_runs_every_strategy_over_the_wire_without_errors() {
         rr.iter().any(|row| row[1] == "40"),
         "the warming provider is at 1/5 of weight 200: {rr:?}"
     );
+    // After the five Dubbo balancers, one reactive scenario: the slow provider, random against prequal.
+    let (_, reactive) = stdout
+        .split_once("── consistenthash ──")
+        .and_then(|(_, rest)| rest.split_once("What rudder adds"))
+        .unwrap_or_else(|| panic!("no reactive scenario after the five balancers:\n{stdout}"));
+    assert!(reactive.contains("── slow ── 4 providers"), "{reactive}");
+    let strategies: Vec<&str> = reactive
+        .lines()
+        .filter(|l| l.ends_with('%'))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(strategies, ["random", "prequal"], "{reactive}");
 }

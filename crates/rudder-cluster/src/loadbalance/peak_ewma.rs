@@ -46,8 +46,23 @@ pub const DEFAULT_DECAY_MILLIS: i64 = 10_000;
 pub struct PeakEwma {
     key: StateKey,
     decay: f64,
+    smoothing: Smoothing,
     estimates: DashMap<(Arc<str>, Arc<str>), Arc<Estimate>>,
 }
+
+/// How an estimate takes in an observation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Smoothing {
+    /// Finagle's peak EWMA: a higher observation replaces the estimate (`peakewma`).
+    Peak,
+    /// A moving mean over about the last [`MEAN_CALLS`] calls (`prequal`). A peak holds a provider
+    /// near its worst call for seconds: under load a fast provider's worst call is as long as a slow
+    /// provider's typical one, and comparing peaks no longer tells them apart; means do.
+    Mean,
+}
+
+/// The calls [`Smoothing::Mean`] averages over, about: each call's weight is 1 / this.
+pub(crate) const MEAN_CALLS: f64 = 10.0;
 
 impl Default for PeakEwma {
     fn default() -> Self {
@@ -102,11 +117,11 @@ impl Estimate {
     }
 
     /// The estimate at `now`, after folding in the calls completed since the last look.
-    fn cost_at(&self, now: i64, penalty: f64, decay: f64) -> f64 {
+    fn cost_at(&self, now: i64, penalty: f64, decay: f64, smoothing: Smoothing) -> f64 {
         if self.status.total() != self.seen_total.load(Relaxed) {
             // Another pick observing the same provider does the same work; use the last estimate.
             if let Ok(mut seen) = self.seen.try_lock() {
-                self.observe(&mut seen, now, penalty, decay);
+                self.observe(&mut seen, now, penalty, decay, smoothing);
             }
         }
         let cost = f64::from_bits(self.cost.load(Relaxed));
@@ -114,7 +129,17 @@ impl Estimate {
         cost * (-age / decay).exp()
     }
 
-    fn observe(&self, seen: &mut Seen, now: i64, penalty: f64, decay: f64) {
+    /// How long the provider has had calls in flight without an answer seen (ms; 0 with none in
+    /// flight). Read after [`Estimate::cost_at`], which moves the stamp to the last look that found
+    /// answers; a call started after that look counts from the look, so this is an upper bound.
+    fn silent_for(&self, now: i64) -> f64 {
+        if self.status.active() <= 0 {
+            return 0.0;
+        }
+        now.saturating_sub(self.stamp.load(Relaxed)).max(0) as f64
+    }
+
+    fn observe(&self, seen: &mut Seen, now: i64, penalty: f64, decay: f64, smoothing: Smoothing) {
         let current = Seen::of(&self.status);
         let calls = current.total - seen.total;
         if calls <= 0 {
@@ -134,13 +159,14 @@ impl Estimate {
             (succeeded_elapsed as f64 + failed_cost + exceptions as f64 * penalty) / calls as f64;
         *seen = current;
         self.seen_total.store(current.total, Relaxed);
-        let next = peak_ewma(
+        let (cost, stamp) = (
             f64::from_bits(self.cost.load(Relaxed)),
             self.stamp.load(Relaxed),
-            rtt,
-            now,
-            decay,
         );
+        let next = match smoothing {
+            Smoothing::Peak => peak_ewma(cost, stamp, rtt, now, decay),
+            Smoothing::Mean => mean_ewma(cost, stamp, rtt, calls, now, decay),
+        };
         self.cost.store(next.to_bits(), Relaxed);
         self.stamp.store(now, Relaxed);
     }
@@ -157,6 +183,20 @@ pub(crate) fn peak_ewma(cost: f64, stamp: i64, rtt: f64, now: i64, decay: f64) -
     cost * keep + rtt * (1.0 - keep)
 }
 
+/// [`Smoothing::Mean`]'s step: each of the `calls` observed moves the estimate 1 / [`MEAN_CALLS`]
+/// of the way to their mean `rtt`; an estimate `decay` old counts 1/e as much (so a provider observed
+/// again after being avoided for long is judged on its new calls), and the first observation is taken
+/// whole.
+pub(crate) fn mean_ewma(cost: f64, stamp: i64, rtt: f64, calls: i64, now: i64, decay: f64) -> f64 {
+    if cost == 0.0 {
+        return rtt;
+    }
+    let age = now.saturating_sub(stamp).max(0) as f64;
+    let by_calls = (1.0 - 1.0 / MEAN_CALLS).powi(calls.clamp(0, 1 << 20) as i32);
+    let keep = by_calls * (-age / decay).exp();
+    cost * keep + rtt * (1.0 - keep)
+}
+
 /// What one view keeps: each provider's estimate and failure penalty, in view order.
 struct ViewState {
     estimates: Box<[Arc<Estimate>]>,
@@ -166,9 +206,15 @@ struct ViewState {
 impl PeakEwma {
     /// A policy whose estimates decay with time constant `millis` (at least 1).
     pub fn with_decay_millis(millis: i64) -> PeakEwma {
+        PeakEwma::with_smoothing(millis, Smoothing::Peak)
+    }
+
+    /// Estimates that take in observations as `smoothing` says (`prequal`'s are means).
+    pub(crate) fn with_smoothing(millis: i64, smoothing: Smoothing) -> PeakEwma {
         PeakEwma {
             key: StateKey::unique(),
             decay: millis.max(1) as f64,
+            smoothing,
             estimates: DashMap::new(),
         }
     }
@@ -210,7 +256,12 @@ impl PeakEwma {
             return f64::INFINITY;
         }
         let estimate = &state.estimates[index];
-        let latency = estimate.cost_at(pick.now(), state.penalties[index], self.decay);
+        let latency = estimate.cost_at(
+            pick.now(),
+            state.penalties[index],
+            self.decay,
+            self.smoothing,
+        );
         let active = f64::from(estimate.status.active().max(0));
         // +1 ms: providers answering within the clock's resolution still differ by calls in flight.
         (latency + 1.0) * (active + 1.0) / f64::from(weight)
@@ -218,7 +269,9 @@ impl PeakEwma {
 
     /// Runs `f` with a reader of each provider's latency estimate (ms) for this view at `now`: the
     /// estimates `peakewma` keeps, shared with the policies that read latency the same way
-    /// (`prequal`). `key` keeps the caller's view state apart from `peakewma`'s own.
+    /// (`prequal`). `key` keeps the caller's view state apart from `peakewma`'s own. With
+    /// [`Smoothing::Mean`] a provider with calls in flight reads as at least as slow as the time since
+    /// its last answer seen.
     pub(crate) fn with_latencies<R>(
         &self,
         view: &MethodView,
@@ -230,7 +283,15 @@ impl PeakEwma {
             |view| self.resolve(view, now),
             |state: &ViewState| {
                 let latency = |index: usize| {
-                    state.estimates[index].cost_at(now, state.penalties[index], self.decay)
+                    let estimate = &state.estimates[index];
+                    let cost =
+                        estimate.cost_at(now, state.penalties[index], self.decay, self.smoothing);
+                    match self.smoothing {
+                        Smoothing::Peak => cost,
+                        // A provider that has not answered for longer than it usually takes is at
+                        // least that slow now: a stall shows before its first late answer.
+                        Smoothing::Mean => cost.max(estimate.silent_for(now)),
+                    }
                 };
                 f(&latency)
             },
@@ -252,7 +313,7 @@ impl PeakEwma {
         );
         let estimate = self.estimates.get(&key)?;
         let penalty = ADAPTIVE_TIMEOUT.method_value(provider.url(), view.method()) as f64;
-        Some(estimate.cost_at(now, penalty, self.decay))
+        Some(estimate.cost_at(now, penalty, self.decay, self.smoothing))
     }
 }
 
@@ -296,7 +357,22 @@ impl LoadBalance for PeakEwma {
 
 #[cfg(test)]
 mod tests {
-    use super::peak_ewma;
+    use super::{mean_ewma, peak_ewma, MEAN_CALLS};
+
+    #[test]
+    fn means_move_by_calls_and_old_estimates_count_less() {
+        // The first observation is taken whole.
+        assert_eq!(mean_ewma(0.0, 0, 20.0, 1, 0, 1000.0), 20.0);
+        // One call moves a fresh estimate 1/MEAN_CALLS of the way; a peak would jump to it.
+        let one = mean_ewma(4.0, 5, 30.0, 1, 5, 1000.0);
+        assert!((one - (4.0 + 26.0 / MEAN_CALLS)).abs() < 1e-9, "{one}");
+        // Many calls at once weigh as many.
+        let many = mean_ewma(4.0, 5, 30.0, 50, 5, 1000.0);
+        assert!(many > 29.0, "{many}");
+        // An estimate three decay periods old is mostly replaced by one call.
+        let stale = mean_ewma(4.0, 0, 20.0, 1, 3000, 1000.0);
+        assert!(stale > 19.0, "{stale}");
+    }
 
     #[test]
     fn peaks_jump_and_lows_decay_with_time() {

@@ -13,10 +13,15 @@
 //! matters only once a provider is hot, relative to the others: while the fast providers keep up, the
 //! slow one is not picked; when they queue, it takes the overflow.
 //!
-//! Latency is `peakewma`'s estimate (peak-EWMA of the call times, failures and provider exceptions
-//! observed as taking the method's `timeout`, decaying toward 0 while unobserved so an avoided
-//! provider is tried again); calls in flight are the consumer's own counters (`leastactive`'s).
-//! Weights only exclude (weight 0); warmup is not applied. A pick allocates nothing.
+//! Latency is a moving mean of the call times over about the last ten calls (failures and provider
+//! exceptions observed as taking the method's `timeout`, decaying toward 0 while unobserved so an
+//! avoided provider is tried again), kept as `peakewma` keeps its estimates but not held at the
+//! peak: under load a fast provider's worst recent call is as long as a slow provider's typical one,
+//! and comparing peaks then sends the slow provider calls. A provider with calls in flight reads as
+//! at least as slow as the time since its last answer: one that stalls is left alone a few
+//! milliseconds into the stall, not only once its calls in flight make it hot. Calls in flight are
+//! the consumer's own counters (`leastactive`'s). Weights only exclude (weight 0); warmup is not
+//! applied. A pick allocates nothing.
 //!
 //! ```
 //! use rudder_cluster::loadbalance::{prequal::Prequal, LoadBalance};
@@ -25,7 +30,7 @@
 
 use rudder_common::invocation::Invocation;
 
-use super::peak_ewma::PeakEwma;
+use super::peak_ewma::{PeakEwma, Smoothing, DEFAULT_DECAY_MILLIS};
 use super::{LoadBalance, MethodView, Pick, PickRng};
 
 /// Candidates per pick (Prequal probes a few; three keeps a pick cheap).
@@ -36,12 +41,25 @@ pub const HOT_QUANTILE: f64 = 0.75;
 pub const EXACT_UP_TO: usize = 64;
 
 /// Prequal-style pick: hot/cold by calls in flight, the coldest lowest-latency candidate.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Prequal {
     latency: PeakEwma,
 }
 
+impl Default for Prequal {
+    fn default() -> Self {
+        Prequal::with_smoothing(Smoothing::Mean)
+    }
+}
+
 impl Prequal {
+    /// Latency estimates smoothed as `smoothing` says (tests compare the two).
+    pub(crate) fn with_smoothing(smoothing: Smoothing) -> Prequal {
+        Prequal {
+            latency: PeakEwma::with_smoothing(DEFAULT_DECAY_MILLIS, smoothing),
+        }
+    }
+
     /// Up to [`PROBES`] distinct allowed providers, drawn at random; returns how many were found.
     fn candidates(
         view: &MethodView,

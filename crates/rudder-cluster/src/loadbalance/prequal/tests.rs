@@ -44,11 +44,16 @@ fn in_flight(view: &MethodView, index: usize, n: usize) -> Vec<ActiveCall> {
 
 /// How many of `picks` went to each provider.
 fn picks(policy: &Prequal, view: &MethodView, picks: usize) -> Vec<usize> {
+    picks_at(policy, view, picks, NOW)
+}
+
+/// How many of `picks` at `at` went to each provider.
+fn picks_at(policy: &Prequal, view: &MethodView, picks: usize, at: i64) -> Vec<usize> {
     let mut rng = SmallRng::seed_from_u64(5);
     let call = Invocation::new("m", vec![], vec![]);
     let mut counts = vec![0; view.len()];
     for _ in 0..picks {
-        let pick = Pick::at(NOW);
+        let pick = Pick::at(at);
         counts[policy.pick(view, &call, &pick, &mut rng).unwrap()] += 1;
     }
     counts
@@ -135,4 +140,76 @@ fn excluded_and_zero_weight_providers_are_not_picked() {
         let pick = Pick::at(NOW).excluding(&excluded);
         assert_ne!(policy.pick(&view, &call, &pick, &mut rng), Some(2));
     }
+}
+
+/// Four providers under load: the first steadily 10 × slower (20 ms), the fast ones mostly 4 ms but
+/// each with one 30 ms call a moment ago (a busy host); then how `picks` spread.
+fn after_a_busy_moment(smoothing: Smoothing) -> Vec<usize> {
+    let policy = Prequal::with_smoothing(smoothing);
+    let view = view(4);
+    policy.prepare(&view);
+    let call = Invocation::new("m", vec![], vec![]);
+    let mut rng = SmallRng::seed_from_u64(3);
+    // Enough picks at `at` that every provider is drawn, and so observed, at that time.
+    let mut observe = |at: i64| {
+        for _ in 0..12 {
+            policy.pick(&view, &call, &Pick::at(at), &mut rng).unwrap();
+        }
+    };
+    completed(&view, 0, 1, 20);
+    (1..4).for_each(|i| completed(&view, i, 1, 4));
+    observe(NOW);
+    (1..4).for_each(|i| completed(&view, i, 1, 30));
+    observe(NOW + 10);
+    for k in 0..20 {
+        (1..4).for_each(|i| completed(&view, i, 1, 4));
+        observe(NOW + 20 + k);
+    }
+    let mut counts = vec![0; 4];
+    for _ in 0..300 {
+        let pick = Pick::at(NOW + 50);
+        counts[policy.pick(&view, &call, &pick, &mut rng).unwrap()] += 1;
+    }
+    counts
+}
+
+#[test]
+fn a_fast_providers_worst_call_does_not_make_the_slow_one_look_faster() {
+    // Peaks: each fast provider is held at its 30 ms call for seconds, above the slow one's 20 ms, so
+    // the slow one wins every draw it is in (about 3 of 4): what happens under load, when the fast
+    // providers' worst calls pass the slow one's typical time.
+    let peaks = after_a_busy_moment(Smoothing::Peak);
+    assert!(peaks[0] > 150, "{peaks:?}");
+    // Means over the last calls: the fast ones are back near 4 ms after twenty calls.
+    let means = after_a_busy_moment(Smoothing::Mean);
+    assert_eq!(means[0], 0, "{means:?}");
+}
+
+#[test]
+fn a_provider_that_stops_answering_is_left_alone_before_it_is_hot() {
+    let policy = Prequal::default();
+    let view = view(4);
+    policy.prepare(&view);
+    let call = Invocation::new("m", vec![], vec![]);
+    let mut rng = SmallRng::seed_from_u64(11);
+    let mut observe = |at: i64| {
+        for _ in 0..12 {
+            policy.pick(&view, &call, &Pick::at(at), &mut rng).unwrap();
+        }
+    };
+    (0..4).for_each(|i| completed(&view, i, 2, 4));
+    observe(NOW);
+    // Each provider has one call in flight (nobody is hot); provider 0 stalls: from NOW it answers
+    // nothing, while the others keep answering in 4 ms.
+    let _held: Vec<_> = (0..4).flat_map(|i| in_flight(&view, i, 1)).collect();
+    for at in 1..=20 {
+        (1..4).for_each(|i| completed(&view, i, 1, 4));
+        observe(NOW + at);
+    }
+    let counts = picks_at(&policy, &view, 300, NOW + 20);
+    assert_eq!(counts[0], 0, "{counts:?}");
+    // Once it answers again (in 3 ms, a little faster than the others' 4), it is picked again.
+    completed(&view, 0, 1, 3);
+    let counts = picks_at(&policy, &view, 300, NOW + 21);
+    assert!(counts[0] > 30, "{counts:?}");
 }
