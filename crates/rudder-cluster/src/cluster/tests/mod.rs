@@ -3,6 +3,7 @@ use std::sync::{Arc, Mutex};
 
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
+use rudder_common::status::record::RecordCall;
 use rudder_common::url::DubboUrl;
 
 use super::*;
