@@ -44,15 +44,30 @@ impl<C: Caller + 'static> Core<C> {
             attempt,
         );
         let result = self.service.call(&attempt).await;
-        if attempt.was_refused() {
+        // A refusal is an error: an answered call never reads the flag.
+        if result.is_err() && attempt.was_refused() {
             // Nothing was sent: nothing to learn of the provider.
             return result;
         }
-        self.feed_back(picked, invocation, &result, started);
+        // What the outcome tells balancing. The common case (no outlier ejection, no `adaptive`)
+        // pays two branches here, not a call.
+        if picked.outlier.is_some() || started.is_some() {
+            self.feed_back(picked, invocation, &result, started);
+        }
+        self.failing.observe(
+            &picked.provider,
+            result.as_ref().err(),
+            &**self.balancer.clock(),
+        );
+        // Remember the provider only where stickiness is on: the lock stays off the common path.
+        if result.is_ok() && picked.sticky {
+            *self.sticky.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(Arc::clone(&picked.provider));
+        }
         result
     }
 
-    /// What an attempt's outcome tells balancing.
+    /// What an attempt's outcome tells outlier ejection and the `adaptive` balancer, when either is on.
     fn feed_back(
         &self,
         picked: &Picked,
@@ -115,16 +130,6 @@ impl<C: Caller + 'static> Core<C> {
                 }
                 Err(_) => adaptive.failed(now),
             }
-        }
-        self.failing.observe(
-            &picked.provider,
-            result.as_ref().err(),
-            &**self.balancer.clock(),
-        );
-        // Remember the provider only where stickiness is on: the lock stays off the common path.
-        if result.is_ok() && picked.sticky {
-            *self.sticky.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some(Arc::clone(&picked.provider));
         }
     }
 

@@ -14,11 +14,17 @@ use super::{Caller, Core};
 ///
 /// The service name is borrowed from the thread's cached snapshot (no `String`, no atomic
 /// read-modify-write), and only read at all when a subscriber wants the span.
+#[inline]
 pub(super) fn call_span<C: Caller + 'static>(core: &Core<C>, method: &str, mode: &str) -> Span {
     // No subscriber wants INFO spans (one load): skip the snapshot lookup too, not only the fields.
     if !tracing::level_enabled!(tracing::Level::INFO) {
         return Span::none();
     }
+    enabled_call_span(core, method, mode)
+}
+
+/// [`call_span`] when a subscriber may want it.
+fn enabled_call_span<C: Caller + 'static>(core: &Core<C>, method: &str, mode: &str) -> Span {
     core.balancer.directory().with_current(|snapshot| {
         let service = snapshot
             .providers()

@@ -69,10 +69,12 @@ impl<'a> Attempt<'a> {
     }
 
     /// Whether the statistics refused the attempt before it was sent.
+    #[inline]
     pub(super) fn was_refused(&self) -> bool {
         self.refused.load(Ordering::Relaxed)
     }
 
+    #[inline]
     fn refuse(&self) {
         self.refused.store(true, Ordering::Relaxed);
     }
