@@ -362,6 +362,3 @@ impl<C> fmt::Debug for ClusterInvoker<C> {
             .finish_non_exhaustive()
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -11,6 +11,7 @@ mod directory;
 mod dubbo_tests;
 mod errors;
 mod java_vectors;
+mod invoker;
 mod outlier;
 mod outlier_exceptions;
 mod outlier_relative;
