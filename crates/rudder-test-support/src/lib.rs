@@ -2,7 +2,7 @@
 //! published (cargo drops a path-only dev-dependency from a packaged manifest).
 //!
 //! Without features it depends on no rudder crate, so every crate of the workspace, the lowest
-//! included, can use it. The feature `cluster` adds [`scripted`]: providers answering from a script
+//! included, can use it. The feature `cluster` adds `scripted`: providers answering from a script
 //! behind rudder-cluster's `Caller` seam (for rudder-cluster's integration tests and those above).
 
 use std::error::Error;
