@@ -26,3 +26,4 @@ mod router_v31;
 mod support;
 mod throwing;
 mod warmup;
+mod zone_aware;
