@@ -20,6 +20,7 @@
 //! ```
 
 use std::collections::{HashMap, HashSet};
+
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
@@ -41,7 +42,8 @@ pub struct Scripted {
 #[derive(Debug, Default)]
 struct Script {
     failing: HashMap<String, RpcErrorKind>,
-    throwing: HashSet<String>,
+    /// Address to the exception's description when not the default (`exception@<address>`).
+    throwing: HashMap<String, Option<String>>,
     hanging: HashSet<String>,
     calls: Vec<String>,
 }
@@ -68,7 +70,22 @@ impl Scripted {
 
     /// Calls to `address` answer with a business exception from now on.
     pub fn throw(&self, address: &str) {
-        self.script().throwing.insert(address.to_owned());
+        self.script().throwing.insert(address.to_owned(), None);
+    }
+
+    /// Calls to `address` answer with a business exception described as `exception` (as the facade
+    /// describes a Java one: `class: message`) from now on; the answer is still
+    /// `exception@<address>`.
+    pub fn throw_as(&self, address: &str, exception: &str) {
+        let description = Some(exception.to_owned());
+        self.script()
+            .throwing
+            .insert(address.to_owned(), description);
+    }
+
+    /// Calls to `address` answer normally again instead of throwing.
+    pub fn unthrow(&self, address: &str) {
+        self.script().throwing.remove(address);
     }
 
     /// Calls to `address` never answer from now on (they end when dropped).
@@ -96,7 +113,7 @@ impl Caller for Scripted {
             script.calls.push(address.clone());
             (
                 script.hanging.contains(&address),
-                script.throwing.contains(&address),
+                script.throwing.contains_key(&address),
                 script.failing.get(&address).copied(),
             )
         };
@@ -112,8 +129,12 @@ impl Caller for Scripted {
         }
     }
 
+    /// An `exception@<address>` answer is an exception, described as [`Scripted::throw_as`] said, or
+    /// as the answer itself.
     fn exception(&self, output: &String) -> Option<String> {
-        output.starts_with("exception@").then(|| output.clone())
+        let address = output.strip_prefix("exception@")?;
+        let described = self.script().throwing.get(address).cloned().flatten();
+        Some(described.unwrap_or_else(|| output.clone()))
     }
 
     /// Joins with `+`, in the order given, under the merger named `join` (any other name is an
