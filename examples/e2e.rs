@@ -70,9 +70,9 @@ impl Options {
                 continue;
             }
             if flag == "--no-direct-write" {
-                // Every dubbo:// frame through the connection's writer task, to compare.
-                rudder_rpc::set_direct_writes(false);
-                continue;
+                return Err("--no-direct-write is now the environment variable \
+                     RUDDER_RPC_DIRECT_WRITES=0 (read once by rudder-rpc)"
+                    .to_owned());
             }
             let value = args.next().ok_or(format!("{flag} needs a value"))?;
             let bad = |_| format!("bad value {value:?} for {flag}");

@@ -10,9 +10,10 @@
 //!     [--url tri://127.0.0.1:PORT/org.rudder.it.GreetingService]     # over Triple: the bare client is then
 //!                                                                   # rudder-triple's tonic client alone
 //!     [--tls-ca ca.pem]                                              # both clients over TLS (docs/tls.md)
-//!     [--no-direct-write]      # dubbo://: every frame through the connection's writer task (to compare)
 //!     [--handshakes 50]        # with --url and --tls-ca: time new connections with and without TLS instead
 //! ```
+//! `RUDDER_RPC_DIRECT_WRITES=0` in the environment sends every dubbo:// frame through the connection's
+//! writer task instead of a caller's direct write, to compare the two in one binary.
 //! Each measurement is bounded by `--calls` calls and 30 s. In each of `--rounds` rounds the two clients
 //! take `--slices` turns of `calls / slices` calls, in alternating order, so that machine noise hits both
 //! alike; the median round of each is reported, and the cost is the median of the per-round differences.

@@ -1,6 +1,7 @@
-//! Registry-side costs at 10,000 providers: decoding, parsing and matching the node names (a cold
-//! [`Catalog`] listing), re-listing with one new name (the warm path a watch event takes), filling a
-//! [`Directory`] with `replace`, and one change applied with `apply`.
+//! What a registry's listing costs the directory at 10,000 providers: filling a [`Directory`] with
+//! `replace`, and one change applied with `apply`. The catalog's side (decoding, parsing and matching
+//! the node names, cold and warm) is measured by the unit test `catalog::bench` (the catalog is
+//! internal): `cargo test -p rudder-registry --release --lib catalog::bench -- --ignored --nocapture`.
 //!
 //! Run: `cargo bench -p rudder-registry --bench registry`.
 
@@ -13,9 +14,6 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use rudder_cluster::directory::Directory;
 use rudder_common::discovery::Change;
 use rudder_common::url::DubboUrl;
-use rudder_registry::catalog::Catalog;
-use rudder_registry::configurator::ConsumerSide;
-use rudder_registry::ConsumerSpec;
 
 const PROVIDERS: usize = 10_000;
 
@@ -33,64 +31,8 @@ fn provider(i: usize) -> DubboUrl {
     DubboUrl::parse(&text).expect("bench URL parses")
 }
 
-fn spec() -> ConsumerSpec {
-    ConsumerSpec::new("com.acme.Greeter").version("1.0.0")
-}
-
-fn side() -> ConsumerSide {
-    ConsumerSide {
-        host: "10.9.9.9".into(),
-        application: "bench".into(),
-    }
-}
-
 fn bench(c: &mut Criterion) {
-    let names: Vec<String> = (0..PROVIDERS).map(|i| provider(i).to_node_name()).collect();
     let urls: Vec<DubboUrl> = (0..PROVIDERS).map(provider).collect();
-
-    c.bench_function("catalog: parse+match 10k node names (cold)", |b| {
-        b.iter_batched(
-            || names.clone(),
-            |names| {
-                let mut catalog = Catalog::new(&spec(), side());
-                catalog.set_providers(names);
-                black_box(catalog.provider_urls().len())
-            },
-            BatchSize::LargeInput,
-        )
-    });
-
-    // What the subscriber does when one provider node among 10,000 changes: the re-listed names go
-    // through the catalog (which parses only the new name), and the delta goes to the directory.
-    let mut warm = Catalog::new(&spec(), side());
-    warm.set_providers(names.clone());
-    let directory = Directory::sorted(Default::default());
-    directory.replace(warm.provider_urls());
-    let mut changed_names = names.clone();
-    changed_names[PROVIDERS / 2] = provider(PROVIDERS / 2)
-        .with_parameter("weight", "7")
-        .to_node_name();
-    c.bench_function(
-        "registry update: one changed node among 10k, re-list + delta + apply",
-        |b| {
-            let mut flip = false;
-            b.iter_batched(
-                || {
-                    flip = !flip;
-                    if flip {
-                        changed_names.clone()
-                    } else {
-                        names.clone()
-                    }
-                },
-                |listing| {
-                    let delta = warm.set_providers(listing);
-                    black_box(directory.apply(warm.changes(&delta)).total)
-                },
-                BatchSize::LargeInput,
-            )
-        },
-    );
 
     c.bench_function("directory: replace 10k into an empty directory", |b| {
         b.iter_batched(

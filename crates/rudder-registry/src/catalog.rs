@@ -22,24 +22,7 @@
 //! order (and with it the policy named by the first provider, which Dubbo reads for `loadbalance`) is the
 //! same on every listing and on every consumer.
 //!
-//! ```
-//! use rudder_common::url::DubboUrl;
-//! use rudder_registry::catalog::Catalog;
-//! use rudder_registry::configurator::ConsumerSide;
-//! use rudder_registry::ConsumerSpec;
-//!
-//! let side = ConsumerSide { host: "10.0.0.9".into(), application: "shop".into() };
-//! let mut catalog = Catalog::new(&ConsumerSpec::new("S"), side);
-//! let good = DubboUrl::parse("dubbo://10.0.0.1:20880/S?weight=100")?.to_node_name();
-//! catalog.set_providers(vec![good, "%zz-not-a-url".to_owned()]);
-//! assert_eq!(catalog.provider_urls().len(), 1);
-//! assert_eq!(catalog.malformed(), 1);
-//!
-//! let rule = DubboUrl::parse("override://10.0.0.1:20880/S?weight=300")?.to_node_name();
-//! catalog.set_configurators(vec![rule]);
-//! assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("300"));
-//! # Ok::<(), rudder_common::url::UrlError>(())
-//! ```
+//! Example (a unit test, the module being private): `module_example` in its tests.
 
 use std::collections::{HashMap, HashSet};
 
@@ -179,26 +162,7 @@ impl Catalog {
     /// a deleted rule is undone; a text that cannot be read keeps the last good rules
     /// ([`RuleOutcome::Rejected`]), as does one that yields no rule.
     ///
-    /// ```
-    /// use rudder_common::url::DubboUrl;
-    /// use rudder_registry::catalog::Catalog;
-    /// use rudder_registry::config_center::{RuleOutcome, RuleSource};
-    /// use rudder_registry::configurator::ConsumerSide;
-    /// use rudder_registry::ConsumerSpec;
-    ///
-    /// let side = ConsumerSide { host: "10.0.0.9".into(), application: "shop".into() };
-    /// let mut catalog = Catalog::new(&ConsumerSpec::new("S"), side);
-    /// catalog.set_providers(vec![DubboUrl::parse("dubbo://10.0.0.1:20880/S?weight=100")?.to_node_name()]);
-    /// let rule = "configVersion: v2.7\nscope: service\nkey: S\nconfigs:\n\
-    ///             - side: consumer\n  parameters:\n    weight: 300\n";
-    /// assert_eq!(catalog.set_dynamic_rule(RuleSource::Service, Some(rule)), RuleOutcome::Changed);
-    /// assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("300"));
-    /// assert!(matches!(catalog.set_dynamic_rule(RuleSource::Service, Some("{")), RuleOutcome::Rejected(_)));
-    /// assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("300"));
-    /// catalog.set_dynamic_rule(RuleSource::Service, None);
-    /// assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("100"));
-    /// # Ok::<(), rudder_common::url::UrlError>(())
-    /// ```
+    /// Example (a unit test, the module being private): `set_dynamic_rule_example` in its tests.
     pub fn set_dynamic_rule(&mut self, source: RuleSource, text: Option<&str>) -> RuleOutcome {
         self.dynamic.update(source, text)
     }
@@ -499,5 +463,7 @@ fn touch(
     ));
 }
 
+#[cfg(test)]
+mod bench;
 #[cfg(test)]
 mod tests;

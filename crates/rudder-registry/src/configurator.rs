@@ -21,20 +21,7 @@
 //! * the keys that only select (`category, check, dynamic, enabled, group, version, application, side,
 //!   configVersion, compatible_config, interfaces`, `~key`) are never copied onto the provider.
 //!
-//! ```
-//! use rudder_common::url::DubboUrl;
-//! use rudder_registry::configurator::{ConsumerSide, Configurators};
-//!
-//! let rules = Configurators::from_urls([
-//!     DubboUrl::parse("override://10.0.0.1:20880/S?category=configurators&dynamic=false&weight=200")?,
-//! ]);
-//! let provider = DubboUrl::parse("dubbo://10.0.0.1:20880/S?weight=100")?;
-//! let consumer = ConsumerSide { host: "10.0.0.9".into(), application: "shop".into() };
-//! let configured = rules.apply(provider, &consumer);
-//! assert_eq!(configured.parameter("weight"), Some("200"));
-//! assert_eq!(configured.parameter("category"), None);
-//! # Ok::<(), rudder_common::url::UrlError>(())
-//! ```
+//! Example (a unit test, the module being private): `module_example` in its tests.
 
 use std::sync::Arc;
 
@@ -161,7 +148,7 @@ impl Configurators {
 
     /// Applies every rule, in order, to a provider URL (tests, fuzzing and tools; the registry applies
     /// several sets at once with [`Configurators::apply_all`]).
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(test)]
     pub fn apply(&self, provider: DubboUrl, consumer: &ConsumerSide) -> DubboUrl {
         Configurators::apply_all([self], provider, consumer)
     }

@@ -62,56 +62,27 @@
 //! ```
 
 // What a consumer does with the registry's data (Dubbo's `UrlUtils.isMatch`, configurators, rule texts,
-// child names to URLs) is internal: public only with the feature `internals`, for the bench and the
-// fuzz targets. Not a stable API.
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod catalog;
-#[cfg(not(feature = "internals"))]
+// child names to URLs) is internal; the fuzz targets reach it through `fuzzing`'s byte-level entry
+// points, the catalog's benchmark is a unit test (`catalog::bench`). Their items say `pub` for the
+// crate's other modules.
 #[allow(unreachable_pub)]
 mod catalog;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod configurator;
-#[cfg(not(feature = "internals"))]
 #[allow(unreachable_pub)]
 mod configurator;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod junk;
-#[cfg(not(feature = "internals"))]
 #[allow(unreachable_pub)]
 mod junk;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod matching;
-#[cfg(not(feature = "internals"))]
 #[allow(unreachable_pub)]
 mod matching;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod rule_parser;
-#[cfg(not(feature = "internals"))]
 #[allow(unreachable_pub)]
 mod rule_parser;
 
 pub mod config_center;
 
-/// The decoders of application-level discovery, for the fuzz targets (feature `internals`). Not a
-/// stable API.
-#[cfg(feature = "internals")]
+/// Entry points for the fuzz targets (feature `fuzzing`): each takes any bytes and panics only when
+/// a promise of the code it drives is broken. Not a stable API.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
-pub mod app_level_fuzzing {
-    pub use crate::instance::fuzzing::check_app_level;
-}
-
-/// The decoder of Nacos's HTTP answers (the config centre's long poll), for the fuzz target
-/// `nacos_http` (feature `internals`). Not a stable API.
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod nacos_fuzzing {
-    pub use crate::nacos::check_answer;
-}
+pub mod fuzzing;
 
 mod address;
 mod app_level;

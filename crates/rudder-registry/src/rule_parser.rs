@@ -36,21 +36,7 @@
 //! SnakeYAML's YAML 1.1 makes them `true`), duplicate mapping keys are an error (SnakeYAML keeps the
 //! last), and the JSON form must be a list of strings.
 //!
-//! ```
-//! use rudder_registry::rule_parser::parse_configurators;
-//!
-//! let rules = parse_configurators(
-//!     "configVersion: v2.7\nscope: service\nkey: testgroup/servicekey:1.0.0\nconfigs:\n\
-//!      - addresses: ['127.0.0.1:20880']\n  parameters:\n    weight: 222\n",
-//! )?;
-//! assert_eq!(rules.len(), 1);
-//! assert_eq!(
-//!     rules[0].url.to_full_string(),
-//!     "override://127.0.0.1:20880/servicekey?category=dynamicconfigurators&configVersion=v2.7&\
-//!      enabled=true&group=testgroup&version=1.0.0&weight=222"
-//! );
-//! # Ok::<(), rudder_registry::rule_parser::RuleParseError>(())
-//! ```
+//! Example (a unit test, the module being private): `module_example` in its tests.
 
 mod condition;
 

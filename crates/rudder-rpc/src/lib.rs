@@ -96,15 +96,3 @@ mod write_batch;
 pub use census::{connection_tasks_ended, live_connection_tasks};
 pub use protocol::DubboProtocol;
 pub use response::{ProviderError, ResponseStatus, RpcResponse};
-
-/// Lets a caller write its request frame itself when the connection's writer is free and nothing
-/// is queued (the default), or sends every frame through the connection's writer task (`false`).
-/// Process-wide; for benchmarks that compare the two (`e2e_load --no-direct-write`).
-///
-/// ```
-/// rudder_rpc::set_direct_writes(true);
-/// ```
-#[doc(hidden)]
-pub fn set_direct_writes(on: bool) {
-    connection::set_direct_writes(on);
-}

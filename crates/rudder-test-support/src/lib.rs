@@ -1,11 +1,15 @@
 //! Test helpers shared by rudder's crates: a dev-dependency of each, never a dependency, never
 //! published (cargo drops a path-only dev-dependency from a packaged manifest).
 //!
-//! It depends on no rudder crate, so every crate of the workspace, the lowest included, can use it.
+//! Without features it depends on no rudder crate, so every crate of the workspace, the lowest
+//! included, can use it. The feature `cluster` adds `scripted`: providers answering from a script
+//! behind rudder-cluster's `Caller` seam (for rudder-cluster's integration tests and those above).
 
 use std::error::Error;
 
 pub mod pki;
+#[cfg(feature = "cluster")]
+pub mod scripted;
 pub mod wait;
 
 /// The texts a chain printer makes of `error`: a walk over `source()` printing each link with `{}`,

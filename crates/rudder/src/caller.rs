@@ -17,7 +17,8 @@ use crate::layers;
 use crate::observer::CallObserver;
 
 /// Calls providers through the service of each (dubbo://, tri://, or a plugged-in transport, under
-/// the metrics layer). The cluster invoker counts each call in the provider's statistics.
+/// the metrics layer). The cluster invoker's own layers over this caller count each call in the
+/// provider's statistics and make it a span.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DubboCaller {
     pub(crate) protocol: crate::protocols::Protocols,
@@ -115,6 +116,11 @@ impl Caller for DubboCaller {
 
     fn exception(&self, output: &RpcResponse) -> Option<String> {
         output.exception().map(|e| e.to_string())
+    }
+
+    /// Asked on every answer (statistics, span): no description, so no allocation.
+    fn is_exception(&self, output: &RpcResponse) -> bool {
+        output.exception().is_some()
     }
 
     /// Merges the groups' values with Dubbo's built-in mergers; the first response's attachments stay.

@@ -63,6 +63,10 @@ struct DifferencesDoctests;
 #[doc = include_str!("../../../docs/performance.md")]
 struct PerformanceDoctests;
 
+/// `docs/public-api.md`: the public items per crate.
+#[doc = include_str!("../../../docs/public-api.md")]
+struct PublicApiDoctests;
+
 /// `CONTRIBUTING.md`: layout and tests.
 #[doc = include_str!("../../../CONTRIBUTING.md")]
 struct ContributingDoctests;

@@ -27,7 +27,7 @@ impl<C: Caller + 'static> Core<C> {
             calls += 1;
             let address = picked.provider.address();
             match self.call(picked, invocation, i as u32 + 1).await {
-                Ok(out) => match self.caller.exception(&out) {
+                Ok(out) => match self.caller().exception(&out) {
                     None => last = Some(out),
                     Some(exception) => {
                         failures.push(Attempt::new(address, RpcErrorKind::Biz, exception));

@@ -126,7 +126,7 @@ impl<C: Caller + 'static> Core<C> {
         if settings.retries > 0 {
             self.schedule(invocation, provider, settings);
         }
-        Ok(self.caller.empty())
+        Ok(self.caller().empty())
     }
 
     fn schedule(

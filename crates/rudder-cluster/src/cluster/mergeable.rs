@@ -84,7 +84,7 @@ impl<C: Caller + 'static> Core<C> {
         let mut outputs = Vec::new();
         for result in join_all(calls).await {
             match result {
-                Ok(out) => match self.caller.exception(&out) {
+                Ok(out) => match self.caller().exception(&out) {
                     None => outputs.push(out),
                     Some(exception) => {
                         tracing::warn!(
@@ -98,9 +98,9 @@ impl<C: Caller + 'static> Core<C> {
             }
         }
         match outputs.len() {
-            0 => Ok(self.caller.empty()),
+            0 => Ok(self.caller().empty()),
             1 => Ok(outputs.pop().expect("one output")),
-            _ => self.caller.merge(merger, outputs),
+            _ => self.caller().merge(merger, outputs),
         }
     }
 

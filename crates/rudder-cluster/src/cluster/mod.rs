@@ -20,7 +20,7 @@
 //! successful call is reused while it remains listed.
 //!
 //! Every call is counted in the provider's statistics ([`rudder_common::status`]) from before the send to
-//! the answer, whatever the mode: `leastactive` and `shortestresponse` read those counters, and the
+//! the answer, whatever the mode (a layer over the caller, as the attempt span is): `leastactive` and `shortestresponse` read those counters, and the
 //! `actives` parameter limits calls in flight per provider and method.
 //!
 //! Each call is a `rudder.call` tracing span and each attempt a `rudder.attempt` span inside it, with
@@ -37,11 +37,14 @@
 //!
 //! The call itself is a [`Caller`]: the rpc layer in production, a scripted fake in tests.
 
+mod attempt;
 mod available;
 mod broadcast;
+mod caller;
 mod failback;
 mod failover;
 mod forking;
+mod layers;
 mod mergeable;
 pub mod merger;
 mod mode;
@@ -50,17 +53,14 @@ mod timer;
 mod trace;
 
 use std::fmt;
-use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::Instant;
 
 use rudder_common::error::{RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
-use rudder_common::status::record::{RecordAdaptive, RecordCall, RecordException, RecordOutcome};
-use rudder_common::status::{MethodStatus, ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST};
 use tracing::Instrument;
 
 pub use available::RECHECK_MILLIS as AVAILABLE_RECHECK_MILLIS;
+pub use caller::Caller;
 pub use failback::FailbackStats;
 pub use mode::{
     ClusterMode, Groups, MethodModes, UnsupportedClusterMode, BROADCAST_FAIL_PERCENT,
@@ -69,58 +69,11 @@ pub use mode::{
 };
 pub use timer::{BoxFuture, Timer};
 
+use attempt::Picked;
+
 use crate::balancer::Balancer;
 use crate::loadbalance::MethodView;
 use crate::provider::Provider;
-
-/// Makes one call to one provider.
-pub trait Caller: Send + Sync {
-    /// What a successful call returns.
-    type Output: Send + 'static;
-
-    /// The empty result `failsafe` and `failback` return instead of an error (Dubbo: a `null` value).
-    fn empty(&self) -> Self::Output;
-
-    /// Calls `provider`.
-    fn call(
-        &self,
-        provider: &Arc<Provider>,
-        invocation: &Invocation,
-    ) -> impl Future<Output = Result<Self::Output, RpcError>> + Send;
-
-    /// Called after each call has been counted as ended in the provider's statistics: a call slot
-    /// under `actives` is free again. Back-pressure (a tower `poll_ready`) wakes its waiters here.
-    fn call_ended(&self) {}
-
-    /// The business exception `output` carries, if the provider's method threw (a description). Such an
-    /// answer is a success everywhere except in `broadcast`, where it fails the provider, and `mergeable`,
-    /// which leaves it out of the merge (both as Dubbo). Default: outputs never carry one.
-    fn exception(&self, output: &Self::Output) -> Option<String> {
-        let _ = output;
-        None
-    }
-
-    /// The string attachment `key` of a provider's answer, if it sent one (the `lb_adaptive` load
-    /// report the `adaptive` balancer reads). Default: answers carry none.
-    fn answer_attachment<'a>(&self, output: &'a Self::Output, key: &str) -> Option<&'a str> {
-        let _ = (output, key);
-        None
-    }
-
-    /// Merges the outputs of several provider groups, in group order, with the named `merger`
-    /// (`mergeable`). [`merger::merge_values`] implements Dubbo's built-in mergers over
-    /// [`Value`](rudder_common::Value)s.
-    ///
-    /// # Errors
-    /// When the outputs cannot be merged that way. Default: always (this caller cannot merge).
-    fn merge(&self, merger: &str, outputs: Vec<Self::Output>) -> Result<Self::Output, RpcError> {
-        let _ = outputs;
-        Err(RpcError::new(
-            RpcErrorKind::Unknown,
-            format!("this caller cannot merge results (merger={merger})"),
-        ))
-    }
-}
 
 /// Picks providers through a [`Balancer`] and calls them through a [`Caller`], with a [`ClusterMode`].
 ///
@@ -170,7 +123,8 @@ pub struct ClusterInvoker<C> {
 /// end when the invoker is dropped.
 struct Core<C> {
     balancer: Arc<Balancer>,
-    caller: C,
+    /// The caller under the invoker's layers (statistics, spans), composed once.
+    service: layers::Stack<C>,
     mode: ClusterMode,
     sticky: Mutex<Option<Arc<Provider>>>,
     failing: available::KnownFailing,
@@ -187,7 +141,7 @@ impl<C: Caller + 'static> ClusterInvoker<C> {
         ClusterInvoker {
             core: Arc::new(Core {
                 balancer,
-                caller,
+                service: layers::compose(caller),
                 mode,
                 sticky: Mutex::new(None),
                 failing: available::KnownFailing::default(),
@@ -211,7 +165,7 @@ impl<C: Caller + 'static> ClusterInvoker<C> {
 
     /// The caller.
     pub fn caller(&self) -> &C {
-        &self.core.caller
+        self.core.caller()
     }
 
     /// The fault-tolerance mode.
@@ -262,6 +216,11 @@ impl<C: Caller + 'static> ClusterInvoker<C> {
 }
 
 impl<C: Caller + 'static> Core<C> {
+    /// The caller under the layers.
+    fn caller(&self) -> &C {
+        self.service.caller()
+    }
+
     async fn dispatch(
         self: &Arc<Self>,
         invocation: &Invocation,
@@ -281,7 +240,7 @@ impl<C: Caller + 'static> Core<C> {
                             error = &error as &dyn std::error::Error,
                             "failsafe: ignoring failed pick"
                         );
-                        return Ok(self.caller.empty());
+                        return Ok(self.caller().empty());
                     }
                 };
                 match self.call(&picked, invocation, 1).await {
@@ -293,7 +252,7 @@ impl<C: Caller + 'static> Core<C> {
                             provider,
                             "failsafe: ignoring failed call"
                         );
-                        Ok(self.caller.empty())
+                        Ok(self.caller().empty())
                     }
                 }
             }
@@ -380,210 +339,12 @@ impl<C: Caller + 'static> Core<C> {
             .iter()
             .position(|p| p.identity() == current.identity())
     }
-
-    /// Makes attempt number `attempt` (1 for the first) of a call, in its own `rudder.attempt` span.
-    async fn call(
-        &self,
-        picked: &Picked,
-        invocation: &Invocation,
-        attempt: u32,
-    ) -> Result<C::Output, RpcError> {
-        let span = trace::attempt_span(&picked.provider, attempt);
-        if span.is_disabled() {
-            // As in `invoke_in_mode`: nothing to record, so no `Instrumented` layer either.
-            return self.call_counted(picked, invocation).await;
-        }
-        // Records the outcome when the attempt ends, also when its future is dropped (a forking loser).
-        let mut closer = trace::AttemptCloser::new(&span);
-        let result = self
-            .call_counted(picked, invocation)
-            .instrument(span.clone())
-            .await;
-        if let Ok(output) = &result {
-            if self.caller.exception(output).is_some() {
-                closer.exception();
-            }
-        }
-        closer.close(result.as_ref().err());
-        result
-    }
-
-    /// Makes one call, counted in the provider's statistics from before the send to the answer: the
-    /// counters `leastactive` and `shortestresponse` read, kept by every call (Dubbo keeps them only
-    /// when the `actives` filter is configured).
-    async fn call_counted(
-        &self,
-        picked: &Picked,
-        invocation: &Invocation,
-    ) -> Result<C::Output, RpcError> {
-        let status = picked.provider.status();
-        // Declared before `active`, so dropped after it: waiters learn of the free slot only once it is
-        // free, also when this future is dropped mid-call.
-        let _ended = CallEnded(&self.caller);
-        let Some(active) = status.begin_borrowed(&picked.method_status, picked.max_active) else {
-            return Err(RpcError::new(
-                RpcErrorKind::LimitExceeded,
-                format!(
-                    "{} on {} already has {} calls in flight (actives)",
-                    invocation.method_name(),
-                    picked.provider.address(),
-                    picked.max_active
-                ),
-            ));
-        };
-        // `adaptive` asks the provider for a load report (Dubbo's request attachment).
-        let asking;
-        let invocation = match picked.load_report {
-            true => {
-                let mut with_request = invocation.clone();
-                with_request.set_attachment(ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST);
-                asking = with_request;
-                &asking
-            }
-            false => invocation,
-        };
-        let started = Instant::now();
-        let result = self.caller.call(&picked.provider, invocation).await;
-        let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        // A business exception is an answer (`Ok` here), so it counts as a success, as in Dubbo;
-        // `peakewma` also reads the exceptions, counted first so a pick never sees the call without.
-        // Outlier ejection counts it as a failure unless its class is declared a business result.
-        let mut outlier_failure = result.is_err();
-        if let Ok(output) = &result {
-            if let Some(exception) = self.caller.exception(output) {
-                picked.method_status.record_exception();
-                outlier_failure = picked.outlier.is_some()
-                    && !is_ignored(&exception, picked.outlier_ignored.as_deref());
-            }
-        }
-        active.finish(elapsed, result.is_ok());
-        if let Some(outlier) = &picked.outlier {
-            let now = self.balancer.clock().now_millis();
-            let others_healthy = || self.another_is_healthy(picked, invocation, now);
-            let ejected = picked.method_status.outlier().record_unless(
-                !outlier_failure,
-                outlier.consecutive_errors,
-                outlier.base_ejection_ms,
-                now,
-                &others_healthy,
-            );
-            if ejected {
-                tracing::warn!(
-                    provider = picked.provider.address(),
-                    method = invocation.method_name(),
-                    until = picked.method_status.outlier().ejected_until(),
-                    "outlier ejected after {} consecutive errors",
-                    outlier.consecutive_errors
-                );
-            }
-            if let Some(relative) = &outlier.relative {
-                // One load per call; the comparison itself once per interval and method.
-                if picked
-                    .method_status
-                    .outlier()
-                    .interval_due(relative.interval_ms, now)
-                {
-                    outlier_compare::compare(
-                        &self.balancer,
-                        invocation.method_name(),
-                        outlier,
-                        now,
-                    );
-                }
-            }
-        }
-        if picked.load_report {
-            let now = self.balancer.clock().now_millis();
-            let adaptive = status.adaptive();
-            match &result {
-                Ok(output) => {
-                    let report = self.caller.answer_attachment(output, ADAPTIVE_ATTACHMENT);
-                    adaptive.answered(report, elapsed, now);
-                }
-                Err(_) => adaptive.failed(now),
-            }
-        }
-        self.failing.observe(
-            &picked.provider,
-            result.as_ref().err(),
-            &**self.balancer.clock(),
-        );
-        // Remember the provider only where stickiness is on: the lock stays off the common path.
-        if result.is_ok() && picked.sticky {
-            *self.sticky.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some(Arc::clone(&picked.provider));
-        }
-        result
-    }
-}
-
-impl<C: Caller + 'static> Core<C> {
-    /// Whether a provider of the method other than `picked`'s is healthy at `now`: called, its last
-    /// call of the method not a failure, not ejected. Read only when an ejection is due.
-    fn another_is_healthy(&self, picked: &Picked, invocation: &Invocation, now: i64) -> bool {
-        self.balancer.directory().with_current(|snapshot| {
-            snapshot.with_view(invocation.method_name(), |view| {
-                view.providers().iter().enumerate().any(|(i, p)| {
-                    let status = view.method_status(i);
-                    p.identity() != picked.provider.identity()
-                        && status.total() > 0
-                        && status.outlier().consecutive_errors() == 0
-                        && !status.outlier().is_ejected(now)
-                })
-            })
-        })
-    }
-}
-
-/// Whether `exception` (`class` or `class: message`) is of a class in `ignored`.
-fn is_ignored(exception: &str, ignored: Option<&[Box<str>]>) -> bool {
-    let class = exception
-        .split_once(": ")
-        .map_or(exception, |(class, _)| class);
-    ignored.is_some_and(|classes| classes.iter().any(|c| **c == *class.trim()))
 }
 
 /// The error for a method with no provider listed.
 fn no_provider(invocation: &Invocation) -> RpcError {
     let message = format!("no provider available for {}", invocation.method_name());
     RpcError::new(RpcErrorKind::NoProvider, message)
-}
-
-/// Tells the caller a call has ended when dropped.
-struct CallEnded<'a, C: Caller>(&'a C);
-
-impl<C: Caller> Drop for CallEnded<'_, C> {
-    fn drop(&mut self) {
-        self.0.call_ended();
-    }
-}
-
-/// One attempt's provider and what the call needs of it, read from the view it was picked in.
-struct Picked {
-    provider: Arc<Provider>,
-    method_status: MethodStatus,
-    max_active: i32,
-    sticky: bool,
-    /// The policy asked for the provider's load report (`adaptive`).
-    load_report: bool,
-    /// Outlier ejection settings, when on.
-    outlier: Option<crate::loadbalance::outlier::OutlierSettings>,
-    /// Exception classes that are business results for ejection, when some are named.
-    outlier_ignored: Option<Arc<[Box<str>]>>,
-}
-
-impl Picked {
-    fn new(view: &MethodView, index: usize) -> Picked {
-        Picked {
-            provider: Arc::clone(&view.providers()[index]),
-            method_status: view.method_status(index).clone(),
-            max_active: view.max_active(index),
-            sticky: view.sticky(),
-            load_report: false,
-            outlier: view.outlier().copied(),
-            outlier_ignored: view.outlier_ignored().cloned(),
-        }
-    }
 }
 
 impl<C> Drop for ClusterInvoker<C> {
@@ -601,6 +362,3 @@ impl<C> fmt::Debug for ClusterInvoker<C> {
             .finish_non_exhaustive()
     }
 }
-
-#[cfg(test)]
-mod tests;

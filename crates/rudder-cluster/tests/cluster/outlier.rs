@@ -1,52 +1,21 @@
 //! Outlier ejection through the cluster invoker, on a fixed clock: who is ejected, for how long, and
 //! the share that may be out at once.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rudder_cluster::balancer::Balancer;
-use rudder_cluster::cluster::{Caller, ClusterInvoker, ClusterMode};
+use rudder_cluster::cluster::{ClusterInvoker, ClusterMode};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::outlier;
-use rudder_cluster::provider::Provider;
 use rudder_cluster::router::RouterChain;
 use rudder_common::clock::ManualClock;
-use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::error::RpcErrorKind;
 use rudder_common::invocation::Invocation;
 use rudder_common::status::record::RecordOutcome;
 use rudder_common::url::DubboUrl;
+use rudder_test_support::scripted::{block_on, Scripted};
 
 const START: i64 = 1_800_000_000_000;
-
-/// Refuses calls to the ports in `failing`, counts calls per port.
-struct Scripted {
-    failing: Mutex<HashSet<u16>>,
-    calls: Mutex<[u32; 5]>,
-}
-
-impl Caller for Scripted {
-    type Output = ();
-    fn empty(&self) {}
-    async fn call(&self, p: &Arc<Provider>, _: &Invocation) -> Result<(), RpcError> {
-        let port = p.url().port();
-        self.calls.lock().unwrap()[port as usize] += 1;
-        if self.failing.lock().unwrap().contains(&port) {
-            return Err(RpcError::new(RpcErrorKind::Network, "connection refused"));
-        }
-        Ok(())
-    }
-}
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    let waker = std::task::Waker::noop();
-    let mut cx = std::task::Context::from_waker(waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        if let std::task::Poll::Ready(v) = future.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
 
 struct Fixture {
     clock: Arc<ManualClock>,
@@ -65,10 +34,10 @@ fn fixture(params: &str, failing: &[u16]) -> Fixture {
         .clock(clock.clone())
         .seed(3)
         .build();
-    let caller = Scripted {
-        failing: Mutex::new(failing.iter().copied().collect()),
-        calls: Mutex::new([0; 5]),
-    };
+    let caller = Scripted::default();
+    for port in failing {
+        caller.fail(&format!("127.0.0.1:{port}"), RpcErrorKind::Network);
+    }
     Fixture {
         clock,
         directory,
@@ -80,12 +49,16 @@ fn fixture(params: &str, failing: &[u16]) -> Fixture {
 impl Fixture {
     /// Makes `n` calls; returns the calls each port received during them.
     fn calls(&self, n: usize) -> [u32; 5] {
-        let before = *self.invoker.caller().calls.lock().unwrap();
+        let before = self.invoker.caller().calls().len();
         for _ in 0..n {
             let _ = block_on(self.invoker.invoke(&self.call));
         }
-        let after = *self.invoker.caller().calls.lock().unwrap();
-        std::array::from_fn(|i| after[i] - before[i])
+        let mut counts = [0; 5];
+        for address in &self.invoker.caller().calls()[before..] {
+            let port: usize = address.rsplit(':').next().unwrap().parse().unwrap();
+            counts[port] += 1;
+        }
+        counts
     }
 }
 

@@ -25,10 +25,10 @@ fn every_provider_throwing_ejects_nobody_and_other_methods_are_unaffected() {
     assert_eq!(f.calls("m", 1000), 1000);
     assert!(f.ejected("m").is_empty(), "ejected {:?}", f.ejected("m"));
     // Per method: the same providers' other method is neither ejected nor refused.
-    f.invoker.caller().throwing.lock().unwrap().clear();
+    f.stop_throwing();
     assert_eq!(f.calls("other", 200), 0);
     assert!(f.ejected("other").is_empty());
-    let calls = *f.invoker.caller().calls.lock().unwrap();
+    let calls = f.served();
     assert!(calls[1..].iter().all(|&n| n > 200), "{calls:?}");
 }
 
@@ -50,9 +50,9 @@ fn a_provider_that_recovers_is_back_when_its_ejection_ends() {
     );
     f.calls("m", 200);
     assert_eq!(f.ejected("m"), [2]);
-    f.invoker.caller().throwing.lock().unwrap().clear();
+    f.stop_throwing();
     f.clock.advance(999);
-    let served = |f: &Fixture| f.invoker.caller().calls.lock().unwrap()[2];
+    let served = |f: &Fixture| f.served()[2];
     let at_ejection = served(&f);
     f.calls("m", 200);
     assert_eq!(served(&f), at_ejection, "still ejected 1 ms before its end");

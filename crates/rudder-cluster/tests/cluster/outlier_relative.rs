@@ -59,10 +59,10 @@ fn every_provider_throwing_ejects_nobody_and_other_methods_are_unaffected() {
     }
     assert_eq!(f.calls("m", 1), 1);
     assert!(f.ejected("m").is_empty(), "ejected {:?}", f.ejected("m"));
-    f.invoker.caller().throwing.lock().unwrap().clear();
+    f.stop_throwing();
     assert_eq!(f.calls("other", 400), 0);
     assert!(f.ejected("other").is_empty());
-    let calls = *f.invoker.caller().calls.lock().unwrap();
+    let calls = f.served();
     assert!(calls[1..].iter().all(|&n| n > 500), "{calls:?}");
 }
 
@@ -76,8 +76,8 @@ fn a_provider_that_recovers_is_back_when_its_ejection_ends_and_stays() {
     f.clock.advance(1000);
     f.calls("m", 1);
     assert_eq!(f.ejected("m"), [2]);
-    f.invoker.caller().throwing.lock().unwrap().clear();
-    let served = |f: &Fixture| f.invoker.caller().calls.lock().unwrap()[2];
+    f.stop_throwing();
+    let served = |f: &Fixture| f.served()[2];
     let at_ejection = served(&f);
     // Intervals pass while it is out; it is compared with nothing and not ejected again.
     for _ in 0..2 {

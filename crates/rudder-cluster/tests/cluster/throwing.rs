@@ -2,59 +2,32 @@
 //! call with a Java exception: the fixture the outlier tests share (`outlier_exceptions`,
 //! `outlier_relative`).
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rudder_cluster::balancer::Balancer;
 use rudder_cluster::cluster::{Caller, ClusterInvoker, ClusterMode};
 use rudder_cluster::directory::Directory;
 use rudder_cluster::loadbalance::outlier::Ejection;
-use rudder_cluster::provider::Provider;
 use rudder_common::clock::{Clock, ManualClock};
-use rudder_common::error::RpcError;
 use rudder_common::invocation::Invocation;
 use rudder_common::url::DubboUrl;
+use rudder_test_support::scripted::{block_on, Scripted};
 
 pub(crate) const START: i64 = 1_800_000_000_000;
 pub(crate) const PORTS: [u16; 4] = [1, 2, 3, 4];
 
-/// Answers every call; the ports in `throwing` answer with a Java exception.
-#[derive(Default)]
-pub(crate) struct Throwing {
-    pub(crate) throwing: Mutex<HashSet<u16>>,
-    pub(crate) calls: Mutex<[u32; 5]>,
-}
+/// What a throwing provider's method throws.
+const EXCEPTION: &str = "java.lang.IllegalStateException: database down";
 
-impl Caller for Throwing {
-    type Output = Option<String>;
-    fn empty(&self) -> Option<String> {
-        None
-    }
-    async fn call(&self, p: &Arc<Provider>, _: &Invocation) -> Result<Option<String>, RpcError> {
-        let port = p.url().port();
-        self.calls.lock().unwrap()[port as usize] += 1;
-        let throws = self.throwing.lock().unwrap().contains(&port);
-        Ok(throws.then(|| "java.lang.IllegalStateException: database down".to_owned()))
-    }
-    fn exception(&self, output: &Option<String>) -> Option<String> {
-        output.clone()
-    }
-}
-
-pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    let mut future = std::pin::pin!(future);
-    loop {
-        if let std::task::Poll::Ready(v) = future.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
+/// The address of the provider on `port`.
+fn address(port: u16) -> String {
+    format!("10.0.0.{port}:{port}")
 }
 
 pub(crate) struct Fixture {
     pub(crate) clock: Arc<ManualClock>,
     pub(crate) directory: Arc<Directory>,
-    pub(crate) invoker: ClusterInvoker<Throwing>,
+    pub(crate) invoker: ClusterInvoker<Scripted>,
 }
 
 pub(crate) fn fixture(params: &str, throwing: &[u16]) -> Fixture {
@@ -69,8 +42,10 @@ pub(crate) fn fixture(params: &str, throwing: &[u16]) -> Fixture {
         .clock(Arc::clone(&clock) as Arc<dyn rudder_common::clock::Clock>)
         .seed(11)
         .build();
-    let caller = Throwing::default();
-    caller.throwing.lock().unwrap().extend(throwing);
+    let caller = Scripted::default();
+    for port in throwing {
+        caller.throw_as(&address(*port), EXCEPTION);
+    }
     Fixture {
         clock,
         directory,
@@ -83,8 +58,28 @@ impl Fixture {
     pub(crate) fn calls(&self, method: &str, n: usize) -> usize {
         let call = Invocation::new(method, vec![], vec![]);
         (0..n)
-            .filter(|_| block_on(self.invoker.invoke(&call)).unwrap().is_some())
+            .filter(|_| {
+                let answer = block_on(self.invoker.invoke(&call)).unwrap();
+                self.invoker.caller().exception(&answer).is_some()
+            })
             .count()
+    }
+
+    /// Every port answers normally from now on.
+    pub(crate) fn stop_throwing(&self) {
+        for port in PORTS {
+            self.invoker.caller().unthrow(&address(port));
+        }
+    }
+
+    /// The calls each port has served so far.
+    pub(crate) fn served(&self) -> [u32; 5] {
+        let mut served = [0; 5];
+        for called in self.invoker.caller().calls() {
+            let port: usize = called.rsplit(':').next().unwrap().parse().unwrap();
+            served[port] += 1;
+        }
+        served
     }
 
     /// The ports ejected for `method` now.

@@ -7,5 +7,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = rudder_registry::app_level_fuzzing::check_app_level(data);
+    let _ = rudder_registry::fuzzing::check_app_level(data);
 });

@@ -7,5 +7,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    rudder_registry::nacos_fuzzing::check_answer(data);
+    rudder_registry::fuzzing::check_answer(data);
 });

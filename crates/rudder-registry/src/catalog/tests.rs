@@ -387,3 +387,62 @@ fn reweighted_with_a_second_rule_disabling_another_provider() {
         )]
     );
 }
+
+/// The example once in the module's documentation (the module is private, so doctests cannot reach it).
+#[test]
+fn module_example() -> Result<(), Box<dyn std::error::Error>> {
+    use crate::catalog::Catalog;
+    use crate::configurator::ConsumerSide;
+    use crate::ConsumerSpec;
+    use rudder_common::url::DubboUrl;
+
+    let side = ConsumerSide {
+        host: "10.0.0.9".into(),
+        application: "shop".into(),
+    };
+    let mut catalog = Catalog::new(&ConsumerSpec::new("S"), side);
+    let good = DubboUrl::parse("dubbo://10.0.0.1:20880/S?weight=100")?.to_node_name();
+    catalog.set_providers(vec![good, "%zz-not-a-url".to_owned()]);
+    assert_eq!(catalog.provider_urls().len(), 1);
+    assert_eq!(catalog.malformed(), 1);
+
+    let rule = DubboUrl::parse("override://10.0.0.1:20880/S?weight=300")?.to_node_name();
+    catalog.set_configurators(vec![rule]);
+    assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("300"));
+    Ok(())
+}
+
+/// The example once in the module's documentation (the module is private, so doctests cannot reach it).
+#[test]
+fn set_dynamic_rule_example() -> Result<(), Box<dyn std::error::Error>> {
+    use crate::catalog::Catalog;
+    use crate::config_center::{RuleOutcome, RuleSource};
+    use crate::configurator::ConsumerSide;
+    use crate::ConsumerSpec;
+    use rudder_common::url::DubboUrl;
+
+    let side = ConsumerSide {
+        host: "10.0.0.9".into(),
+        application: "shop".into(),
+    };
+    let mut catalog = Catalog::new(&ConsumerSpec::new("S"), side);
+    catalog.set_providers(vec![DubboUrl::parse(
+        "dubbo://10.0.0.1:20880/S?weight=100",
+    )?
+    .to_node_name()]);
+    let rule = "configVersion: v2.7\nscope: service\nkey: S\nconfigs:\n\
+                - side: consumer\n  parameters:\n    weight: 300\n";
+    assert_eq!(
+        catalog.set_dynamic_rule(RuleSource::Service, Some(rule)),
+        RuleOutcome::Changed
+    );
+    assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("300"));
+    assert!(matches!(
+        catalog.set_dynamic_rule(RuleSource::Service, Some("{")),
+        RuleOutcome::Rejected(_)
+    ));
+    assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("300"));
+    catalog.set_dynamic_rule(RuleSource::Service, None);
+    assert_eq!(catalog.provider_urls()[0].parameter("weight"), Some("100"));
+    Ok(())
+}

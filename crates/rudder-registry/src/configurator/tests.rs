@@ -264,3 +264,23 @@ fn absent_sorts_before_override_by_priority() {
     let modes: Vec<Mode> = rules.rules.iter().map(|r| r.mode).collect();
     assert_eq!(modes, [Mode::Absent, Mode::Override]);
 }
+
+/// The example once in the module's documentation (the module is private, so doctests cannot reach it).
+#[test]
+fn module_example() -> Result<(), Box<dyn std::error::Error>> {
+    use crate::configurator::{Configurators, ConsumerSide};
+    use rudder_common::url::DubboUrl;
+
+    let rules = Configurators::from_urls([DubboUrl::parse(
+        "override://10.0.0.1:20880/S?category=configurators&dynamic=false&weight=200",
+    )?]);
+    let provider = DubboUrl::parse("dubbo://10.0.0.1:20880/S?weight=100")?;
+    let consumer = ConsumerSide {
+        host: "10.0.0.9".into(),
+        application: "shop".into(),
+    };
+    let configured = rules.apply(provider, &consumer);
+    assert_eq!(configured.parameter("weight"), Some("200"));
+    assert_eq!(configured.parameter("category"), None);
+    Ok(())
+}

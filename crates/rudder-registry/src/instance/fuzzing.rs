@@ -1,4 +1,4 @@
-//! Entry points for the fuzz targets (feature `internals`): the decoders of application-level
+//! Entry points for the fuzz targets (feature `fuzzing`): the decoders of application-level
 //! discovery, with the bounds they promise checked by the caller. Not a stable API.
 
 use super::address::provider_url;

@@ -23,7 +23,7 @@
 pub(crate) mod address;
 pub(crate) mod app_watch;
 pub(crate) mod feed;
-#[cfg(feature = "internals")]
+#[cfg(feature = "fuzzing")]
 pub(crate) mod fuzzing;
 pub(crate) mod join;
 pub(crate) mod json;

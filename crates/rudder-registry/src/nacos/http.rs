@@ -225,8 +225,8 @@ fn parse(raw: &[u8]) -> std::io::Result<Answer> {
 /// Any bytes as a Nacos server's HTTP answer, decoded as the config centre decodes it: the status
 /// line, headers and body (by `Content-Length`, `chunked` or to the end), then a listener answer's
 /// changed keys. Never panics; a decoded body is within 1 MiB (`MAX_BODY`). For the fuzz target
-/// `nacos_http` (feature `internals`).
-#[cfg(feature = "internals")]
+/// `nacos_http` (feature `fuzzing`).
+#[cfg(feature = "fuzzing")]
 pub fn check_answer(raw: &[u8]) {
     let Ok(answer) = parse(raw) else {
         return;

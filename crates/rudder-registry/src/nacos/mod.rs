@@ -46,7 +46,7 @@ use crate::session::local_host;
 use crate::split::{SplitFeed, ViewSplit};
 use crate::subscription::{Subscription, SubscriptionStatus};
 
-#[cfg(feature = "internals")]
+#[cfg(feature = "fuzzing")]
 pub use http::check_answer;
 
 use address::NacosAddress;

@@ -435,3 +435,21 @@ fn security_keys_are_stripped() {
     assert_eq!(rule.url.parameter("runtime"), None);
     assert_eq!(rule.url.parameter("timeout"), Some("5"));
 }
+
+/// The example once in the module's documentation (the module is private, so doctests cannot reach it).
+#[test]
+fn module_example() -> Result<(), Box<dyn std::error::Error>> {
+    use crate::rule_parser::parse_configurators;
+
+    let rules = parse_configurators(
+        "configVersion: v2.7\nscope: service\nkey: testgroup/servicekey:1.0.0\nconfigs:\n\
+         - addresses: ['127.0.0.1:20880']\n  parameters:\n    weight: 222\n",
+    )?;
+    assert_eq!(rules.len(), 1);
+    assert_eq!(
+        rules[0].url.to_full_string(),
+        "override://127.0.0.1:20880/servicekey?category=dynamicconfigurators&configVersion=v2.7&\
+         enabled=true&group=testgroup&version=1.0.0&weight=222"
+    );
+    Ok(())
+}

@@ -41,7 +41,6 @@ use crate::codec::{
 use crate::response::RpcResponse;
 
 pub(crate) use driver::Driver;
-pub(crate) use outbox::set_direct_writes;
 use outbox::{Outbox, Sent};
 use pending::{Pending, PendingGuard};
 use secure::{BoxRead, BoxWrite};

@@ -13,8 +13,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{LazyLock, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -29,13 +28,18 @@ const WRITE_BATCH: usize = 64 * 1024;
 /// Frames queued before callers wait for room.
 pub(crate) const OUTBOUND_QUEUE: usize = 1024;
 
-/// Whether callers may write directly (on unless a benchmark turns it off, to compare).
-static DIRECT_WRITES: AtomicBool = AtomicBool::new(true);
+/// The environment variable that turns direct writes by callers off (`0`, `false` or `off`), for
+/// benchmarks that compare the two paths in one binary (`RUDDER_RPC_DIRECT_WRITES=0 e2e_load ...`):
+/// with them off, every frame goes through the connection's writer task. Read once per process.
+pub(crate) const DIRECT_WRITES_VAR: &str = "RUDDER_RPC_DIRECT_WRITES";
 
-/// Turns direct writes by callers on or off, process-wide, for benchmarks that compare the two
-/// (`e2e_load --no-direct-write`); with them off, every frame goes through the writer task.
-pub(crate) fn set_direct_writes(on: bool) {
-    DIRECT_WRITES.store(on, Ordering::Relaxed);
+/// Whether callers may write directly: on unless [`DIRECT_WRITES_VAR`] says off.
+static DIRECT_WRITES: LazyLock<bool> =
+    LazyLock::new(|| direct_writes_from(std::env::var(DIRECT_WRITES_VAR).ok().as_deref()));
+
+/// What a value of [`DIRECT_WRITES_VAR`] means (unset or anything else: on).
+fn direct_writes_from(value: Option<&str>) -> bool {
+    !matches!(value.map(str::trim), Some("0" | "false" | "off"))
 }
 
 #[derive(Default)]
@@ -125,7 +129,7 @@ impl Outbox {
         if state.closed {
             return Placed::Closed;
         }
-        if state.queue.is_empty() && !state.needs_flush && DIRECT_WRITES.load(Ordering::Relaxed) {
+        if state.queue.is_empty() && !state.needs_flush && *DIRECT_WRITES {
             if let Some(writer) = state.writer.take() {
                 return Placed::Direct(writer, frame);
             }
@@ -291,4 +295,23 @@ async fn write_and_flush(
     tokio::time::timeout(stall, writer.flush())
         .await
         .map_err(|_| stalled())?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::direct_writes_from;
+
+    #[test]
+    fn direct_writes_are_on_unless_the_variable_says_off() {
+        for (value, on) in [
+            (None, true),
+            (Some("1"), true),
+            (Some(""), true),
+            (Some("0"), false),
+            (Some(" false "), false),
+            (Some("off"), false),
+        ] {
+            assert_eq!(direct_writes_from(value), on, "{value:?}");
+        }
+    }
 }

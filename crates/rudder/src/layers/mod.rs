@@ -3,13 +3,15 @@
 //! with `ConsumerBuilder::transport` gets the same metrics as dubbo:// and tri://.
 //!
 //! ```text
-//! cluster (pick, statistics, spans) ──▶ ProviderService = MetricsLayer ∘ Endpoint ──▶ transport
+//! cluster (mode, pick) ──▶ TraceLayer ∘ StatsLayer ──▶ caller ──▶ ProviderService = MetricsLayer ∘ Endpoint ──▶ transport
+//!                          (rudder-cluster, once per invoker)     (here, once per provider)
 //! ```
 //!
-//! The call statistics (`RpcStatus` begin/end, the `actives` limit) and the `rudder.attempt` span stay
-//! in the cluster invoker: both are decided with the pick (the statistics refuse a call over
-//! `actives` before any service is called, and read the picked view's counters without a lookup;
-//! the span carries the attempt number), so as layers they would cost a lookup per call.
+//! The call statistics (`RpcStatus` begin/end, the `actives` limit) and the `rudder.attempt` span are
+//! layers too, rudder-cluster's (`cluster::layers`), composed once per invoker over its caller: an
+//! attempt brings them the picked view's per-method counters and the attempt number, so they keep
+//! nothing per provider, and the refusal over `actives` happens before any service under them runs.
+//! Over each provider's endpoint they would have to look the method's counters up per call.
 
 mod metrics;
 

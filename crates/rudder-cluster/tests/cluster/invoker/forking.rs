@@ -82,7 +82,7 @@ fn forks_zero_or_more_than_listed_calls_every_provider() {
         for address in ["10.0.0.1:1", "10.0.0.2:1", "10.0.0.3:1"] {
             inv.caller().hang(address);
         }
-        inv.caller().hanging.lock().unwrap().remove("10.0.0.3:1");
+        inv.caller().unhang("10.0.0.3:1");
         assert_eq!(block_on(inv.invoke(&call())).unwrap(), "10.0.0.3:1");
         assert_eq!(inv.caller().calls().len(), 3, "forks={forks}");
     }

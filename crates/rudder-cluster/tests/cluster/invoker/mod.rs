@@ -1,12 +1,17 @@
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+//! The cluster modes through `ClusterInvoker`'s public API, against scripted providers
+//! (`rudder_test_support::scripted`).
 
-use rudder_common::error::{RpcError, RpcErrorKind};
+use std::sync::Arc;
+
+use rudder_common::error::RpcErrorKind;
 use rudder_common::invocation::Invocation;
+use rudder_common::status::record::RecordCall;
 use rudder_common::url::DubboUrl;
 
-use super::*;
-use crate::directory::Directory;
+use rudder_cluster::balancer::Balancer;
+use rudder_cluster::cluster::*;
+use rudder_cluster::directory::Directory;
+pub(crate) use rudder_test_support::scripted::{block_on, poll_once, Scripted};
 
 mod availability;
 mod available;
@@ -18,84 +23,6 @@ mod merger;
 mod modes;
 mod spans;
 mod timer;
-
-/// Answers from a script: addresses in `failing` fail with that kind, those in `throwing` answer with a
-/// business exception (`exception@<address>`), those in `hanging` never answer; the others answer their
-/// address. The script can change between calls.
-#[derive(Default)]
-struct Scripted {
-    failing: Mutex<HashMap<String, RpcErrorKind>>,
-    throwing: Mutex<HashSet<String>>,
-    hanging: Mutex<HashSet<String>>,
-    calls: Mutex<Vec<String>>,
-}
-
-impl Scripted {
-    fn calls(&self) -> Vec<String> {
-        self.calls.lock().unwrap().clone()
-    }
-    fn fail(&self, address: &str, kind: RpcErrorKind) {
-        self.failing
-            .lock()
-            .unwrap()
-            .insert(address.to_owned(), kind);
-    }
-    fn heal(&self, address: &str) {
-        self.failing.lock().unwrap().remove(address);
-    }
-    fn throw(&self, address: &str) {
-        self.throwing.lock().unwrap().insert(address.to_owned());
-    }
-    fn hang(&self, address: &str) {
-        self.hanging.lock().unwrap().insert(address.to_owned());
-    }
-}
-
-impl Caller for Scripted {
-    type Output = String;
-    fn empty(&self) -> String {
-        String::new()
-    }
-    async fn call(&self, provider: &Arc<Provider>, _: &Invocation) -> Result<String, RpcError> {
-        let address = provider.address().to_owned();
-        self.calls.lock().unwrap().push(address.clone());
-        if self.hanging.lock().unwrap().contains(&address) {
-            std::future::pending::<()>().await;
-        }
-        if self.throwing.lock().unwrap().contains(&address) {
-            return Ok(format!("exception@{address}"));
-        }
-        let failing = self.failing.lock().unwrap().get(&address).copied();
-        match failing {
-            Some(kind) => Err(RpcError::new(kind, format!("{address} failed"))),
-            None => Ok(address),
-        }
-    }
-    fn exception(&self, output: &String) -> Option<String> {
-        output.starts_with("exception@").then(|| output.clone())
-    }
-    /// Joins with `+`, in the order given, under the merger named `join`.
-    fn merge(&self, merger: &str, outputs: Vec<String>) -> Result<String, RpcError> {
-        assert_eq!(merger, "join");
-        Ok(outputs.join("+"))
-    }
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    let mut f = std::pin::pin!(f);
-    loop {
-        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
-
-/// Polls `f` once.
-fn poll_once<F: std::future::Future>(f: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    f.poll(&mut cx)
-}
 
 fn directory(urls: &[&str]) -> Arc<Directory> {
     let directory = Arc::new(Directory::default());

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use rudder_common::Value;
 
-use crate::cluster::merger::merge_values;
+use rudder_cluster::cluster::merger::merge_values;
 
 fn list(type_name: Option<&str>, items: &[i32]) -> Value {
     Value::List {

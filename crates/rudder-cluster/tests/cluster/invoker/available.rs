@@ -6,7 +6,7 @@ use rudder_common::clock::ManualClock;
 use rudder_common::error::RpcErrorKind;
 
 use super::*;
-use crate::cluster::AVAILABLE_RECHECK_MILLIS;
+use rudder_cluster::cluster::AVAILABLE_RECHECK_MILLIS;
 
 fn available(clock: &Arc<ManualClock>) -> ClusterInvoker<Scripted> {
     let balancer = Balancer::builder(directory(&THREE))

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::cluster::{BoxFuture, Timer};
+use rudder_cluster::cluster::{BoxFuture, Timer};
 
 #[derive(Default)]
 pub(super) struct ManualTimer {

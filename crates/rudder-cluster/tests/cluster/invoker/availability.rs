@@ -11,18 +11,17 @@ use super::*;
 /// Gives each provider of `inv`'s directory an availability of its own, as the caller does with each
 /// endpoint's; returned in list order.
 fn watched(inv: &ClusterInvoker<Scripted>) -> Vec<Availability> {
-    inv.balancer().directory().with_current(|snapshot| {
-        snapshot.with_view("m", |view| {
-            view.providers()
-                .iter()
-                .map(|p| {
-                    let availability = Availability::default();
-                    p.watch_availability(availability.clone());
-                    availability
-                })
-                .collect()
+    inv.balancer()
+        .directory()
+        .snapshot()
+        .providers()
+        .iter()
+        .map(|p| {
+            let availability = Availability::default();
+            p.watch_availability(availability.clone());
+            availability
         })
-    })
+        .collect()
 }
 
 fn an_hour() -> Instant {
