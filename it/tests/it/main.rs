@@ -21,6 +21,7 @@ mod common;
 mod config_center;
 mod consumer_host;
 mod consumer_scale;
+mod demo_tls;
 mod empty_push;
 mod interop_discovery;
 mod interop_peers;
