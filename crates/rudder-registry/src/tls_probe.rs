@@ -101,6 +101,46 @@ fn client_config(files: &TlsFiles) -> Result<ClientConfig, RegistryError> {
     }
 }
 
+/// Whether `host` answers a TLS hello in TLS (a certificate, an alert), within `deadline`: a port
+/// that said nothing to plaintext may be ZooKeeper's `secureClientPort`. Nothing is trusted, so no
+/// handshake completes and nothing is sent after the hello.
+pub(crate) async fn speaks_tls(host: &str, deadline: tokio::time::Instant) -> bool {
+    let Ok(config) = client_config(&TlsFiles::default()) else {
+        return false;
+    };
+    let name = host_name(host);
+    let server_name =
+        ServerName::try_from(name).unwrap_or_else(|_| ServerName::try_from("zookeeper").unwrap());
+    let attempt = async {
+        let tcp = TcpStream::connect(host).await.ok()?;
+        match TlsConnector::from(Arc::new(config))
+            .connect(server_name, tcp)
+            .await
+        {
+            Ok(_) => Some(true),
+            Err(error) => Some(matches!(
+                error
+                    .get_ref()
+                    .and_then(|e| e.downcast_ref::<rustls::Error>()),
+                Some(rustls::Error::InvalidCertificate(_) | rustls::Error::AlertReceived(_))
+            )),
+        }
+    };
+    matches!(
+        tokio::time::timeout_at(deadline, attempt).await,
+        Ok(Some(true))
+    )
+}
+
+/// The host of `host:port` (an IPv6 address without its brackets).
+fn host_name(host: &str) -> String {
+    host.rsplit_once(':')
+        .map_or(host, |(name, _)| name)
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned()
+}
+
 /// One server: connect, handshake, and with TLS 1.3 read once (a server refusing the client's
 /// certificate says so after the client's side of the handshake is done), within `within`.
 async fn look(
@@ -109,13 +149,7 @@ async fn look(
     client_cert: bool,
     within: Duration,
 ) -> Look {
-    let name = host
-        .rsplit_once(':')
-        .map_or(host.as_str(), |(name, _)| name)
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_owned();
-    let Ok(server_name) = ServerName::try_from(name) else {
+    let Ok(server_name) = ServerName::try_from(host_name(&host)) else {
         return Look::Inconclusive;
     };
     let attempt = async {

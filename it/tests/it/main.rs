@@ -53,3 +53,4 @@ mod triple_python_dubbo;
 mod unlisted_method;
 mod zookeeper_security;
 mod zookeeper_smoke;
+mod zookeeper_tls;
