@@ -10,9 +10,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rudder_common::tls_classify::{self, MissingCertAlert};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use rustls::{AlertDescription, CertificateError, ClientConfig, RootCertStore};
+use rustls::{ClientConfig, RootCertStore};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
@@ -177,66 +178,20 @@ async fn look(
     }
 }
 
-/// What a failed handshake means for the user.
+/// What a failed handshake means for the user. Java's SSLEngine (ZooKeeper's Netty secure port,
+/// `ssl.clientAuth=need`) answers a missing client certificate with handshake_failure: observed
+/// against ZooKeeper 3.8.
 fn classify(error: &std::io::Error, client_cert: bool) -> Look {
-    let Some(tls) = error
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-    else {
-        return match error.kind() {
-            // ZooKeeper's plain port reads a hello as a huge length and hangs up.
-            std::io::ErrorKind::UnexpectedEof
-            | std::io::ErrorKind::ConnectionReset
-            | std::io::ErrorKind::ConnectionAborted
-            | std::io::ErrorKind::BrokenPipe => Look::Failed(ZkTlsFailure::PlaintextPeer),
-            _ => Look::Inconclusive,
-        };
-    };
-    let failure = match tls {
-        rustls::Error::InvalidCertificate(cert) => match cert {
-            CertificateError::UnknownIssuer => ZkTlsFailure::UnknownIssuer,
-            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
-                ZkTlsFailure::NameMismatch
-            }
-            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
-                ZkTlsFailure::Expired
-            }
-            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
-                ZkTlsFailure::NotYetValid
-            }
-            _ => ZkTlsFailure::BadCertificate,
-        },
-        rustls::Error::InvalidMessage(_) => ZkTlsFailure::PlaintextPeer,
-        rustls::Error::AlertReceived(alert) => match alert {
-            AlertDescription::CertificateRequired => ZkTlsFailure::ClientCertRequired,
-            // Java's SSLEngine (ZooKeeper's Netty secure port, `ssl.clientAuth=need`) answers a
-            // missing client certificate with handshake_failure: observed against ZooKeeper 3.8.
-            AlertDescription::HandshakeFailure if !client_cert => ZkTlsFailure::ClientCertRequired,
-            AlertDescription::BadCertificate
-            | AlertDescription::NoCertificate
-            | AlertDescription::UnsupportedCertificate
-            | AlertDescription::CertificateRevoked
-            | AlertDescription::CertificateExpired
-            | AlertDescription::CertificateUnknown
-            | AlertDescription::UnknownCA
-            | AlertDescription::AccessDenied
-            | AlertDescription::DecryptError => {
-                if client_cert {
-                    ZkTlsFailure::ClientCertRefused
-                } else {
-                    ZkTlsFailure::ClientCertRequired
-                }
-            }
-            _ => ZkTlsFailure::Handshake,
-        },
-        _ => ZkTlsFailure::Handshake,
-    };
-    Look::Failed(failure)
+    match tls_classify::classify(error, client_cert, MissingCertAlert::OrHandshakeFailure) {
+        Some(failure) => Look::Failed(ZkTlsFailure::from(failure)),
+        None => Look::Inconclusive,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustls::{AlertDescription, CertificateError};
 
     #[test]
     fn library_errors_name_the_reason() {
