@@ -241,6 +241,20 @@ impl SecureZooKeeper {
         pki: &TestPki,
         client_auth: &str,
     ) -> Result<(ServerExtras, u16), HarnessError> {
+        SecureZooKeeper::tls_showing(pki, client_auth, "server.pem").await
+    }
+
+    /// As [`SecureZooKeeper::tls`], the server showing `keystore` instead of `pki`'s own server
+    /// certificate: a file of `pki`'s directory holding a certificate and its PKCS#8 key (PEM), e.g.
+    /// an expired one or one for another name.
+    ///
+    /// # Errors
+    /// [`HarnessError::NoFreePort`].
+    pub async fn tls_showing(
+        pki: &TestPki,
+        client_auth: &str,
+        keystore: &str,
+    ) -> Result<(ServerExtras, u16), HarnessError> {
         let port = loopback::free_port()
             .await
             .map_err(HarnessError::NoFreePort)?;
@@ -248,7 +262,7 @@ impl SecureZooKeeper {
             format!("secureClientPort={port}"),
             "secureClientPortAddress=127.0.0.1".into(),
             "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory".into(),
-            format!("ssl.keyStore.location={IN_CONTAINER}/server.pem"),
+            format!("ssl.keyStore.location={IN_CONTAINER}/{keystore}"),
             "ssl.keyStore.type=PEM".into(),
             format!("ssl.trustStore.location={IN_CONTAINER}/ca.pem"),
             "ssl.trustStore.type=PEM".into(),

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,7 @@ use rudder::{DubboUrl, Invocation, ProviderSet, Reference, Value};
 use rudder_cluster::loadbalance::Pick;
 use rudder_common::clock::{Clock, ManualClock, SystemClock};
 use rudder_registry::Registry;
-use rudder_rpc::server::DubboServer;
+use rudder_rpc::server::{DubboServer, ServerConfig, ServerTls};
 
 use crate::registry_args::RegistryArgs;
 
@@ -52,6 +53,26 @@ pub(crate) struct DemoArgs {
     /// equal; QPS, p50/p99/p99.9 and error share per strategy, retries off.
     #[arg(long, value_enum, conflicts_with = "registry")]
     scenario: Option<crate::scenario::Scenario>,
+    /// The consumer's TLS to the embedded providers (with --provider-cert/--provider-key).
+    #[command(flatten)]
+    tls: crate::tls_args::TlsArgs,
+    /// The embedded providers serve TLS with this certificate chain (PEM, leaf first; Dubbo's
+    /// server-key-cert-chain-path) and announce it (`ssl-enabled=true` in their URLs).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "provider_key",
+        conflicts_with = "scenario"
+    )]
+    provider_cert: Option<PathBuf>,
+    /// The key of --provider-cert (PEM: PKCS#8, PKCS#1 or SEC1, unencrypted; Dubbo's
+    /// server-private-key-path).
+    #[arg(long, value_name = "FILE", requires = "provider_cert")]
+    provider_key: Option<PathBuf>,
+    /// The embedded providers require a client certificate signed by a CA of this PEM file (mutual
+    /// TLS; Dubbo's server-trust-cert-collection-path).
+    #[arg(long, value_name = "FILE", requires = "provider_cert")]
+    provider_client_ca: Option<PathBuf>,
 }
 
 const SERVICE: &str = "org.rudder.demo.Greeter";
@@ -109,10 +130,12 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(scenario) = args.scenario {
         return crate::scenario::run(scenario, args.calls, args.concurrency, out).await;
     }
+    let provider_tls = provider_tls(&args)?;
+    args.tls.install()?;
     let mut servers = Vec::new();
     for (index, spec) in PROVIDERS.iter().enumerate() {
         let latency = spec.latency;
-        let server = DubboServer::bind(0, move |call: Invocation| async move {
+        let handler = move |call: Invocation| async move {
             tokio::time::sleep(latency).await;
             let who = call
                 .arguments()
@@ -121,8 +144,11 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
                 .unwrap_or("stranger")
                 .to_owned();
             Ok(Value::from(format!("Hello {who}, from provider {index}")))
-        })
-        .await
+        };
+        let server = match &provider_tls {
+            Some(tls) => DubboServer::bind_tls(ServerConfig::new(0), tls.clone(), handler).await,
+            None => DubboServer::bind(0, handler).await,
+        }
         .context("starting an embedded provider on 127.0.0.1")?;
         servers.push(server);
     }
@@ -131,7 +157,7 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     let urls: Vec<String> = PROVIDERS
         .iter()
         .zip(&addresses)
-        .map(|(spec, a)| provider_url(spec, a, now))
+        .map(|(spec, a)| provider_url(spec, a, now, provider_tls.is_some()))
         .collect();
     if args.registry_args.registry.len() > 1 {
         anyhow::bail!("demo registers its providers in one registry: give --registry once");
@@ -144,9 +170,14 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
         Some(registry) => Some(register(&args.registry_args, registry, &urls).await?),
         None => None,
     };
+    let over = match (&provider_tls, &args.provider_client_ca) {
+        (None, _) => "",
+        (Some(_), None) => " over TLS",
+        (Some(_), Some(_)) => " over mutual TLS",
+    };
     writeln!(
         out,
-        "rudder demo: {} dubbo:// providers on 127.0.0.1 ({}), {} calls per strategy, {} in flight\n",
+        "rudder demo: {} dubbo:// providers{over} on 127.0.0.1 ({}), {} calls per strategy, {} in flight\n",
         PROVIDERS.len(),
         addresses.iter().map(|a| a.rsplit(':').next().unwrap_or(a)).collect::<Vec<_>>().join(", "),
         args.calls,
@@ -165,7 +196,7 @@ async fn run_async(args: DemoArgs, out: &mut dyn Write) -> Result<()> {
     // system clock its weight would creep up while the strategies run, and the tables would
     // disagree with the weights they print).
     let consumer = metrics_endpoint::consumer_with(
-        rudder::Consumer::builder().clock(Arc::new(ManualClock::new(now))),
+        crate::tls_args::apply(rudder::Consumer::builder().clock(Arc::new(ManualClock::new(now)))),
         "rudder-demo",
         args.metrics_addr,
         args.registry_args.options(),
@@ -242,16 +273,42 @@ async fn register(
     Ok(opened)
 }
 
-fn provider_url(p: &DemoProvider, address: &str, now: i64) -> String {
+/// The embedded providers' TLS from --provider-*, checked against the consumer's --tls* flags: TLS
+/// on one side only would fail every call (rudder never falls back to plaintext).
+fn provider_tls(args: &DemoArgs) -> Result<Option<ServerTls>> {
+    let consumer = args.tls.config().is_some();
+    let (Some(cert), Some(key)) = (&args.provider_cert, &args.provider_key) else {
+        if consumer {
+            anyhow::bail!(
+                "--tls* makes the demo's consumer speak TLS: give its embedded providers a certificate \
+                 with --provider-cert and --provider-key"
+            );
+        }
+        return Ok(None);
+    };
+    if !consumer {
+        anyhow::bail!(
+            "--provider-cert makes the embedded providers serve TLS: give the consumer --tls-ca \
+             (the CA that signed it), or --tls for the system's roots"
+        );
+    }
+    ServerTls::from_pem_files(cert, key, args.provider_client_ca.as_deref())
+        .map(Some)
+        .context("--provider-cert/--provider-key")
+}
+
+fn provider_url(p: &DemoProvider, address: &str, now: i64, tls: bool) -> String {
     // A provider that registered two minutes ago is 1/5 through Dubbo's 10-minute warmup.
     let started = if p.warming {
         now - 120_000
     } else {
         now - 3_600_000
     };
+    // As a Java provider with `setSslEnabled(true)` announces it.
+    let ssl = if tls { "&ssl-enabled=true" } else { "" };
     format!(
         "dubbo://{address}/{SERVICE}?application=rudder-demo&dubbo=2.0.2&interface={SERVICE}\
-         &methods=sayHello&side=provider&timestamp={started}&weight={}",
+         &methods=sayHello&side=provider&timestamp={started}&weight={}{ssl}",
         p.weight
     )
 }
@@ -398,4 +455,18 @@ fn percentile(sorted: &[Duration], q: f64) -> String {
     }
     let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
     format!("{:.1}ms", sorted[i].as_secs_f64() * 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_providers_announce_it_as_java_does() {
+        let url = provider_url(&PROVIDERS[0], "127.0.0.1:20880", 0, true);
+        let parsed = DubboUrl::parse(&url).unwrap();
+        assert!(rudder_rpc::tls::provider_announces_tls(&parsed), "{url}");
+        let plain = provider_url(&PROVIDERS[0], "127.0.0.1:20880", 0, false);
+        assert!(!plain.contains("ssl-enabled"), "{plain}");
+    }
 }

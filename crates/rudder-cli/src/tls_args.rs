@@ -1,5 +1,5 @@
 //! `--tls`, `--tls-ca`, `--tls-cert`, `--tls-key`, `--tls-server-name`: TLS to the providers a
-//! command calls (`invoke`, `bench`, and `list` when it asks a MetadataService). The files are read
+//! command calls (`invoke`, `bench`, `demo`, and `list` when it asks a MetadataService). The files are read
 //! once, when the command starts, and then serve every consumer and MetadataService client the command
 //! makes (a command runs one consumer, so the setting is the process's).
 

@@ -36,6 +36,8 @@ pub mod java_string;
 pub mod net;
 pub mod redact;
 pub mod status;
+#[cfg(feature = "tls")]
+pub mod tls_classify;
 pub mod url;
 pub mod value;
 #[cfg(feature = "yaml")]

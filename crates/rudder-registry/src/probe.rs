@@ -7,8 +7,9 @@
 //! because it is not in the whitelist") and then closes. An HTTP server, a Dubbo port or a database
 //! answers something else, and that answer is the verdict. A server that answers nothing in time, one
 //! that closes without a word is no verdict: the client's own attempt decides. A TLS port answers
-//! `srvr` with a TLS alert: that is ZooKeeper's `secureClientPort` asked in plaintext. Nothing is
-//! written and no session is opened.
+//! `srvr` with a TLS alert, or (ZooKeeper 3.8's Netty port) closes without a word and then answers a
+//! TLS hello in TLS: that is ZooKeeper's `secureClientPort` asked in plaintext. Nothing is written
+//! after the hello and no session is opened.
 
 use std::time::Duration;
 
@@ -91,6 +92,18 @@ async fn look(host: String, within: Duration) -> Look {
     {
         return Look::Inconclusive;
     }
+    let answer = read_answer(&stream, deadline).await;
+    drop(stream);
+    if answer.is_empty() && crate::tls_probe::speaks_tls(&host, deadline).await {
+        // ZooKeeper 3.8's secure port closes on `srvr` without a word (Netty drops bytes that are no
+        // TLS record): a TLS hello then tells it apart from a silent server.
+        return Look::Tls;
+    }
+    classify(&answer)
+}
+
+/// What the server said until it closed, [`ANSWER_MAX`] bytes or `deadline`.
+async fn read_answer(stream: &TcpStream, deadline: Instant) -> Vec<u8> {
     let mut answer = Vec::with_capacity(ANSWER_MAX);
     let mut buf = [0u8; ANSWER_MAX];
     while answer.len() < ANSWER_MAX {
@@ -105,7 +118,7 @@ async fn look(host: String, within: Duration) -> Look {
             Err(_) => break,
         }
     }
-    classify(&answer)
+    answer
 }
 
 /// Writes all of `bytes`; an error ends the look.
@@ -200,6 +213,56 @@ mod tests {
             Some(RegistryError::NotZookeeper { hosts, answer }) => {
                 assert!(hosts.starts_with(&address), "{hosts}");
                 assert_eq!(answer, "HTTP/1.1 400 Bad Request");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// As ZooKeeper 3.8's Netty secure port: bytes that are no TLS record close the connection
+    /// without a word; a TLS hello gets a TLS answer.
+    #[tokio::test]
+    async fn a_port_that_closes_on_plaintext_and_answers_tls_is_a_tls_port() {
+        use rustls::pki_types::pem::PemObject;
+        let pki = rudder_test_support::pki::Pki::new("probe");
+        let server = pki.issue(
+            "server",
+            &["127.0.0.1"],
+            rudder_test_support::pki::Validity::Current,
+        );
+        let chain = rustls::pki_types::CertificateDer::pem_file_iter(&server.cert)
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let key = rustls::pki_types::PrivateKeyDer::from_pem_file(&server.key).unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+            rustls::crypto::aws_lc_rs::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let server = tokio::spawn(async move {
+            for _ in 0..2 {
+                let (stream, _) = listener.accept().await.unwrap();
+                let mut first = [0u8; 1];
+                stream.peek(&mut first).await.unwrap();
+                if first[0] == 0x16 {
+                    let _ = acceptor.accept(stream).await;
+                } else {
+                    drop(stream);
+                }
+            }
+        });
+        let verdict = diagnose(std::slice::from_ref(&address), LOOK_WITHIN).await;
+        server.await.unwrap();
+        match verdict {
+            Some(RegistryError::Tls { hosts, failure }) => {
+                assert_eq!(hosts, address);
+                assert_eq!(failure, crate::error::ZkTlsFailure::TlsPort);
             }
             other => panic!("{other:?}"),
         }

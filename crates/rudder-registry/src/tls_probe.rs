@@ -10,9 +10,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rudder_common::tls_classify::{self, MissingCertAlert};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use rustls::{AlertDescription, CertificateError, ClientConfig, RootCertStore};
+use rustls::{ClientConfig, RootCertStore};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
@@ -101,6 +102,46 @@ fn client_config(files: &TlsFiles) -> Result<ClientConfig, RegistryError> {
     }
 }
 
+/// Whether `host` answers a TLS hello in TLS (a certificate, an alert), within `deadline`: a port
+/// that said nothing to plaintext may be ZooKeeper's `secureClientPort`. Nothing is trusted, so no
+/// handshake completes and nothing is sent after the hello.
+pub(crate) async fn speaks_tls(host: &str, deadline: tokio::time::Instant) -> bool {
+    let Ok(config) = client_config(&TlsFiles::default()) else {
+        return false;
+    };
+    let name = host_name(host);
+    let server_name =
+        ServerName::try_from(name).unwrap_or_else(|_| ServerName::try_from("zookeeper").unwrap());
+    let attempt = async {
+        let tcp = TcpStream::connect(host).await.ok()?;
+        match TlsConnector::from(Arc::new(config))
+            .connect(server_name, tcp)
+            .await
+        {
+            Ok(_) => Some(true),
+            Err(error) => Some(matches!(
+                error
+                    .get_ref()
+                    .and_then(|e| e.downcast_ref::<rustls::Error>()),
+                Some(rustls::Error::InvalidCertificate(_) | rustls::Error::AlertReceived(_))
+            )),
+        }
+    };
+    matches!(
+        tokio::time::timeout_at(deadline, attempt).await,
+        Ok(Some(true))
+    )
+}
+
+/// The host of `host:port` (an IPv6 address without its brackets).
+fn host_name(host: &str) -> String {
+    host.rsplit_once(':')
+        .map_or(host, |(name, _)| name)
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned()
+}
+
 /// One server: connect, handshake, and with TLS 1.3 read once (a server refusing the client's
 /// certificate says so after the client's side of the handshake is done), within `within`.
 async fn look(
@@ -109,13 +150,7 @@ async fn look(
     client_cert: bool,
     within: Duration,
 ) -> Look {
-    let name = host
-        .rsplit_once(':')
-        .map_or(host.as_str(), |(name, _)| name)
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_owned();
-    let Ok(server_name) = ServerName::try_from(name) else {
+    let Ok(server_name) = ServerName::try_from(host_name(&host)) else {
         return Look::Inconclusive;
     };
     let attempt = async {
@@ -143,66 +178,20 @@ async fn look(
     }
 }
 
-/// What a failed handshake means for the user.
+/// What a failed handshake means for the user. Java's SSLEngine (ZooKeeper's Netty secure port,
+/// `ssl.clientAuth=need`) answers a missing client certificate with handshake_failure: observed
+/// against ZooKeeper 3.8.
 fn classify(error: &std::io::Error, client_cert: bool) -> Look {
-    let Some(tls) = error
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-    else {
-        return match error.kind() {
-            // ZooKeeper's plain port reads a hello as a huge length and hangs up.
-            std::io::ErrorKind::UnexpectedEof
-            | std::io::ErrorKind::ConnectionReset
-            | std::io::ErrorKind::ConnectionAborted
-            | std::io::ErrorKind::BrokenPipe => Look::Failed(ZkTlsFailure::PlaintextPeer),
-            _ => Look::Inconclusive,
-        };
-    };
-    let failure = match tls {
-        rustls::Error::InvalidCertificate(cert) => match cert {
-            CertificateError::UnknownIssuer => ZkTlsFailure::UnknownIssuer,
-            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
-                ZkTlsFailure::NameMismatch
-            }
-            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
-                ZkTlsFailure::Expired
-            }
-            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
-                ZkTlsFailure::NotYetValid
-            }
-            _ => ZkTlsFailure::BadCertificate,
-        },
-        rustls::Error::InvalidMessage(_) => ZkTlsFailure::PlaintextPeer,
-        rustls::Error::AlertReceived(alert) => match alert {
-            AlertDescription::CertificateRequired => ZkTlsFailure::ClientCertRequired,
-            // Java's SSLEngine (ZooKeeper's Netty secure port, `ssl.clientAuth=need`) answers a
-            // missing client certificate with handshake_failure: observed against ZooKeeper 3.8.
-            AlertDescription::HandshakeFailure if !client_cert => ZkTlsFailure::ClientCertRequired,
-            AlertDescription::BadCertificate
-            | AlertDescription::NoCertificate
-            | AlertDescription::UnsupportedCertificate
-            | AlertDescription::CertificateRevoked
-            | AlertDescription::CertificateExpired
-            | AlertDescription::CertificateUnknown
-            | AlertDescription::UnknownCA
-            | AlertDescription::AccessDenied
-            | AlertDescription::DecryptError => {
-                if client_cert {
-                    ZkTlsFailure::ClientCertRefused
-                } else {
-                    ZkTlsFailure::ClientCertRequired
-                }
-            }
-            _ => ZkTlsFailure::Handshake,
-        },
-        _ => ZkTlsFailure::Handshake,
-    };
-    Look::Failed(failure)
+    match tls_classify::classify(error, client_cert, MissingCertAlert::OrHandshakeFailure) {
+        Some(failure) => Look::Failed(ZkTlsFailure::from(failure)),
+        None => Look::Inconclusive,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustls::{AlertDescription, CertificateError};
 
     #[test]
     fn library_errors_name_the_reason() {

@@ -1,5 +1,5 @@
-//! rudder against secured ZooKeeper servers: a `/dubbo` tree under a digest-only ACL, a server that
-//! requires SASL DIGEST-MD5 (JAAS), and the TLS secure client port (certificates made at test time).
+//! rudder against secured ZooKeeper servers: a `/dubbo` tree under a digest-only ACL and a server that
+//! requires SASL DIGEST-MD5 (JAAS); the TLS secure client port is in `zookeeper_tls`.
 //!
 //! Each failure case runs under a registry whose connect timeout is far longer than the test's own
 //! deadline: an error that arrives proves rudder failed at once instead of retrying to the timeout.
@@ -8,20 +8,18 @@ use std::time::Duration;
 
 use rudder_common::url::DubboUrl;
 use rudder_it::{run_rudder, SecureZooKeeper, TestPki, ZooKeeperContainer, ZooKeeperImage};
-use rudder_registry::{
-    ConsumerSpec, RegistryError, RegistryOptions, ZkTlsFailure, ZookeeperRegistry,
-};
-use zookeeper_client::{Acl, Acls, Client, CreateMode, Permission, SaslOptions, TlsOptions};
+use rudder_registry::{ConsumerSpec, RegistryError, RegistryOptions, ZookeeperRegistry};
+use zookeeper_client::{Acl, Acls, Client, CreateMode, Permission, SaslOptions};
 
 use crate::common::{self, WAIT};
 
-const SERVICE: &str = "com.acme.Greeter";
+pub(crate) const SERVICE: &str = "com.acme.Greeter";
 /// Longer than any deadline below: reaching it would mean rudder retried instead of failing.
-const PATIENT: Duration = Duration::from_secs(600);
+pub(crate) const PATIENT: Duration = Duration::from_secs(600);
 /// How long a refusal may take to surface (a cold server's first answer on a busy machine).
-const PROMPTLY: Duration = Duration::from_secs(20);
+pub(crate) const PROMPTLY: Duration = Duration::from_secs(20);
 
-fn patient() -> RegistryOptions {
+pub(crate) fn patient() -> RegistryOptions {
     RegistryOptions::default().with_connect_timeout(PATIENT)
 }
 
@@ -43,7 +41,7 @@ async fn creator_all_of(client: &Client, probe: &str) -> Vec<Acl> {
 
 /// A provider node under `root`, created by `admin` with the ACL Java Dubbo would set (`CREATOR_ALL`
 /// when `admin` has authenticated, open otherwise).
-async fn put_provider(admin: &Client, root: &str, port: u16, authenticated: bool) {
+pub(crate) async fn put_provider(admin: &Client, root: &str, port: u16, authenticated: bool) {
     let acls = if authenticated {
         Acls::creator_all()
     } else {
@@ -74,7 +72,7 @@ async fn consumer_acl(admin: &Client, root: &str) -> Vec<Acl> {
         .0
 }
 
-fn spec() -> ConsumerSpec {
+pub(crate) fn spec() -> ConsumerSpec {
     let mut spec = ConsumerSpec::new(SERVICE);
     spec.host = Some("127.0.0.1".into());
     spec
@@ -185,7 +183,7 @@ async fn without_credentials_created_nodes_are_open_to_anyone() {
 
 /// The local image's start script takes the secure configuration; an official image would need its
 /// own (`ZOO_CFG_EXTRA`, `JVMFLAGS`): not wired, so these tests say so instead of passing vacuously.
-fn local_image() -> ZooKeeperImage {
+pub(crate) fn local_image() -> ZooKeeperImage {
     let image = ZooKeeperImage::from_env();
     assert!(
         image.is_local_build(),
@@ -262,139 +260,7 @@ async fn sasl_digest_md5_is_required_and_given() {
     );
 }
 
-#[tokio::test]
-async fn tls_to_the_secure_client_port_with_and_without_a_client_certificate() {
-    let pki = TestPki::generate().unwrap();
-    let (extras, secure_port) = SecureZooKeeper::tls(&pki, "need").await.unwrap();
-    let zookeeper = ZooKeeperContainer::start_with(local_image(), &extras)
-        .await
-        .unwrap();
-    let admin = common::writer(&zookeeper).await;
-    put_provider(&admin, "/dubbo", 20880, false).await;
-    let secure = format!("127.0.0.1:{secure_port}");
-    let files = format!(
-        "tls.ca={}&tls.cert={}&tls.key={}",
-        pki.ca().display(),
-        pki.client_cert().display(),
-        pki.client_key().display()
-    );
-
-    let registry = ZookeeperRegistry::connect(&format!("zookeeper://{secure}?{files}"), patient())
-        .await
-        .expect("TLS session");
-    let (directory, subscription) = common::subscribe(&registry, spec()).await;
-    assert_eq!(directory.snapshot().providers().len(), 1);
-    subscription.close().await;
-    registry.close().await;
-
-    // zookeeper-client alone connects the same way (after rudder has set the process's rustls
-    // provider: this binary links both ring and aws-lc-rs).
-    let tls = TlsOptions::new()
-        .with_pem_ca(&std::fs::read_to_string(pki.ca()).unwrap())
-        .unwrap()
-        .with_pem_identity(
-            &std::fs::read_to_string(pki.client_cert()).unwrap(),
-            &std::fs::read_to_string(pki.client_key()).unwrap(),
-        )
-        .unwrap();
-    Client::connector()
-        .with_tls(tls)
-        .secure_connect(&secure)
-        .await
-        .expect("zookeeper-client itself connects over TLS");
-
-    // The CLI over TLS lists the same provider.
-    let url = format!("zookeeper://{secure}?{files}");
-    let out = run_rudder(&["providers", "--registry", &url, "--interface", SERVICE]).await;
-    assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.contains("127.0.0.1:20880"), "{}", out.stdout);
-
-    // Trusting another CA, or no client certificate where one is needed: no session, with an
-    // error that names the hosts and the reason (found by rudder's own handshake: zookeeper-client
-    // says only "connection loss"), well within the connect timeout; plaintext to the TLS port
-    // neither.
-    let short = RegistryOptions::default().with_connect_timeout(Duration::from_secs(3));
-    for (what, failure, url) in [
-        (
-            "wrong CA",
-            ZkTlsFailure::UnknownIssuer,
-            format!(
-                "zookeeper://{secure}?tls.ca={}&tls.cert={}&tls.key={}",
-                pki.other_ca().display(),
-                pki.client_cert().display(),
-                pki.client_key().display()
-            ),
-        ),
-        (
-            "no client certificate",
-            ZkTlsFailure::ClientCertRequired,
-            format!("zookeeper://{secure}?tls.ca={}", pki.ca().display()),
-        ),
-    ] {
-        let started = std::time::Instant::now();
-        let error = ZookeeperRegistry::connect(&url, short)
-            .await
-            .expect_err(what);
-        let took = started.elapsed();
-        eprintln!("{what}: {} ({took:?})", chain(&error));
-        match &error {
-            RegistryError::Tls { failure: f, .. } => assert_eq!(*f, failure, "{what}"),
-            other => panic!("{what}: {}", chain(other)),
-        }
-        assert!(took < Duration::from_secs(3), "{what}: {took:?}");
-        assert!(chain(&error).contains(&secure), "{what}: {}", chain(&error));
-    }
-
-    // Plaintext to the TLS port: ZooKeeper 3.8's secure port answers `srvr` with nothing (no TLS
-    // alert), so no verdict: unreachable after the connect timeout.
-    let error = ZookeeperRegistry::connect(&format!("zookeeper://{secure}"), short)
-        .await
-        .expect_err("plaintext to the TLS port");
-    assert!(
-        matches!(error, RegistryError::Unreachable { .. }),
-        "{}",
-        chain(&error)
-    );
-
-    // Plain ZooKeeper's port under a TLS URL: named as such.
-    let plain = zookeeper.connect_string();
-    let error = ZookeeperRegistry::connect(
-        &format!("zookeeper://{plain}?tls.ca={}", pki.ca().display()),
-        short,
-    )
-    .await
-    .expect_err("TLS to the plain port");
-    eprintln!("TLS to the plain port: {}", chain(&error));
-    assert!(
-        matches!(
-            error,
-            RegistryError::Tls {
-                failure: ZkTlsFailure::PlaintextPeer,
-                ..
-            }
-        ),
-        "{}",
-        chain(&error)
-    );
-
-    // A key file that is not a key: named by its parameter, its content never shown.
-    let bogus = pki.dir().join("bogus.pem");
-    std::fs::write(&bogus, "TOP-SECRET-NOT-A-KEY").unwrap();
-    let url = format!(
-        "zookeeper://{secure}?tls.ca={}&tls.cert={}&tls.key={}",
-        pki.ca().display(),
-        pki.client_cert().display(),
-        bogus.display()
-    );
-    let error = ZookeeperRegistry::connect(&url, short)
-        .await
-        .expect_err("bogus key");
-    let text = format!("{} {error:?}", chain(&error));
-    assert!(text.contains("tls.cert/tls.key"), "{text}");
-    assert!(!text.contains("TOP-SECRET"), "{text}");
-}
-
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
     while let Some(next) = cause {

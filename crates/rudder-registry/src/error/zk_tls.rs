@@ -54,6 +54,32 @@ impl ZkTlsFailure {
     }
 }
 
+/// A provider-side reason as the ZooKeeper one: the classification is shared
+/// (`rudder_common::tls_classify`); what only a provider connection can meet (an announced TLS, a
+/// handshake timeout) is a plain handshake failure here.
+///
+/// ```
+/// use rudder_common::error::TlsFailure;
+/// use rudder_registry::ZkTlsFailure;
+/// assert_eq!(ZkTlsFailure::from(TlsFailure::Expired), ZkTlsFailure::Expired);
+/// ```
+impl From<rudder_common::error::TlsFailure> for ZkTlsFailure {
+    fn from(failure: rudder_common::error::TlsFailure) -> ZkTlsFailure {
+        use rudder_common::error::TlsFailure as F;
+        match failure {
+            F::UnknownIssuer => ZkTlsFailure::UnknownIssuer,
+            F::NameMismatch => ZkTlsFailure::NameMismatch,
+            F::Expired => ZkTlsFailure::Expired,
+            F::NotYetValid => ZkTlsFailure::NotYetValid,
+            F::BadCertificate => ZkTlsFailure::BadCertificate,
+            F::ClientCertRequired => ZkTlsFailure::ClientCertRequired,
+            F::ClientCertRefused => ZkTlsFailure::ClientCertRefused,
+            F::PlaintextPeer => ZkTlsFailure::PlaintextPeer,
+            _ => ZkTlsFailure::Handshake,
+        }
+    }
+}
+
 impl fmt::Display for ZkTlsFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

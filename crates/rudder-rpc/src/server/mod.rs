@@ -35,6 +35,9 @@
 //! ```
 
 mod session;
+mod tls;
+
+pub use tls::ServerTls;
 
 use std::future::Future;
 use std::io;
@@ -49,6 +52,9 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::codec::DEFAULT_PAYLOAD_LIMIT;
+
+/// How long a TLS server waits for a consumer's handshake before dropping the connection.
+const HANDSHAKE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A boxed, sendable future, as [`Handler::call`] returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -161,6 +167,27 @@ impl DubboServer {
     /// # Errors
     /// The bind error (e.g. the port is taken).
     pub async fn bind_with(config: ServerConfig, handler: impl Handler) -> io::Result<DubboServer> {
+        DubboServer::start(config, None, handler).await
+    }
+
+    /// Starts serving `handler` with `config` over TLS only: every connection begins with a TLS
+    /// handshake (one that does not end within 10 s is dropped); a plaintext consumer is refused.
+    ///
+    /// # Errors
+    /// The bind error (e.g. the port is taken).
+    pub async fn bind_tls(
+        config: ServerConfig,
+        tls: ServerTls,
+        handler: impl Handler,
+    ) -> io::Result<DubboServer> {
+        DubboServer::start(config, Some(tls), handler).await
+    }
+
+    async fn start(
+        config: ServerConfig,
+        tls: Option<ServerTls>,
+        handler: impl Handler,
+    ) -> io::Result<DubboServer> {
         let socket = TcpSocket::new_v4()?;
         // A restarted test server must be able to take its old port back at once.
         socket.set_reuseaddr(true)?;
@@ -175,6 +202,7 @@ impl DubboServer {
         });
         let accept_task = tokio::spawn(accept_loop(
             listener,
+            tls,
             Arc::new(handler),
             config,
             Arc::clone(&stats),
@@ -230,6 +258,7 @@ impl DubboServer {
 
 async fn accept_loop(
     listener: TcpListener,
+    tls: Option<ServerTls>,
     handler: Arc<dyn Handler>,
     config: ServerConfig,
     stats: Arc<ServerStats>,
@@ -245,7 +274,27 @@ async fn accept_loop(
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
                     let open = stats.connection_opened();
-                    sessions.spawn(session::serve(stream, peer, Arc::clone(&handler), config, Arc::clone(&stats), open));
+                    let (handler, stats) = (Arc::clone(&handler), Arc::clone(&stats));
+                    match &tls {
+                        None => {
+                            let (reader, writer) = stream.into_split();
+                            sessions.spawn(session::serve(reader, writer, peer, handler, config, stats, open));
+                        }
+                        Some(tls) => {
+                            let acceptor = tls.acceptor.clone();
+                            sessions.spawn(async move {
+                                let accepted = tokio::time::timeout(HANDSHAKE_WITHIN, acceptor.accept(stream)).await;
+                                match accepted {
+                                    Ok(Ok(stream)) => {
+                                        let (reader, writer) = tokio::io::split(stream);
+                                        session::serve(reader, writer, peer, handler, config, stats, open).await;
+                                    }
+                                    Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                                    Err(_) => tracing::debug!(%peer, "no TLS handshake in time"),
+                                }
+                            });
+                        }
+                    }
                 }
                 Err(e) => tracing::warn!(error = %e, "accept failed"),
             },

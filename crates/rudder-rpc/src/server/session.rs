@@ -5,8 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::AsyncReadExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 
 use super::{Handler, OpenConnection, ServerConfig, ServerStats};
@@ -23,15 +22,18 @@ const WRITE_STALL: Duration = Duration::from_secs(30);
 const DUBBO_ATTACHMENT: [(&str, &str); 1] = [("dubbo", "2.0.2")];
 
 /// Serves one connection until the peer leaves, sends a malformed frame, or the task is aborted.
-pub(super) async fn serve(
-    stream: TcpStream,
+pub(super) async fn serve<R, W>(
+    mut reader: R,
+    mut writer: W,
     peer: SocketAddr,
     handler: Arc<dyn Handler>,
     config: ServerConfig,
     stats: Arc<ServerStats>,
     open: OpenConnection,
-) {
-    let (mut reader, mut writer) = stream.into_split();
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
     let (tx, mut rx) = mpsc::channel::<Bytes>(OUTBOUND_QUEUE);
     let (stop, stop_rx) = watch::channel(false);
     let handler_stop = stop_rx.clone();
@@ -53,7 +55,7 @@ pub(super) async fn serve(
 }
 
 async fn read_requests(
-    reader: &mut tokio::net::tcp::OwnedReadHalf,
+    reader: &mut (impl AsyncRead + Unpin),
     tx: &mpsc::Sender<Bytes>,
     handler: &Arc<dyn Handler>,
     stop: &watch::Receiver<bool>,

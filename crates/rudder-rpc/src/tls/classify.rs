@@ -4,7 +4,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rudder_common::error::{RpcError, RpcErrorKind, TlsError, TlsFailure};
-use rustls::{AlertDescription, CertificateError};
+use rudder_common::tls_classify::{self, MissingCertAlert};
+use rustls::AlertDescription;
 
 /// The error of a failed handshake with `addr` (or of the first read after it, where TLS 1.3
 /// providers refuse a client certificate); `client_cert` says whether we showed one.
@@ -31,62 +32,15 @@ pub(crate) fn timed_out(addr: &str, timeout: Duration) -> RpcError {
     .with_source(TlsError::new(TlsFailure::HandshakeTimeout))
 }
 
-/// What an I/O error from a TLS stream means for the user.
+/// What an I/O error from a TLS stream means for the user. Providers' TLS stacks differ, so only
+/// `certificate_required` (and the certificate alerts) say a client certificate was missing.
 pub(crate) fn classify(error: &std::io::Error, client_cert: bool) -> TlsFailure {
-    let Some(tls) = error
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-    else {
-        return match error.kind() {
-            // A plaintext server reads our hello as garbage and hangs up.
-            std::io::ErrorKind::UnexpectedEof
-            | std::io::ErrorKind::ConnectionReset
-            | std::io::ErrorKind::ConnectionAborted
-            | std::io::ErrorKind::BrokenPipe => TlsFailure::PlaintextPeer,
-            _ => TlsFailure::Handshake,
-        };
-    };
-    classify_tls(tls, client_cert)
+    tls_classify::classify(error, client_cert, MissingCertAlert::CertificateRequired)
+        .unwrap_or(TlsFailure::Handshake)
 }
 
 fn classify_tls(tls: &rustls::Error, client_cert: bool) -> TlsFailure {
-    match tls {
-        rustls::Error::InvalidCertificate(cert) => match cert {
-            CertificateError::UnknownIssuer => TlsFailure::UnknownIssuer,
-            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
-                TlsFailure::NameMismatch
-            }
-            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
-                TlsFailure::Expired
-            }
-            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
-                TlsFailure::NotYetValid
-            }
-            _ => TlsFailure::BadCertificate,
-        },
-        // Bytes that are no TLS record: a plaintext provider answering in its own protocol.
-        rustls::Error::InvalidMessage(_) => TlsFailure::PlaintextPeer,
-        rustls::Error::AlertReceived(alert) => match alert {
-            AlertDescription::CertificateRequired => TlsFailure::ClientCertRequired,
-            AlertDescription::BadCertificate
-            | AlertDescription::NoCertificate
-            | AlertDescription::UnsupportedCertificate
-            | AlertDescription::CertificateRevoked
-            | AlertDescription::CertificateExpired
-            | AlertDescription::CertificateUnknown
-            | AlertDescription::UnknownCA
-            | AlertDescription::AccessDenied
-            | AlertDescription::DecryptError => {
-                if client_cert {
-                    TlsFailure::ClientCertRefused
-                } else {
-                    TlsFailure::ClientCertRequired
-                }
-            }
-            _ => TlsFailure::Handshake,
-        },
-        _ => TlsFailure::Handshake,
-    }
+    tls_classify::classify_tls(tls, client_cert, MissingCertAlert::CertificateRequired)
 }
 
 /// The TLS failure somewhere in `error`'s chain, if any: an [`RpcError`] that carries one (a failed
