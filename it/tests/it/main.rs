@@ -34,6 +34,7 @@ mod nacos_discovery;
 mod nacos_faults;
 mod nacos_migration_parity;
 mod nacos_rules;
+mod nacos_watch;
 mod outlier_java;
 mod peers_loopback;
 mod provider_faults;
