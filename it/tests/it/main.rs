@@ -29,6 +29,7 @@ mod migration_parity;
 mod migration_proportion;
 mod migration_rule;
 mod multi_registry;
+mod nacos_auth;
 mod nacos_cluster;
 mod nacos_discovery;
 mod nacos_faults;

@@ -126,12 +126,26 @@ impl Connection {
                     .await
                 {
                     Ok(_) => return Ok(Clients { naming }),
+                    // Refused credentials do not get better by waiting: say so at once.
+                    Err(nacos_sdk::api::error::Error::ErrResponse(_, _, 403, message)) => {
+                        return Err(self.refused(message.as_deref().unwrap_or("")));
+                    }
                     Err(e) => failed(e),
                 },
                 Err(e) => failed(e),
             }
             tokio::time::sleep(self.options.retry_delay(attempt)).await;
             attempt = attempt.saturating_add(1);
+        }
+    }
+
+    /// The server refused the URL's credentials (`message` is the server's, never a password).
+    fn refused(&self, message: &str) -> RegistryError {
+        let why = format!("refused (403): {message}; check username and password");
+        RegistryError::Nacos {
+            operation: "login",
+            target: self.address.servers.join(","),
+            source: Arc::new(nacos_sdk::api::error::Error::ErrResult(why)),
         }
     }
 
