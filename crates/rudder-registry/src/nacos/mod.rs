@@ -13,6 +13,7 @@ mod address;
 mod apps;
 mod browse;
 mod client;
+mod hosts;
 mod http;
 mod naming;
 mod rules;
