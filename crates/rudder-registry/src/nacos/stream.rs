@@ -194,18 +194,52 @@ impl NamingStream {
                 list.push(Arc::clone(pushes));
             }
         }
+        let link = self.link().await?;
+        subscribe(&self.shared, &link, &key, true).await
+    }
+
+    /// The connection, waiting up to the connect timeout for one.
+    async fn link(&self) -> Result<Link, String> {
         let wait = self.shared.options.connect_timeout();
         let mut link = self.shared.link.subscribe();
-        let link = tokio::time::timeout(wait, link.wait_for(Option::is_some))
+        let up = tokio::time::timeout(wait, link.wait_for(Option::is_some))
             .await
             .map_err(|_| {
                 let why = self.last_error().unwrap_or_default();
                 format!("no connection within {} ms {why}", wait.as_millis())
             })?
             .map_err(|_| "the registry is closed".to_owned())?
-            .clone()
-            .ok_or("the registry is closed")?;
-        subscribe(&self.shared, &link, &key, true).await
+            .clone();
+        up.ok_or_else(|| "the registry is closed".to_owned())
+    }
+
+    /// The instances of `service` of `group` once, without subscribing (`ServiceQueryRequest`):
+    /// what `rudder list` reads, as large as a subscription's lists.
+    pub(crate) async fn list(
+        &self,
+        service: &str,
+        group: &str,
+    ) -> Result<Vec<ServiceInstance>, String> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Queried {
+            service_info: Option<ServiceInfo>,
+        }
+        let link = self.link().await?;
+        let body = json!({
+            "namespace": self.shared.namespace,
+            "groupName": group,
+            "serviceName": service,
+            "cluster": "",
+            "healthyOnly": false,
+            "module": "naming",
+        });
+        let answered = request(&self.shared, &link, "ServiceQueryRequest", body).await?;
+        let queried: Queried = answer(&answered, "QueryServiceResponse").map_err(refusal)?;
+        Ok(queried
+            .service_info
+            .map(ServiceInfo::instances)
+            .unwrap_or_default())
     }
 
     /// Takes `pushes` off `service`; the last one to go unsubscribes.
