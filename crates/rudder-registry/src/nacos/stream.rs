@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch, Notify};
 use crate::nacos::address::NacosAddress;
 use crate::nacos::hosts::{Key, ServiceInfo};
 use crate::nacos::http::Token;
-use crate::nacos::wire::{answer, Payload, Refused, Wire};
+use crate::nacos::wire::{answer, grpc_address, Payload, Refused, Wire};
 use crate::options::RegistryOptions;
 
 /// Nacos 2.x's "connection not registered yet" (a request that overtook the stream's set-up).
@@ -476,19 +476,6 @@ fn refusal(refused: Refused) -> String {
     format!("refused ({}): {}", refused.code, refused.message)
 }
 
-/// `host:port+1000`.
-fn grpc_address(server: &str) -> Result<String, String> {
-    let (host, port) = server
-        .rsplit_once(':')
-        .ok_or_else(|| format!("no port in {server}"))?;
-    let port: u16 = port
-        .parse::<u16>()
-        .ok()
-        .and_then(|p| p.checked_add(1000))
-        .ok_or_else(|| format!("no gRPC port for {server}"))?;
-    Ok(format!("{host}:{port}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,12 +504,5 @@ mod tests {
         assert_eq!(pb.take().map(|l| l.len()), Some(0));
         offer(shared, &a, &[]);
         assert_eq!(pa.take().map(|l| l.len()), Some(0));
-    }
-
-    #[test]
-    fn the_grpc_port_is_the_http_port_plus_1000() {
-        assert_eq!(grpc_address("10.0.0.1:8848").unwrap(), "10.0.0.1:9848");
-        assert_eq!(grpc_address("[::1]:8848").unwrap(), "[::1]:9848");
-        assert!(grpc_address("10.0.0.1:65000").is_err());
     }
 }

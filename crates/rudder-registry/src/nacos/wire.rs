@@ -199,6 +199,19 @@ impl Wire {
     }
 }
 
+/// `host:port+1000`.
+pub(crate) fn grpc_address(server: &str) -> Result<String, String> {
+    let (host, port) = server
+        .rsplit_once(':')
+        .ok_or_else(|| format!("no port in {server}"))?;
+    let port: u16 = port
+        .parse::<u16>()
+        .ok()
+        .and_then(|p| p.checked_add(1000))
+        .ok_or_else(|| format!("no gRPC port for {server}"))?;
+    Ok(format!("{host}:{port}"))
+}
+
 /// An error and its causes on one line.
 fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
@@ -253,5 +266,12 @@ mod tests {
             "{}",
             refused.message
         );
+    }
+
+    #[test]
+    fn the_grpc_port_is_the_http_port_plus_1000() {
+        assert_eq!(grpc_address("10.0.0.1:8848").unwrap(), "10.0.0.1:9848");
+        assert_eq!(grpc_address("[::1]:8848").unwrap(), "[::1]:9848");
+        assert!(grpc_address("10.0.0.1:65000").is_err());
     }
 }
