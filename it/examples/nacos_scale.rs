@@ -14,8 +14,8 @@
 //! * `fifty`: 50 interfaces of 1,000 instances each, 50 subscriptions on one registry: the time until
 //!   all 50 directories list 1,000, then one instance added to one interface and removed.
 //!
-//! Interface level only: application-level discovery on Nacos is not in this tree yet. The
-//! instances' ports are never called. Prints a Markdown table row per scenario.
+//! Interface level. The instances' ports are never called. Prints a Markdown table row per scenario.
+//! rnacos batches its pushes (a 500 ms timer), so a change takes 0.5 to 1 s to reach any client.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -112,6 +112,11 @@ async fn fill(writer: &NamingService, services: usize, count: usize) {
             .batch_register_instance(service_name(j), None, instances(j, count))
             .await
             .expect("batch register");
+    }
+    // nacos-sdk cannot read a list this large back (its 4 MiB message limit, see docs/nacos.md):
+    // rnacos has stored a batch when it answers it, and the subscriptions below read it.
+    if count > 5_000 {
+        return;
     }
     let listed = async {
         for j in 0..services {

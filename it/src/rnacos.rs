@@ -49,6 +49,22 @@ impl Rnacos {
         Some(server)
     }
 
+    /// Starts one server with `extra` lines in its env file (`NAME=value\n` each, e.g. authentication
+    /// on), or `None` when `RUDDER_SKIP_NACOS=1`.
+    ///
+    /// # Panics
+    /// As [`Rnacos::start`].
+    pub async fn start_with_env(extra: &str) -> Option<Rnacos> {
+        if std::env::var(SKIP_NACOS_ENV).is_ok_and(|v| v == "1") {
+            eprintln!("{SKIP_NACOS_ENV}=1: skipping a Nacos test");
+            return None;
+        }
+        let mut server = Rnacos::unstarted().await;
+        server.extra_env = extra.to_owned();
+        server.run().await;
+        Some(server)
+    }
+
     /// Starts a cluster of `size` servers in rnacos's Raft mode (config data through Raft, naming
     /// shared between the members), or `None` when `RUDDER_SKIP_NACOS=1`: the first initialises the
     /// cluster (`RNACOS_RAFT_NODE_ID=1`, `RNACOS_RAFT_AUTO_INIT=true`), the others join it at its

@@ -21,7 +21,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use nacos_sdk::api::naming::{NamingEventListener, ServiceInstance};
+use nacos_sdk::api::naming::ServiceInstance;
 use rudder_common::discovery::{RuleKey, RuleSink};
 use tokio::sync::oneshot;
 
@@ -31,10 +31,10 @@ use crate::instance::json::Instance;
 use crate::instance::metadata::MetadataFetcher;
 use crate::instance::source::{InstanceSource, SourceFuture};
 use crate::instance::view::{AppWatch, AppWatches, RemoteMetadata, Revisions, MAX_INSTANCES};
-use crate::nacos::client::{Clients, Connection};
+use crate::nacos::client::Connection;
 use crate::nacos::http::{form_encode, request};
 use crate::nacos::rules::{follow_in, nacos_error, read_config};
-use crate::nacos::subscriber::Pushes;
+use crate::nacos::stream::Pushes;
 use crate::timing::sleep_opt;
 
 /// The config group of the interface→application mapping (Dubbo's `DEFAULT_MAPPING_GROUP`).
@@ -209,10 +209,15 @@ struct Follower {
 impl Follower {
     async fn run(mut self, mut stop: oneshot::Receiver<()>) {
         let connection = Arc::clone(&self.connection);
-        let clients = tokio::select! {
-            _ = &mut stop => return,
+        let app = self.revisions.app.clone();
+        let group = connection.address.group.clone();
+        tokio::select! {
+            _ = &mut stop => {
+                connection.stream.unsubscribe(&app, &group, &self.pushes).await;
+                return;
+            }
             () = connection.closed() => return,
-            clients = self.subscribe() => clients,
+            () = self.subscribe() => {}
         };
         loop {
             if let Some(instances) = self.pushes.take() {
@@ -239,41 +244,39 @@ impl Follower {
                 () = sleep_opt(retry) => {}
             }
         }
-        let listener = Arc::clone(&self.pushes) as Arc<dyn NamingEventListener>;
-        let group = Some(connection.address.group.clone());
-        let app = self.revisions.app.clone();
-        let _ = clients
-            .naming
-            .unsubscribe(app, group, Vec::new(), listener)
+        connection
+            .stream
+            .unsubscribe(&app, &group, &self.pushes)
             .await;
     }
 
     /// Subscribes to the application's service and lists it once, retrying with the registry's
     /// backoff until both succeed (the caller ends this on stop or close).
-    async fn subscribe(&self) -> Clients {
+    async fn subscribe(&self) {
         let app = self.revisions.app.clone();
         let group = self.connection.address.group.clone();
         let mut failures: u32 = 0;
         loop {
             let attempt = async {
                 let wait = self.connection.options.connect_timeout();
-                let clients = self.connection.clients_within(wait).await?;
-                let listener = Arc::clone(&self.pushes) as Arc<dyn NamingEventListener>;
-                clients
-                    .naming
-                    .subscribe(app.clone(), Some(group.clone()), Vec::new(), listener)
+                self.connection.clients_within(wait).await?;
+                let first = self
+                    .connection
+                    .stream
+                    .subscribe(&app, &group, &self.pushes)
                     .await
-                    .map_err(|e| nacos_error("subscribe", app.clone(), e))?;
-                let first = clients
-                    .naming
-                    .get_all_instances(app.clone(), Some(group.clone()), Vec::new(), true)
-                    .await
-                    .map_err(|e| nacos_error("list", app.clone(), e))?;
+                    .map_err(|e| {
+                        nacos_error(
+                            "subscribe",
+                            app.clone(),
+                            nacos_sdk::api::error::Error::ErrResult(e),
+                        )
+                    })?;
                 self.pushes.offer_first(first);
-                Ok::<_, RegistryError>(clients)
+                Ok::<_, RegistryError>(())
             };
             match attempt.await {
-                Ok(clients) => return clients,
+                Ok(()) => return,
                 Err(error) => {
                     tracing::warn!(%app, error = &error as &dyn std::error::Error, "instance listing failed; retrying");
                     tokio::time::sleep(self.connection.options.retry_delay(failures)).await;

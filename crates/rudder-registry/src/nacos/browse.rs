@@ -49,8 +49,7 @@ impl NacosRegistry {
         &self,
         interface: &str,
     ) -> Result<Vec<DubboUrl>, RegistryError> {
-        let clients = self
-            .connection
+        self.connection
             .clients_within(self.connection.options.connect_timeout())
             .await?;
         let group = self.connection.address.group.clone();
@@ -59,11 +58,19 @@ impl NacosRegistry {
             if naming::provided_interface(&name) != Some(interface) {
                 continue;
             }
-            let instances = clients
-                .naming
-                .get_all_instances(name.clone(), Some(group.clone()), Vec::new(), false)
+            // Through rudder's stream: nacos-sdk refuses a service over 4 MiB (`stream`).
+            let instances = self
+                .connection
+                .stream
+                .list(&name, &group)
                 .await
-                .map_err(|e| nacos_error("list", name.clone(), e))?;
+                .map_err(|e| {
+                    nacos_error(
+                        "list",
+                        name.clone(),
+                        nacos_sdk::api::error::Error::ErrResult(e),
+                    )
+                })?;
             urls.extend(instances.iter().filter_map(naming::instance_url));
         }
         Ok(urls)

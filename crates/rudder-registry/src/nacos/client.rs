@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, watch, OnceCell};
 
 use crate::error::RegistryError;
 use crate::nacos::address::NacosAddress;
+use crate::nacos::stream::NamingStream;
 use crate::options::RegistryOptions;
 
 /// The naming client, once built and connected.
@@ -29,6 +30,9 @@ pub(crate) struct Connection {
     pub(crate) address: NacosAddress,
     pub(crate) options: RegistryOptions,
     clients: OnceCell<Clients>,
+    /// Subscriptions and pushes (rudder's own gRPC stream, see `stream`); started with the clients.
+    pub(crate) stream: NamingStream,
+    stream_started: AtomicBool,
     /// The `accessToken` of the config centre's HTTP calls, when the URL has credentials.
     pub(crate) token: crate::nacos::http::Token,
     /// The last build failure, for the unreachable error.
@@ -61,15 +65,17 @@ impl Connection {
             address.password.as_deref(),
         );
         Connection {
-            address,
             options,
             token,
             clients: OnceCell::new(),
+            stream: NamingStream::new(&address, options),
+            stream_started: AtomicBool::new(false),
             last_error: Mutex::new(None),
             closed: watch::channel(false).0,
             closing: AtomicBool::new(false),
             tasks: Mutex::new(Some(tasks)),
             tasks_done: tokio::sync::Mutex::new(tasks_done),
+            address,
         }
     }
 
@@ -99,6 +105,13 @@ impl Connection {
         let failed = |e: nacos_sdk::api::error::Error| {
             *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(e));
         };
+        if !self.stream_started.swap(true, Ordering::AcqRel) {
+            let mut closed = self.closed.subscribe();
+            let closed = async move {
+                let _ = closed.wait_for(|c| *c).await;
+            };
+            self.spawn(self.stream.clone().run(closed));
+        }
         let mut attempt = 0;
         loop {
             let mut builder = NamingServiceBuilder::new(self.props(&self.address.namespace));
@@ -113,12 +126,26 @@ impl Connection {
                     .await
                 {
                     Ok(_) => return Ok(Clients { naming }),
+                    // Refused credentials do not get better by waiting: say so at once.
+                    Err(nacos_sdk::api::error::Error::ErrResponse(_, _, 403, message)) => {
+                        return Err(self.refused(message.as_deref().unwrap_or("")));
+                    }
                     Err(e) => failed(e),
                 },
                 Err(e) => failed(e),
             }
             tokio::time::sleep(self.options.retry_delay(attempt)).await;
             attempt = attempt.saturating_add(1);
+        }
+    }
+
+    /// The server refused the URL's credentials (`message` is the server's, never a password).
+    fn refused(&self, message: &str) -> RegistryError {
+        let why = format!("refused (403): {message}; check username and password");
+        RegistryError::Nacos {
+            operation: "login",
+            target: self.address.servers.join(","),
+            source: Arc::new(nacos_sdk::api::error::Error::ErrResult(why)),
         }
     }
 
@@ -138,8 +165,9 @@ impl Connection {
         }
     }
 
+    /// Whether the clients are built and the naming stream's connection is up now.
     pub(crate) fn is_connected(&self) -> bool {
-        self.clients.initialized() && !self.is_closed()
+        self.clients.initialized() && self.stream.is_connected() && !self.is_closed()
     }
 
     pub(crate) fn is_closed(&self) -> bool {

@@ -107,13 +107,26 @@ impl Token {
     /// `&accessToken=...` for a query (empty without credentials), logging in at `server` when
     /// there is no live token.
     pub(crate) async fn query(&self, server: &str, deadline: Duration) -> std::io::Result<String> {
+        Ok(match self.value(server, deadline).await? {
+            Some(token) => format!("&accessToken={}", form_encode(&token)),
+            None => String::new(),
+        })
+    }
+
+    /// The token itself (`None` without credentials), logging in at `server` when there is no live
+    /// one: the naming stream sends it as the `accessToken` header of its requests.
+    pub(crate) async fn value(
+        &self,
+        server: &str,
+        deadline: Duration,
+    ) -> std::io::Result<Option<String>> {
         let Some((user, password)) = &self.credentials else {
-            return Ok(String::new());
+            return Ok(None);
         };
         let mut current = self.current.lock().await;
         let now = tokio::time::Instant::now();
         if let Some((token, _)) = current.as_ref().filter(|(_, until)| *until > now) {
-            return Ok(format!("&accessToken={}", form_encode(token)));
+            return Ok(Some(token.clone()));
         }
         let body = format!(
             "username={}&password={}",
@@ -123,9 +136,8 @@ impl Token {
         let answer = request(server, "POST", "/nacos/v1/auth/login", &[], &body, deadline).await?;
         let (token, ttl) = read_login(&answer)?;
         let until = now + Duration::from_secs(ttl).saturating_sub(RENEW_BEFORE);
-        let query = format!("&accessToken={}", form_encode(&token));
-        *current = Some((token, until));
-        Ok(query)
+        *current = Some((token.clone(), until));
+        Ok(Some(token))
     }
 
     /// Forgets the token (the server answered `403`: it may have restarted with new keys).

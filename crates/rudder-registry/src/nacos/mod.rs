@@ -13,10 +13,13 @@ mod address;
 mod apps;
 mod browse;
 mod client;
+mod hosts;
 mod http;
 mod naming;
 mod rules;
+mod stream;
 mod subscriber;
+mod wire;
 
 use std::any::Any;
 use std::hash::{BuildHasher, RandomState};
@@ -53,7 +56,8 @@ use address::NacosAddress;
 use apps::NacosInstances;
 use client::Connection;
 use rules::{nacos_error, NacosRules};
-use subscriber::{inbox_sink, NacosInterface, NacosSubscriber, Pushes};
+use stream::Pushes;
+use subscriber::{inbox_sink, NacosInterface, NacosSubscriber};
 
 /// The Nacos service names one listing asks for at a time.
 const PAGE: i32 = 500;
@@ -254,7 +258,6 @@ impl NacosRegistry {
         if follow_interface {
             let mut interface = NacosInterface {
                 connection: &subscriber.connection,
-                clients: &subscriber.clients,
                 service: &subscriber.service,
                 pushes: &subscriber.pushes,
                 subscribed: &mut subscriber.subscribed,

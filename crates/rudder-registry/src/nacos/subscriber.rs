@@ -9,17 +9,17 @@
 //! | the migration rule changes | start the view the new step needs, compare, switch (see `crate::migrating`) |
 //! | a push leaves no usable provider | as Dubbo: clear, or keep the last ones with `enable-empty-protection=true` |
 //! | a config-centre configurator changes | re-apply the rules, hand the whole list over |
-//! | the connection drops | nacos-sdk reconnects (next server of the list) and re-subscribes; the last list stays |
+//! | the connection drops | `connected` false; the naming stream reconnects (next server of the list) and re-subscribes; the last list stays |
 //! | the subscription ends | unsubscribe, deregister the consumer instance if one was registered |
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use std::future::Future;
 use std::pin::Pin;
 
-use nacos_sdk::api::naming::{NamingChangeEvent, NamingEventListener, ServiceInstance};
+use nacos_sdk::api::naming::ServiceInstance;
 use rudder_common::discovery::RuleSink;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::oneshot;
 
 use crate::config_center::RuleInbox;
 use crate::error::RegistryError;
@@ -27,45 +27,7 @@ use crate::following::{instances_changed, rules_arrived, Following, InterfaceLev
 use crate::nacos::client::{Clients, Connection};
 use crate::nacos::naming::provider_names;
 use crate::nacos::rules::nacos_error;
-
-/// The latest instance list pushed for one service, and a wake-up: a burst of pushes costs one
-/// application and never queues.
-#[derive(Default)]
-pub(crate) struct Pushes {
-    latest: Mutex<Option<Vec<ServiceInstance>>>,
-    arrived: Notify,
-}
-
-impl Pushes {
-    pub(crate) fn offer(&self, instances: Vec<ServiceInstance>) {
-        *self.latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(instances);
-        self.arrived.notify_one();
-    }
-
-    /// The first list, unless a push already brought one (which is as new or newer).
-    pub(crate) fn offer_first(&self, instances: Vec<ServiceInstance>) {
-        let mut latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        if latest.is_none() {
-            *latest = Some(instances);
-            self.arrived.notify_one();
-        }
-    }
-
-    pub(crate) fn take(&self) -> Option<Vec<ServiceInstance>> {
-        self.latest.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
-
-    /// Resolves when a list arrived (at once if one arrived since the last wait).
-    pub(crate) async fn arrived(&self) {
-        self.arrived.notified().await;
-    }
-}
-
-impl NamingEventListener for Pushes {
-    fn event(&self, event: Arc<NamingChangeEvent>) {
-        self.offer(event.instances.clone().unwrap_or_default());
-    }
-}
+pub(crate) use crate::nacos::stream::Pushes;
 
 /// Why the loop stopped waiting.
 enum Wake {
@@ -74,6 +36,7 @@ enum Wake {
     Rules,
     Instances,
     Migration,
+    Link,
 }
 
 pub(crate) struct NacosSubscriber {
@@ -104,7 +67,6 @@ impl NacosSubscriber {
     fn interface(&mut self) -> NacosInterface<'_> {
         NacosInterface {
             connection: &self.connection,
-            clients: &self.clients,
             service: &self.service,
             pushes: &self.pushes,
             subscribed: &mut self.subscribed,
@@ -117,6 +79,9 @@ impl NacosSubscriber {
         let inbox = self.f.rules.as_ref().map(|r| Arc::clone(&r.inbox));
         let connection = Arc::clone(&self.connection);
         let pushes = Arc::clone(&self.pushes);
+        let mut link = connection.stream.state();
+        // The status starts from the state as it is now.
+        link.mark_changed();
         loop {
             let wake = tokio::select! {
                 _ = &mut stop => Wake::Stop,
@@ -125,6 +90,7 @@ impl NacosSubscriber {
                 () = rules_arrived(inbox.as_deref()) => Wake::Rules,
                 () = instances_changed(self.f.app_level.as_mut()) => Wake::Instances,
                 () = self.f.migration.wake() => Wake::Migration,
+                Ok(()) = link.changed() => Wake::Link,
             };
             match wake {
                 Wake::Stop => break,
@@ -142,10 +108,19 @@ impl NacosSubscriber {
                     self.f.take_instances();
                     self.f.feed();
                 }
+                Wake::Link => {
+                    let state = *link.borrow_and_update();
+                    if !state.up {
+                        tracing::warn!(service = %self.service, "Nacos connection lost; keeping the last known providers");
+                    }
+                    self.f.status.send_modify(|s| {
+                        s.connected = state.up;
+                        s.sessions = state.connections.max(1);
+                    });
+                }
                 Wake::Migration => {
                     let mut interface = NacosInterface {
                         connection: &self.connection,
-                        clients: &self.clients,
                         service: &self.service,
                         pushes: &self.pushes,
                         subscribed: &mut self.subscribed,
@@ -189,7 +164,6 @@ fn take_list(
 /// Nacos's interface-level listing: the subscription to `providers:<interface>:<version>:<group>`.
 pub(crate) struct NacosInterface<'a> {
     pub(crate) connection: &'a Connection,
-    pub(crate) clients: &'a Clients,
     pub(crate) service: &'a str,
     pub(crate) pushes: &'a Arc<Pushes>,
     pub(crate) subscribed: &'a mut bool,
@@ -198,19 +172,22 @@ pub(crate) struct NacosInterface<'a> {
 impl NacosInterface<'_> {
     /// Subscribes and reads the first list into `f` (not yet the sink).
     pub(crate) async fn subscribe(&mut self, f: &mut Following) -> Result<(), RegistryError> {
-        let group = Some(self.connection.address.group.clone());
-        let listener = Arc::clone(self.pushes) as Arc<dyn NamingEventListener>;
-        let naming = &self.clients.naming;
-        naming
-            .subscribe(self.service.to_owned(), group.clone(), Vec::new(), listener)
-            .await
-            .map_err(|e| nacos_error("subscribe", self.service.to_owned(), e))?;
+        let group = &self.connection.address.group;
+        let first = self
+            .connection
+            .stream
+            .subscribe(self.service, group, self.pushes)
+            .await;
+        // Subscribed even when the first answer failed: the stream subscribes again on reconnect.
         *self.subscribed = true;
-        let first = naming
-            .get_all_instances(self.service.to_owned(), group, Vec::new(), true)
-            .await
-            .map_err(|e| nacos_error("list", self.service.to_owned(), e))?;
-        // A push that came meanwhile is as new or newer than the list read.
+        let first = first.map_err(|e| {
+            nacos_error(
+                "subscribe",
+                self.service.to_owned(),
+                nacos_sdk::api::error::Error::ErrResult(e),
+            )
+        })?;
+        // A push that came meanwhile is as new or newer than the answer.
         let latest = self.pushes.take().unwrap_or(first);
         take_list(self.connection, self.service, &latest, f);
         Ok(())
@@ -240,12 +217,10 @@ impl InterfaceLevel for NacosInterface<'_> {
             if !std::mem::take(self.subscribed) {
                 return;
             }
-            let group = Some(self.connection.address.group.clone());
-            let listener = Arc::clone(self.pushes) as Arc<dyn NamingEventListener>;
-            let _ = self
-                .clients
-                .naming
-                .unsubscribe(self.service.to_owned(), group, Vec::new(), listener)
+            let group = &self.connection.address.group;
+            self.connection
+                .stream
+                .unsubscribe(self.service, group, self.pushes)
                 .await;
             self.pushes.take();
         })
