@@ -17,19 +17,7 @@ use rudder_common::url::DubboUrl;
 
 const PROVIDERS: usize = 10_000;
 
-/// A provider URL shaped like a Dubbo 3.3 registration.
-fn provider(i: usize) -> DubboUrl {
-    let text = format!(
-        "dubbo://10.{}.{}.{}:20880/com.acme.Greeter?application=greeter-provider&deprecated=false&dubbo=2.0.2\
-         &dynamic=true&generic=false&interface=com.acme.Greeter&methods=sayHello,sayBye&release=3.3.1\
-         &service-name-mapping=true&side=provider&timestamp=1714144945493&version=1.0.0&weight={}",
-        i / 65_536,
-        (i / 256) % 256,
-        i % 256,
-        100 + i % 7
-    );
-    DubboUrl::parse(&text).expect("bench URL parses")
-}
+use rudder_test_support::urls::greeter_provider as provider;
 
 fn bench(c: &mut Criterion) {
     let urls: Vec<DubboUrl> = (0..PROVIDERS).map(provider).collect();

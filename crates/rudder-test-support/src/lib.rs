@@ -3,13 +3,16 @@
 //!
 //! Without features it depends on no rudder crate, so every crate of the workspace, the lowest
 //! included, can use it. The feature `cluster` adds `scripted`: providers answering from a script
-//! behind rudder-cluster's `Caller` seam (for rudder-cluster's integration tests and those above).
+//! behind rudder-cluster's `Caller` seam (for rudder-cluster's integration tests and those above);
+//! the feature `urls` adds `urls`: many provider URLs shaped like real registrations (rudder-common).
 
 use std::error::Error;
 
 pub mod pki;
 #[cfg(feature = "cluster")]
 pub mod scripted;
+#[cfg(feature = "urls")]
+pub mod urls;
 pub mod wait;
 
 /// The texts a chain printer makes of `error`: a walk over `source()` printing each link with `{}`,

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::PrivateKeyDer;
 
-use crate::tls::TlsConfigError;
+use crate::tls::{certificates, TlsConfigError};
 
 /// The server side of TLS for [`DubboServer::bind_tls`](super::DubboServer::bind_tls).
 ///
@@ -87,25 +87,6 @@ impl ServerTls {
             acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
         })
     }
-}
-
-fn certificates(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| {
-            TlsConfigError::new(format!(
-                "the TLS {what} {} cannot be read as PEM",
-                path.display()
-            ))
-            .caused_by(e)
-        })?;
-    if certs.is_empty() {
-        return Err(TlsConfigError::new(format!(
-            "the TLS {what} {} holds no CERTIFICATE block",
-            path.display()
-        )));
-    }
-    Ok(certs)
 }
 
 #[cfg(test)]

@@ -299,7 +299,11 @@ fn read(path: &Path, what: &str) -> Result<Vec<u8>, TlsConfigError> {
     })
 }
 
-fn certificates(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
+/// The certificates of the PEM file at `path` (`what` names it in errors); at least one.
+pub(crate) fn certificates(
+    path: &Path,
+    what: &str,
+) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
     let pem = read(path, what)?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()

@@ -31,6 +31,7 @@ mod material;
 
 pub use classify::{failure_counts, handshake_error, record, tls_error, tls_failure_in};
 pub use config::{TlsConfig, TlsConfigError};
+pub(crate) use material::certificates;
 pub use material::TlsClient;
 
 /// The URL parameter a provider sets when its protocol has TLS on (Dubbo's `ssl-enabled`).
