@@ -6,10 +6,11 @@
 //! applying `--interface` / `--version` to a direct `--url`.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::common::watch_lines::next_line_with;
 use rudder_it::{run_rudder, Peer, PeerConfig, PeerKind, ZooKeeperContainer};
-use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use zookeeper_client::{Acls, Client, CreateMode};
 
 const SERVICE: &str = "org.rudder.it.GreetingService";
@@ -247,27 +248,6 @@ async fn a_dubbo_engineer_lists_inspects_and_calls() {
 
     watch_shows_rule_changes_and_connection_loss(&zookeeper, &registry, &v1).await;
     drop((versioned, plain));
-}
-
-async fn next_line_with(
-    lines: &mut Lines<BufReader<tokio::process::ChildStdout>>,
-    text: &str,
-    seen: &mut String,
-) {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = tokio::time::timeout(left, lines.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("no line with {text:?} in time; saw:\n{seen}"))
-            .unwrap()
-            .unwrap_or_else(|| panic!("--watch ended; saw:\n{seen}"));
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains(text) {
-            return;
-        }
-    }
 }
 
 async fn watch_shows_rule_changes_and_connection_loss(

@@ -4,31 +4,13 @@
 //! rudder-cli` first; skipped only with `RUDDER_SKIP_NACOS=1`.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::common::watch_lines::next_line_with;
 use rudder_it::{Peer, PeerConfig, PeerKind, Rnacos};
-use tokio::io::{AsyncBufReadExt, BufReader, Lines};
-use tokio::process::ChildStdout;
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 const SERVICE: &str = "org.rudder.it.GreetingService";
-
-/// Reads `--watch`'s lines until one holds `text` (within 90 s), keeping what it saw.
-async fn next_line_with(lines: &mut Lines<BufReader<ChildStdout>>, text: &str, seen: &mut String) {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = tokio::time::timeout(left, lines.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("no line with {text:?} in time; saw:\n{seen}"))
-            .unwrap()
-            .unwrap_or_else(|| panic!("--watch ended; saw:\n{seen}"));
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains(text) {
-            return;
-        }
-    }
-}
 
 #[tokio::test]
 async fn watch_on_nacos_shows_a_provider_arriving_and_leaving_and_the_connection_state() {

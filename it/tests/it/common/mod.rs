@@ -7,6 +7,7 @@ pub(crate) mod java_greeter;
 pub(crate) mod providers;
 pub(crate) mod proxy;
 pub(crate) mod session;
+pub(crate) mod watch_lines;
 
 use std::sync::Arc;
 use std::time::Duration;
