@@ -88,9 +88,17 @@ impl Failures {
         self.count == 0
     }
 
-    /// The first errors seen (at most [`KEPT_ERRORS`]).
-    pub(crate) fn first(&self) -> &[String] {
-        &self.first
+    /// Asserts no call failed, printing the first errors seen (at most five) when some did.
+    pub(crate) fn assert_none(&self) {
+        let first = &self.first[..5.min(self.first.len())];
+        for error in first {
+            println!("  failure: {error}");
+        }
+        assert!(
+            self.is_empty(),
+            "{} calls failed, first: {first:?}",
+            self.count
+        );
     }
 }
 
@@ -264,14 +272,7 @@ async fn a_provider_leaving_gracefully_or_killed_leaves_the_pick_and_no_call_fai
         tally.failed.len(),
         tally.answered
     );
-    for error in tally.failed.first().iter().take(5) {
-        println!("  failure: {error}");
-    }
-    assert!(
-        tally.failed.is_empty(),
-        "{:?}",
-        &tally.failed.first()[..5.min(tally.failed.first().len())]
-    );
+    tally.failed.assert_none();
     assert!(tally.answered.get("java-a").copied().unwrap_or(0) >= STEP);
     let addresses: Vec<String> = reference
         .providers()
@@ -370,12 +371,5 @@ async fn the_nacos_server_restarted_under_load_loses_no_call_and_is_reconciled()
         tally.failed.len(),
         tally.answered
     );
-    for error in tally.failed.first().iter().take(5) {
-        println!("  failure: {error}");
-    }
-    assert!(
-        tally.failed.is_empty(),
-        "{:?}",
-        &tally.failed.first()[..5.min(tally.failed.first().len())]
-    );
+    tally.failed.assert_none();
 }
