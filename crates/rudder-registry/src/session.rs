@@ -198,18 +198,13 @@ impl Sessions {
                 // `borrow`, not `borrow_and_update`: a change seen here must still wake `changed`.
                 // Refused credentials or unusable TLS files: retrying cannot help.
                 if let Link::Down {
-                    last_error:
-                        Some(
-                            error @ (RegistryError::AuthFailed { .. }
-                            | RegistryError::Security { .. }
-                            | RegistryError::Tls { .. }
-                            | RegistryError::Refused { .. }
-                            | RegistryError::NotZookeeper { .. }),
-                        ),
+                    last_error: Some(error),
                     ..
                 } = &*link.borrow()
                 {
-                    return Err(error.clone());
+                    if is_verdict(error) {
+                        return Err(error.clone());
+                    }
                 }
             }
             // The sender lives in `self`: `changed` cannot fail while we hold it.
@@ -284,7 +279,9 @@ impl Sessions {
                     Err(error) => {
                         let delay = sessions.options.retry_delay(attempt);
                         attempt = attempt.saturating_add(1);
-                        if attempt == 1 {
+                        // A verdict goes to whoever waits for the session (`renew`), which reports
+                        // it: logging it here too would print the same cause twice.
+                        if attempt == 1 && !is_verdict(&error) {
                             tracing::warn!(error = &error as &dyn std::error::Error, retry_in = ?delay, "ZooKeeper session not established");
                         } else {
                             tracing::debug!(error = &error as &dyn std::error::Error, retry_in = ?delay, "ZooKeeper session not established");
@@ -479,4 +476,17 @@ pub(crate) fn local_host() -> Result<String, crate::RegistryError> {
     rudder_common::net::consumer_host().map_err(|invalid| crate::RegistryError::BadConsumer {
         reason: invalid.to_string(),
     })
+}
+
+/// A failure that retrying cannot mend (refused credentials, unusable TLS files, a peer that is not
+/// ZooKeeper): a waiter for the session gets it at once.
+fn is_verdict(error: &RegistryError) -> bool {
+    matches!(
+        error,
+        RegistryError::AuthFailed { .. }
+            | RegistryError::Security { .. }
+            | RegistryError::Tls { .. }
+            | RegistryError::Refused { .. }
+            | RegistryError::NotZookeeper { .. }
+    )
 }

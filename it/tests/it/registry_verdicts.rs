@@ -125,5 +125,12 @@ async fn the_cli_says_the_same_at_once() {
         "{}",
         out.stderr
     );
+    // The cause once: in the error, not also in a warning logged before it.
+    assert_eq!(
+        out.stderr.matches("is not ZooKeeper").count(),
+        1,
+        "{}",
+        out.stderr
+    );
     server.abort();
 }
