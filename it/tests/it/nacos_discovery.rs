@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use nacos_sdk::api::config::{ConfigService, ConfigServiceBuilder};
 use nacos_sdk::api::naming::{NamingService, NamingServiceBuilder, ServiceInstance};
 use nacos_sdk::api::props::ClientProps;
 use rudder::{Reference, Value};
@@ -16,6 +15,7 @@ use rudder_it::{Peer, PeerConfig, PeerKind, Rnacos};
 use rudder_registry::{ConsumerSpec, Registry, RegistryOptions, Subscription};
 
 use crate::common;
+use crate::common::nacos_config::ConfigAdmin;
 
 const SERVICE: &str = "org.rudder.it.GreetingService";
 const READY_WITHIN: Duration = Duration::from_secs(120);
@@ -60,30 +60,6 @@ pub(super) async fn naming(nacos: &Rnacos) -> NamingService {
     tokio::time::timeout(common::WAIT, connected)
         .await
         .expect("the Nacos client connects")
-}
-
-/// Publishes a config in `namespace` as dubbo-admin does (its Nacos client's `publishConfig`),
-/// retried until the client's connection is up.
-async fn publish(nacos: &Rnacos, namespace: &str, data_id: &str, group: &str, content: &str) {
-    let admin: ConfigService = ConfigServiceBuilder::new(props(nacos, namespace))
-        .build()
-        .await
-        .unwrap();
-    let published = async {
-        let mut ticks = tokio::time::interval(Duration::from_millis(50));
-        loop {
-            ticks.tick().await;
-            let sent = admin
-                .publish_config(data_id.into(), group.into(), content.into(), None)
-                .await;
-            if sent.is_ok_and(|ok| ok) {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(common::WAIT, published)
-        .await
-        .expect("the config is published");
 }
 
 async fn subscribe(
@@ -200,14 +176,10 @@ async fn a_configurator_in_nacos_config_reweighs_and_a_provider_leaving_is_pushe
          parameters:\n    weight: 300\n",
         a.port()
     );
-    publish(
-        &nacos,
-        "dubbo",
-        &format!("{SERVICE}::.configurators"),
-        "dubbo",
-        &rule,
-    )
-    .await;
+    ConfigAdmin::new(props(&nacos, "dubbo"))
+        .await
+        .put(&format!("{SERVICE}::.configurators"), "dubbo", Some(&rule))
+        .await;
     let status = common::must_reach(&subscription, "the configurator applies", |s| {
         s.reweighted.len() == 1
     })

@@ -8,7 +8,6 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use nacos_sdk::api::config::{ConfigService, ConfigServiceBuilder};
 use rudder::{Consumer, Invocation, Reference};
 use rudder_common::url::DubboUrl;
 use rudder_it::{run_rudder, Rnacos};
@@ -16,6 +15,7 @@ use rudder_registry::{Registry, RegistryOptions};
 use rudder_rpc::server::DubboServer;
 
 use crate::common::changes::reference_reaches;
+use crate::common::nacos_config::ConfigAdmin;
 use crate::common::providers::{port_echo, ports_reached};
 use crate::nacos_discovery::{naming, props};
 
@@ -44,36 +44,9 @@ async fn providers(registry: &dyn Registry) -> (Vec<DubboServer>, Vec<i32>) {
     (servers, ports)
 }
 
-/// A config client of the rule namespace, as dubbo-admin has.
-async fn admin(nacos: &Rnacos) -> ConfigService {
-    ConfigServiceBuilder::new(props(nacos, RULE_NAMESPACE))
-        .build()
-        .await
-        .expect("a config client")
-}
-
-/// Publishes (or, with `None`, removes) a rule, retried until the client's connection is up.
-async fn put_rule(admin: &ConfigService, data_id: &str, text: Option<&str>) {
-    let done = async {
-        let mut ticks = tokio::time::interval(Duration::from_millis(50));
-        loop {
-            ticks.tick().await;
-            let sent = match text {
-                Some(text) => {
-                    admin
-                        .publish_config(data_id.into(), "dubbo".into(), text.into(), None)
-                        .await
-                }
-                None => admin.remove_config(data_id.into(), "dubbo".into()).await,
-            };
-            if sent.is_ok_and(|ok| ok) {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(WAIT, done)
-        .await
-        .expect("the rule is written");
+/// Publishes (or, with `None`, removes) a rule as dubbo-admin does; returns once the server holds it.
+async fn put_rule(admin: &ConfigAdmin, data_id: &str, text: Option<&str>) {
+    admin.put(data_id, "dubbo", text).await;
 }
 
 async fn rule_applied(reference: &Reference, after: u64) {
@@ -97,7 +70,7 @@ async fn rules_in_nacos_config_route_live_and_the_cli_explains_them() {
         .await
         .expect("a registry to register in");
     let (_servers, ports) = providers(writer.as_ref()).await;
-    let admin = admin(&nacos).await;
+    let admin = ConfigAdmin::new(props(&nacos, RULE_NAMESPACE)).await;
     let consumer = Consumer::builder()
         .application("nacos-routed-consumer")
         .build();
@@ -271,7 +244,7 @@ async fn rules_in_nacos_config_route_live_and_the_cli_explains_them() {
 
 /// Every service of the default group with its instances (address and metadata), and the rules
 /// this test writes: what a command must not change.
-async fn snapshot(nacos: &Rnacos, admin: &ConfigService) -> BTreeMap<String, String> {
+async fn snapshot(nacos: &Rnacos, admin: &ConfigAdmin) -> BTreeMap<String, String> {
     let naming = naming(nacos).await;
     let group = Some("DEFAULT_GROUP".to_owned());
     let (services, _) = naming
@@ -298,11 +271,7 @@ async fn snapshot(nacos: &Rnacos, admin: &ConfigService) -> BTreeMap<String, Str
         format!("{SERVICE}::.configurators"),
         format!("{SERVICE}::.condition-router"),
     ] {
-        let text = admin
-            .get_config(key.clone(), "dubbo".into())
-            .await
-            .map(|c| c.content().clone())
-            .unwrap_or_default();
+        let text = admin.read(&key, "dubbo").await.unwrap_or_default();
         seen.insert(format!("config {key}"), text);
     }
     seen

@@ -4,6 +4,7 @@
 
 pub(crate) mod changes;
 pub(crate) mod java_greeter;
+pub(crate) mod nacos_config;
 pub(crate) mod providers;
 pub(crate) mod proxy;
 pub(crate) mod session;
