@@ -61,15 +61,19 @@ pub fn max_active(url: &DubboUrl, method: &str) -> i32 {
 
 mod adaptive;
 pub mod availability;
+mod call;
 mod outlier;
 pub mod record;
+mod registry;
 // The write side, for the unit tests and the guards below (the inherent `write_*` methods are its bodies).
 pub use adaptive::{AdaptiveMetrics, ADAPTIVE_ATTACHMENT, ADAPTIVE_REQUEST};
+pub use call::{ActiveCall, BorrowedCall};
 pub use outlier::{ejections_ever, ejections_in_force, OutlierState};
 #[allow(unused_imports)]
 use record::{
     RecordAdaptive, RecordAvailability, RecordCall, RecordException, RecordOutcome, RecordProviders,
 };
+pub use registry::StatusRegistry;
 
 /// Counters for one provider, or one method of one provider (Dubbo's `RpcStatus`).
 #[derive(Debug, Default)]
@@ -464,132 +468,6 @@ impl ProviderStatus {
         }
         self.service.activity.fetch_add(1, Relaxed);
         true
-    }
-}
-
-/// A call being counted. [`ActiveCall::finish`] records its outcome; dropping it unfinished records a
-/// failure with zero elapsed time, so an active slot can never leak (unlike apache/dubbo#16455).
-#[derive(Debug)]
-#[must_use = "an ActiveCall counts as failed when dropped without finish()"]
-pub struct ActiveCall {
-    provider: Arc<ProviderStatus>,
-    method: MethodStatus,
-    done: bool,
-}
-
-impl ActiveCall {
-    /// Records the end of the call: elapsed milliseconds and whether it succeeded.
-    ///
-    /// A business exception returned by the provider is a success here, as in Dubbo: the provider answered.
-    pub fn finish(mut self, elapsed_millis: i64, succeeded: bool) {
-        self.end(elapsed_millis, succeeded);
-    }
-
-    fn end(&mut self, elapsed_millis: i64, succeeded: bool) {
-        if !std::mem::replace(&mut self.done, true) {
-            record_end(
-                &self.provider.service,
-                &self.method,
-                elapsed_millis,
-                succeeded,
-            );
-        }
-    }
-}
-
-impl Drop for ActiveCall {
-    fn drop(&mut self) {
-        self.end(0, false);
-    }
-}
-
-/// [`ActiveCall`] borrowing the counters ([`ProviderStatus::begin_borrowed`]): the same accounting,
-/// [`BorrowedCall::finish`] or a failure with zero elapsed time when dropped unfinished.
-#[derive(Debug)]
-#[must_use = "a BorrowedCall counts as failed when dropped without finish()"]
-pub struct BorrowedCall<'a> {
-    service: &'a RpcStatus,
-    method: &'a RpcStatus,
-    done: bool,
-}
-
-impl BorrowedCall<'_> {
-    /// Records the end of the call, as [`ActiveCall::finish`] does.
-    pub fn finish(mut self, elapsed_millis: i64, succeeded: bool) {
-        self.end(elapsed_millis, succeeded);
-    }
-
-    fn end(&mut self, elapsed_millis: i64, succeeded: bool) {
-        if !std::mem::replace(&mut self.done, true) {
-            record_end(self.service, self.method, elapsed_millis, succeeded);
-        }
-    }
-}
-
-impl Drop for BorrowedCall<'_> {
-    fn drop(&mut self) {
-        self.end(0, false);
-    }
-}
-
-/// A counted call's end, in the provider-wide counters and the method's.
-fn record_end(service: &RpcStatus, method: &RpcStatus, elapsed_millis: i64, succeeded: bool) {
-    service.record_end(elapsed_millis, succeeded);
-    method.record_end(elapsed_millis, succeeded);
-}
-
-/// All providers' statistics, keyed by provider identity.
-#[derive(Debug, Default)]
-pub struct StatusRegistry {
-    providers: DashMap<Box<str>, Arc<ProviderStatus>>,
-}
-
-impl StatusRegistry {
-    /// The statistics of the provider `identity`, if it has any (read-only: nothing is made).
-    pub fn get(&self, identity: &str) -> Option<Arc<ProviderStatus>> {
-        self.providers.get(identity).map(|p| Arc::clone(&p))
-    }
-
-    /// The statistics of the provider with this identity, created on first use.
-    pub(crate) fn write_provider(&self, identity: &str) -> Arc<ProviderStatus> {
-        if let Some(status) = self.providers.get(identity) {
-            return Arc::clone(&status);
-        }
-        Arc::clone(&self.providers.entry(identity.into()).or_default())
-    }
-
-    /// Forgets a provider's statistics (Dubbo never does; long-lived consumers may want to).
-    pub(crate) fn write_remove(&self, identity: &str) {
-        self.providers.remove(identity);
-    }
-
-    /// Forgets the statistics of every provider identity for which `keep` says `false` (providers that
-    /// left every directory). A call still in flight on one keeps its own handle and ends normally; a
-    /// provider that comes back starts from zero. Returns how many went.
-    ///
-    /// ```
-    /// # #[allow(unused_imports)] use rudder_common::status::record::*;
-    /// use rudder_common::status::StatusRegistry;
-    /// let registry = StatusRegistry::default();
-    /// registry.provider("dubbo://10.0.0.1:20880/S");
-    /// registry.provider("dubbo://10.0.0.2:20880/S");
-    /// assert_eq!(registry.retain(|identity| identity.contains("10.0.0.1")), 1);
-    /// assert_eq!(registry.len(), 1);
-    /// ```
-    pub(crate) fn write_retain(&self, keep: impl Fn(&str) -> bool) -> usize {
-        let before = self.providers.len();
-        self.providers.retain(|identity, _| keep(identity));
-        before.saturating_sub(self.providers.len())
-    }
-
-    /// Number of providers with statistics.
-    pub fn len(&self) -> usize {
-        self.providers.len()
-    }
-
-    /// Whether no provider has statistics yet.
-    pub fn is_empty(&self) -> bool {
-        self.providers.is_empty()
     }
 }
 
