@@ -31,6 +31,7 @@ mod material;
 
 pub use classify::{failure_counts, handshake_error, record, tls_error, tls_failure_in};
 pub use config::{TlsConfig, TlsConfigError};
+#[cfg(feature = "server")]
 pub(crate) use material::certificates;
 pub use material::TlsClient;
 
