@@ -20,6 +20,7 @@
 mod attachments;
 mod bench;
 mod bench_attempts;
+mod bench_load;
 mod bench_report;
 mod bounds;
 mod call_report;

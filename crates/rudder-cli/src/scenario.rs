@@ -21,7 +21,7 @@ use clap::ValueEnum;
 use rudder::{Consumer, Invocation, Value};
 use rudder_rpc::server::{DubboServer, ServerConfig};
 
-use crate::bench::{drive, Load, Stop};
+use crate::bench_load::{drive, Load, Stop};
 
 /// `--scenario`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
