@@ -10,10 +10,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+
+mod cluster;
+
+pub use cluster::{RaftMembership, RaftMetrics};
 
 /// The environment variable that skips the Nacos tests (`1`).
 pub const SKIP_NACOS_ENV: &str = "RUDDER_SKIP_NACOS";
@@ -32,6 +37,8 @@ pub struct Rnacos {
     binary: PathBuf,
     /// More `RNACOS_*` lines for the env file (a cluster member's Raft settings).
     extra_env: String,
+    /// The first log line saying a thread panicked (see [`Rnacos::panic_seen`]).
+    panicked: Arc<Mutex<Option<String>>>,
 }
 
 impl Rnacos {
@@ -65,40 +72,6 @@ impl Rnacos {
         Some(server)
     }
 
-    /// Starts a cluster of `size` servers in rnacos's Raft mode (config data through Raft, naming
-    /// shared between the members), or `None` when `RUDDER_SKIP_NACOS=1`: the first initialises the
-    /// cluster (`RNACOS_RAFT_NODE_ID=1`, `RNACOS_RAFT_AUTO_INIT=true`), the others join it at its
-    /// gRPC address (`RNACOS_RAFT_JOIN_ADDR`). Returns once each says it listens; whether the
-    /// members have joined is the caller's to wait for (each one's `/nacos/v1/raft/metrics`).
-    ///
-    /// # Panics
-    /// As [`Rnacos::start`].
-    pub async fn cluster(size: usize) -> Option<Vec<Rnacos>> {
-        if std::env::var(SKIP_NACOS_ENV).is_ok_and(|v| v == "1") {
-            eprintln!("{SKIP_NACOS_ENV}=1: skipping a Nacos test");
-            return None;
-        }
-        let mut members = Vec::with_capacity(size);
-        for _ in 0..size {
-            members.push(Rnacos::unstarted().await);
-        }
-        let first_grpc = members[0].http_port + 1000;
-        for (i, member) in members.iter_mut().enumerate() {
-            member.extra_env = format!(
-                "RNACOS_RAFT_NODE_ID={}\nRNACOS_RAFT_AUTO_INIT={}\n{}",
-                i + 1,
-                i == 0,
-                if i == 0 {
-                    String::new()
-                } else {
-                    format!("RNACOS_RAFT_JOIN_ADDR=127.0.0.1:{first_grpc}\n")
-                }
-            );
-            member.run().await;
-        }
-        Some(members)
-    }
-
     /// Free ports and a fresh data directory; not running yet.
     async fn unstarted() -> Rnacos {
         let binary = binary().unwrap_or_else(|| {
@@ -107,29 +80,30 @@ impl Rnacos {
                  or set {SKIP_NACOS_ENV}=1 to skip the Nacos tests"
             )
         });
-        let (http_port, dir) = loop {
-            let http = crate::loopback::free_port().await.expect("a free port");
-            if let Some(grpc) = http.checked_add(1000) {
-                if tokio::net::TcpListener::bind(("127.0.0.1", grpc))
-                    .await
-                    .is_ok()
-                {
-                    let dir = std::env::temp_dir()
-                        .join(format!("rudder-rnacos-{}-{http}", std::process::id()));
-                    break (http, dir);
-                }
-            }
-        };
+        // Nacos 2.x clients reach gRPC at the HTTP port + 1000: a pair, the second kept from other picks.
+        let http_port = crate::loopback::free_port_pair(1000)
+            .await
+            .expect("a free port pair");
+        let dir =
+            std::env::temp_dir().join(format!("rudder-rnacos-{}-{http_port}", std::process::id()));
         Rnacos {
             child: None,
             http_port,
             dir,
             binary,
             extra_env: String::new(),
+            panicked: Arc::default(),
         }
     }
 
     async fn run(&mut self) {
+        if let Err(why) = self.try_run().await {
+            panic!("{why}");
+        }
+    }
+
+    /// Starts the server and waits until it says both its servers listen.
+    async fn try_run(&mut self) -> Result<(), String> {
         let console = crate::loopback::free_port().await.expect("a free port");
         std::fs::create_dir_all(&self.dir).expect("rnacos data directory");
         let env = self.dir.join("env");
@@ -146,6 +120,7 @@ impl Rnacos {
             ),
         )
         .expect("rnacos env file");
+        *self.panicked.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let mut child = Command::new(&self.binary)
             .arg("-e")
             .arg(&env)
@@ -154,14 +129,24 @@ impl Rnacos {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.binary.display()));
+            .map_err(|e| format!("cannot run {}: {e}", self.binary.display()))?;
         let stderr = child.stderr.take().expect("piped stderr");
         let mut lines = BufReader::new(stderr).lines();
         let listening = format!("listening on: 127.0.0.1:{}", self.http_port);
         let grpc_line = format!("grpc server addr:127.0.0.1:{grpc}");
+        let panicked = Arc::clone(&self.panicked);
+        // A thread of rnacos that panics leaves the process running without that thread's actor:
+        // keep its first such line for whoever asks (see cluster.rs).
+        let note = move |line: &str| {
+            if line.contains("panicked at") {
+                let mut first = panicked.lock().unwrap_or_else(|e| e.into_inner());
+                first.get_or_insert_with(|| line.to_owned());
+            }
+        };
         let ready = async {
             let (mut http_up, mut grpc_up) = (false, false);
             while let Some(line) = lines.next_line().await.ok().flatten() {
+                note(&line);
                 http_up |= line.contains(&listening);
                 grpc_up |= line.contains(&grpc_line);
                 if http_up && grpc_up {
@@ -172,12 +157,25 @@ impl Rnacos {
         };
         match tokio::time::timeout(READY_WITHIN, ready).await {
             Ok(true) => {}
-            Ok(false) => panic!("rnacos exited before listening"),
-            Err(_) => panic!("rnacos not listening within {READY_WITHIN:?}"),
+            Ok(false) => return Err("rnacos exited before listening".to_owned()),
+            Err(_) => return Err(format!("rnacos not listening within {READY_WITHIN:?}")),
         }
         // Keep reading its log so that the pipe never fills and blocks the server.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                note(&line);
+            }
+        });
         self.child = Some(child);
+        Ok(())
+    }
+
+    /// The first line of the server's log saying a thread panicked, since it last started.
+    pub(crate) fn panic_seen(&self) -> Option<String> {
+        self.panicked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// `127.0.0.1:<http port>`: what a `nacos://` URL names.
