@@ -44,20 +44,19 @@ pub struct Rnacos {
 impl Rnacos {
     /// Starts one server, or `None` when `RUDDER_SKIP_NACOS=1`.
     ///
+    /// The server is a Raft cluster of one (rnacos's default), and its start-up can lose every
+    /// config write (it/src/rnacos/cluster.rs says how): a server started here has shown that a
+    /// config written to it reads back, else it is started again with fresh data.
+    ///
     /// # Panics
     /// When rnacos is not installed or does not start: the message says how to install it.
     pub async fn start() -> Option<Rnacos> {
-        if std::env::var(SKIP_NACOS_ENV).is_ok_and(|v| v == "1") {
-            eprintln!("{SKIP_NACOS_ENV}=1: skipping a Nacos test");
-            return None;
-        }
-        let mut server = Rnacos::unstarted().await;
-        server.run().await;
-        Some(server)
+        Rnacos::start_with_env("").await
     }
 
     /// Starts one server with `extra` lines in its env file (`NAME=value\n` each, e.g. authentication
-    /// on), or `None` when `RUDDER_SKIP_NACOS=1`.
+    /// on), or `None` when `RUDDER_SKIP_NACOS=1`. With `RNACOS_ENABLE_OPEN_API_AUTH=true` the
+    /// config write of [`Rnacos::start`] is left out (it would need a login).
     ///
     /// # Panics
     /// As [`Rnacos::start`].
@@ -66,10 +65,26 @@ impl Rnacos {
             eprintln!("{SKIP_NACOS_ENV}=1: skipping a Nacos test");
             return None;
         }
-        let mut server = Rnacos::unstarted().await;
-        server.extra_env = extra.to_owned();
-        server.run().await;
-        Some(server)
+        let mut failures = Vec::new();
+        for attempt in 1..=cluster::ATTEMPTS {
+            let mut server = Rnacos::unstarted().await;
+            server.extra_env = extra.to_owned();
+            server.run().await;
+            if extra.contains("RNACOS_ENABLE_OPEN_API_AUTH=true") {
+                return Some(server);
+            }
+            match cluster::leads_and_applies(&server).await {
+                Ok(()) => return Some(server),
+                Err(why) => {
+                    eprintln!("rnacos, attempt {attempt}: {why}; starting it again");
+                    failures.push(why);
+                }
+            }
+        }
+        panic!(
+            "rnacos lost its config writes in {} starts: {failures:#?}",
+            cluster::ATTEMPTS
+        );
     }
 
     /// Free ports and a fresh data directory; not running yet.

@@ -18,7 +18,9 @@
 //! to it reads back; each next one once both it and the leader list it as a voter; at the end a
 //! config written through the last member reads back on every member (each one's apply works).
 //! Any step that fails (a panic in a member's log, a deadline passed) ends the attempt: every member
-//! is killed, its data removed, and the cluster is started again on fresh ports.
+//! is killed, its data removed, and the cluster is started again on fresh ports. The first fault
+//! hits a lone server too (rnacos's default is a Raft cluster of one, node 1 initialising it), so
+//! [`Rnacos::start`] checks the same config write.
 
 use std::time::{Duration, Instant};
 
@@ -30,7 +32,7 @@ use super::{Rnacos, SKIP_NACOS_ENV};
 /// How long one member may take to lead (the first) or to become a voter (the others).
 const STEP_WITHIN: Duration = Duration::from_secs(30);
 /// How many times the whole cluster is started before giving up.
-const ATTEMPTS: usize = 3;
+pub(super) const ATTEMPTS: usize = 3;
 /// How often the members' metrics are read while waiting.
 const POLL_EVERY: Duration = Duration::from_millis(200);
 /// The config item the start-up writes and reads back (group `rudder`, nothing else reads it).
@@ -195,7 +197,7 @@ async fn write_reads_back(members: &[Rnacos], content: usize) -> Result<(), Stri
 }
 
 /// Node 1 leads itself, and a config written to it reads back (its state machine applies).
-async fn leads_and_applies(first: &Rnacos) -> Result<(), String> {
+pub(super) async fn leads_and_applies(first: &Rnacos) -> Result<(), String> {
     wait(std::slice::from_ref(first), "node 1 leading", |all| {
         all[0].formed(1, 1) && all[0].state == "Leader"
     })
