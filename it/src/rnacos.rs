@@ -2,8 +2,10 @@
 //!
 //! `scripts/it-setup.sh` installs it (through `scripts/rnacos.sh`, cached under `~/.cache/rudder`);
 //! [`Rnacos::start`] runs one server as a child process on free 127.0.0.1 ports (the gRPC port is the
-//! HTTP port + 1000, where Nacos 2.x clients look for it) with its data in a fresh directory, and
-//! waits for its own log line saying both servers listen. The process is killed on drop.
+//! HTTP port + 1000, where Nacos 2.x clients look for it) with its data in a fresh directory, waits
+//! for its own log line saying both servers listen, then for a config written to it to read back
+//! (rnacos 0.8.8's start-up can lose every write: `rnacos/cluster.rs`). [`Rnacos::cluster`] starts a
+//! Raft cluster and returns once it has formed. The process is killed on drop.
 //!
 //! A test that cannot find rnacos fails, unless `RUDDER_SKIP_NACOS=1` says to skip it:
 //! [`Rnacos::start`] returns `None` then.
