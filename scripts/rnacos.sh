@@ -4,7 +4,8 @@
 #   scripts/rnacos.sh install        install the pinned version into the cache (idempotent), print its path
 #   scripts/rnacos.sh path           print the cached binary's path (exit 1 when not installed)
 #   scripts/rnacos.sh start DIR      start one server on 127.0.0.1 with free ports, data under DIR;
-#                                    waits until it answers, prints `http=PORT grpc=PORT pid=PID`
+#                                    waits until it answers and a config written to it reads back
+#                                    (else starts it again), prints `http=PORT grpc=PORT pid=PID`
 #                                    and leaves it running (stop it with `kill PID`)
 #
 # Why a debug build: `cargo install --debug` takes a fraction of a release build's minutes on
@@ -67,12 +68,43 @@ free_port() {
     "$script_dir/peers/free-port.py"
 }
 
+# Whether a config written to the server on HTTP port $1 reads back. rnacos 0.8.8's start-up can
+# lose every write (its Raft init races the wiring of its apply actor: it/src/rnacos/cluster.rs);
+# it then answers `true` to the publish and "config data not exist" to the read.
+applies_writes() {
+    local probe="dataId=rudder-raft-probe&group=rudder" deadline=$((SECONDS + 30))
+    # Writes fail until Raft has its leader (itself), a moment after the server answers.
+    until [[ "$(curl -fsS -m 5 -X POST "http://127.0.0.1:$1/nacos/v1/cs/configs" -d "$probe&content=1" 2>/dev/null)" == true ]]; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.2
+    done
+    [[ "$(curl -fsS -m 5 "http://127.0.0.1:$1/nacos/v1/cs/configs?$probe" 2>/dev/null)" == 1 ]]
+}
+
 start() {
-    local dir="${1:?usage: rnacos.sh start DIR}"
+    local dir="${1:?usage: rnacos.sh start DIR}" attempt http grpc pid
     [[ -x "$bin" ]] || fail "not installed: run scripts/rnacos.sh install (or scripts/it-setup.sh)"
+    for attempt in 1 2 3; do
+        start_once "$dir"
+        if applies_writes "$http"; then
+            echo "http=$http grpc=$grpc pid=$pid"
+            return
+        fi
+        echo "rnacos.sh: start $attempt lost a config write (log: $dir/out.$attempt.log); starting it again with fresh data" >&2
+        kill "$pid"
+        wait "$pid" 2>/dev/null || true
+        mv "$dir/out.log" "$dir/out.$attempt.log"
+        rm -rf "${dir:?}/db"
+    done
+    fail "rnacos lost its config writes in 3 starts (log: $dir/out.log)"
+}
+
+# Starts the server once and waits until it answers; sets http, grpc and pid.
+start_once() {
+    local dir="$1"
     mkdir -p "$dir"
     # Nacos 2.x clients reach gRPC at the HTTP port + 1000: pick an HTTP port whose +1000 is free too.
-    local http grpc console tries=0
+    local console tries=0
     while :; do
         http="$(free_port)"
         grpc=$((http + 1000))
@@ -93,14 +125,13 @@ RNACOS_RAFT_NODE_ADDR=127.0.0.1:$grpc
 RNACOS_ENABLE_NO_AUTH_CONSOLE=true
 EOF
     "$bin" -e "$dir/env" >"$dir/out.log" 2>&1 &
-    local pid=$!
+    pid=$!
     local deadline=$((SECONDS + 60))
     until curl -fsS "http://127.0.0.1:$http/nacos/v1/ns/service/list?pageNo=1&pageSize=1" >/dev/null 2>&1; do
         kill -0 "$pid" 2>/dev/null || { tail -n 20 "$dir/out.log" >&2; fail "rnacos exited"; }
         ((SECONDS < deadline)) || { kill "$pid"; fail "rnacos not ready within 60 s"; }
         sleep 0.2
     done
-    echo "http=$http grpc=$grpc pid=$pid"
 }
 
 case "${1:-}" in

@@ -24,7 +24,7 @@ mod zookeeper_secure;
 pub use cli::{run_rudder, CliOutput};
 pub use error::HarnessError;
 pub use peers::{Peer, PeerConfig, PeerKind};
-pub use rnacos::{Rnacos, RNACOS_BIN_ENV, SKIP_NACOS_ENV};
+pub use rnacos::{RaftMembership, RaftMetrics, Rnacos, RNACOS_BIN_ENV, SKIP_NACOS_ENV};
 pub use zookeeper_container::ZooKeeperContainer;
 pub use zookeeper_image::{ZooKeeperImage, DEFAULT_ZOOKEEPER_IMAGE, ZOOKEEPER_IMAGE_ENV};
 pub use zookeeper_secure::{SecureZooKeeper, ServerExtras, TestPki};

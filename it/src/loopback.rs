@@ -1,6 +1,8 @@
 //! Loopback helpers: picking a free port and asking ZooKeeper whether it serves.
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -11,6 +13,10 @@ const FIRST_PICKED_PORT: u16 = 10_000;
 
 /// Next candidate offset; shared by every pick in this process so two picks never race for one port.
 static NEXT_PICK: AtomicU32 = AtomicU32::new(0);
+
+/// The second ports of the pairs [`free_port_pair`] handed out: [`free_port`] never hands them out
+/// again, since nothing holds them until the server they were picked for binds them.
+static PAIRED: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
 
 /// A port on 127.0.0.1 that is free now and that no `bind(0)` on this machine will be given.
 ///
@@ -34,6 +40,13 @@ pub(crate) async fn free_port() -> std::io::Result<u16> {
     for _ in 0..span {
         let offset = seed.wrapping_add(NEXT_PICK.fetch_add(1, Ordering::Relaxed)) % span;
         let port = u16::try_from(first + offset).expect("below the ephemeral start, a u16");
+        if PAIRED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&port)
+        {
+            continue;
+        }
         if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)).await {
             drop(listener);
             return Ok(port);
@@ -42,6 +55,34 @@ pub(crate) async fn free_port() -> std::io::Result<u16> {
     Err(std::io::Error::new(
         std::io::ErrorKind::AddrInUse,
         format!("every port in {first}..{end} is taken"),
+    ))
+}
+
+/// A port `p` from [`free_port`] whose partner `p + offset` is free too, below the ephemeral range
+/// like `p`, and kept from every later [`free_port`] pick of this process (rnacos's gRPC port is
+/// its HTTP port + 1000, where Nacos 2.x clients look for it).
+pub(crate) async fn free_port_pair(offset: u16) -> std::io::Result<u16> {
+    let end = match ephemeral_start() {
+        // Where free_port falls back to the kernel's picks, the partner cannot be kept below.
+        Some(start) if start <= FIRST_PICKED_PORT + 1_000 => u16::MAX,
+        start => start.unwrap_or(32_768),
+    };
+    for _ in 0..1_000 {
+        let port = free_port().await?;
+        let Some(partner) = port.checked_add(offset).filter(|p| *p < end) else {
+            continue;
+        };
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", partner)).await {
+            drop(listener);
+            let mut paired = PAIRED.lock().unwrap_or_else(|e| e.into_inner());
+            if paired.insert(partner) {
+                return Ok(port);
+            }
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AddrInUse,
+        format!("no free port pair (p, p + {offset}) below {end}"),
     ))
 }
 

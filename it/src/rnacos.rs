@@ -2,18 +2,25 @@
 //!
 //! `scripts/it-setup.sh` installs it (through `scripts/rnacos.sh`, cached under `~/.cache/rudder`);
 //! [`Rnacos::start`] runs one server as a child process on free 127.0.0.1 ports (the gRPC port is the
-//! HTTP port + 1000, where Nacos 2.x clients look for it) with its data in a fresh directory, and
-//! waits for its own log line saying both servers listen. The process is killed on drop.
+//! HTTP port + 1000, where Nacos 2.x clients look for it) with its data in a fresh directory, waits
+//! for its own log line saying both servers listen, then for a config written to it to read back
+//! (rnacos 0.8.8's start-up can lose every write: `rnacos/cluster.rs`). [`Rnacos::cluster`] starts a
+//! Raft cluster and returns once it has formed. The process is killed on drop.
 //!
 //! A test that cannot find rnacos fails, unless `RUDDER_SKIP_NACOS=1` says to skip it:
 //! [`Rnacos::start`] returns `None` then.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+
+mod cluster;
+
+pub use cluster::{RaftMembership, RaftMetrics};
 
 /// The environment variable that skips the Nacos tests (`1`).
 pub const SKIP_NACOS_ENV: &str = "RUDDER_SKIP_NACOS";
@@ -32,25 +39,26 @@ pub struct Rnacos {
     binary: PathBuf,
     /// More `RNACOS_*` lines for the env file (a cluster member's Raft settings).
     extra_env: String,
+    /// The first log line saying a thread panicked (see [`Rnacos::panic_seen`]).
+    panicked: Arc<Mutex<Option<String>>>,
 }
 
 impl Rnacos {
     /// Starts one server, or `None` when `RUDDER_SKIP_NACOS=1`.
     ///
+    /// The server is a Raft cluster of one (rnacos's default), and its start-up can lose every
+    /// config write (it/src/rnacos/cluster.rs says how): a server started here has shown that a
+    /// config written to it reads back, else it is started again with fresh data.
+    ///
     /// # Panics
     /// When rnacos is not installed or does not start: the message says how to install it.
     pub async fn start() -> Option<Rnacos> {
-        if std::env::var(SKIP_NACOS_ENV).is_ok_and(|v| v == "1") {
-            eprintln!("{SKIP_NACOS_ENV}=1: skipping a Nacos test");
-            return None;
-        }
-        let mut server = Rnacos::unstarted().await;
-        server.run().await;
-        Some(server)
+        Rnacos::start_with_env("").await
     }
 
     /// Starts one server with `extra` lines in its env file (`NAME=value\n` each, e.g. authentication
-    /// on), or `None` when `RUDDER_SKIP_NACOS=1`.
+    /// on), or `None` when `RUDDER_SKIP_NACOS=1`. With `RNACOS_ENABLE_OPEN_API_AUTH=true` the
+    /// config write of [`Rnacos::start`] is left out (it would need a login).
     ///
     /// # Panics
     /// As [`Rnacos::start`].
@@ -59,44 +67,26 @@ impl Rnacos {
             eprintln!("{SKIP_NACOS_ENV}=1: skipping a Nacos test");
             return None;
         }
-        let mut server = Rnacos::unstarted().await;
-        server.extra_env = extra.to_owned();
-        server.run().await;
-        Some(server)
-    }
-
-    /// Starts a cluster of `size` servers in rnacos's Raft mode (config data through Raft, naming
-    /// shared between the members), or `None` when `RUDDER_SKIP_NACOS=1`: the first initialises the
-    /// cluster (`RNACOS_RAFT_NODE_ID=1`, `RNACOS_RAFT_AUTO_INIT=true`), the others join it at its
-    /// gRPC address (`RNACOS_RAFT_JOIN_ADDR`). Returns once each says it listens; whether the
-    /// members have joined is the caller's to wait for (each one's `/nacos/v1/raft/metrics`).
-    ///
-    /// # Panics
-    /// As [`Rnacos::start`].
-    pub async fn cluster(size: usize) -> Option<Vec<Rnacos>> {
-        if std::env::var(SKIP_NACOS_ENV).is_ok_and(|v| v == "1") {
-            eprintln!("{SKIP_NACOS_ENV}=1: skipping a Nacos test");
-            return None;
-        }
-        let mut members = Vec::with_capacity(size);
-        for _ in 0..size {
-            members.push(Rnacos::unstarted().await);
-        }
-        let first_grpc = members[0].http_port + 1000;
-        for (i, member) in members.iter_mut().enumerate() {
-            member.extra_env = format!(
-                "RNACOS_RAFT_NODE_ID={}\nRNACOS_RAFT_AUTO_INIT={}\n{}",
-                i + 1,
-                i == 0,
-                if i == 0 {
-                    String::new()
-                } else {
-                    format!("RNACOS_RAFT_JOIN_ADDR=127.0.0.1:{first_grpc}\n")
+        let mut failures = Vec::new();
+        for attempt in 1..=cluster::ATTEMPTS {
+            let mut server = Rnacos::unstarted().await;
+            server.extra_env = extra.to_owned();
+            server.run().await;
+            if extra.contains("RNACOS_ENABLE_OPEN_API_AUTH=true") {
+                return Some(server);
+            }
+            match cluster::leads_and_applies(&server).await {
+                Ok(()) => return Some(server),
+                Err(why) => {
+                    eprintln!("rnacos, attempt {attempt}: {why}; starting it again");
+                    failures.push(why);
                 }
-            );
-            member.run().await;
+            }
         }
-        Some(members)
+        panic!(
+            "rnacos lost its config writes in {} starts: {failures:#?}",
+            cluster::ATTEMPTS
+        );
     }
 
     /// Free ports and a fresh data directory; not running yet.
@@ -107,29 +97,30 @@ impl Rnacos {
                  or set {SKIP_NACOS_ENV}=1 to skip the Nacos tests"
             )
         });
-        let (http_port, dir) = loop {
-            let http = crate::loopback::free_port().await.expect("a free port");
-            if let Some(grpc) = http.checked_add(1000) {
-                if tokio::net::TcpListener::bind(("127.0.0.1", grpc))
-                    .await
-                    .is_ok()
-                {
-                    let dir = std::env::temp_dir()
-                        .join(format!("rudder-rnacos-{}-{http}", std::process::id()));
-                    break (http, dir);
-                }
-            }
-        };
+        // Nacos 2.x clients reach gRPC at the HTTP port + 1000: a pair, the second kept from other picks.
+        let http_port = crate::loopback::free_port_pair(1000)
+            .await
+            .expect("a free port pair");
+        let dir =
+            std::env::temp_dir().join(format!("rudder-rnacos-{}-{http_port}", std::process::id()));
         Rnacos {
             child: None,
             http_port,
             dir,
             binary,
             extra_env: String::new(),
+            panicked: Arc::default(),
         }
     }
 
     async fn run(&mut self) {
+        if let Err(why) = self.try_run().await {
+            panic!("{why}");
+        }
+    }
+
+    /// Starts the server and waits until it says both its servers listen.
+    async fn try_run(&mut self) -> Result<(), String> {
         let console = crate::loopback::free_port().await.expect("a free port");
         std::fs::create_dir_all(&self.dir).expect("rnacos data directory");
         let env = self.dir.join("env");
@@ -146,6 +137,7 @@ impl Rnacos {
             ),
         )
         .expect("rnacos env file");
+        *self.panicked.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let mut child = Command::new(&self.binary)
             .arg("-e")
             .arg(&env)
@@ -154,14 +146,24 @@ impl Rnacos {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.binary.display()));
+            .map_err(|e| format!("cannot run {}: {e}", self.binary.display()))?;
         let stderr = child.stderr.take().expect("piped stderr");
         let mut lines = BufReader::new(stderr).lines();
         let listening = format!("listening on: 127.0.0.1:{}", self.http_port);
         let grpc_line = format!("grpc server addr:127.0.0.1:{grpc}");
+        let panicked = Arc::clone(&self.panicked);
+        // A thread of rnacos that panics leaves the process running without that thread's actor:
+        // keep its first such line for whoever asks (see cluster.rs).
+        let note = move |line: &str| {
+            if line.contains("panicked at") {
+                let mut first = panicked.lock().unwrap_or_else(|e| e.into_inner());
+                first.get_or_insert_with(|| line.to_owned());
+            }
+        };
         let ready = async {
             let (mut http_up, mut grpc_up) = (false, false);
             while let Some(line) = lines.next_line().await.ok().flatten() {
+                note(&line);
                 http_up |= line.contains(&listening);
                 grpc_up |= line.contains(&grpc_line);
                 if http_up && grpc_up {
@@ -172,12 +174,25 @@ impl Rnacos {
         };
         match tokio::time::timeout(READY_WITHIN, ready).await {
             Ok(true) => {}
-            Ok(false) => panic!("rnacos exited before listening"),
-            Err(_) => panic!("rnacos not listening within {READY_WITHIN:?}"),
+            Ok(false) => return Err("rnacos exited before listening".to_owned()),
+            Err(_) => return Err(format!("rnacos not listening within {READY_WITHIN:?}")),
         }
         // Keep reading its log so that the pipe never fills and blocks the server.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                note(&line);
+            }
+        });
         self.child = Some(child);
+        Ok(())
+    }
+
+    /// The first line of the server's log saying a thread panicked, since it last started.
+    pub(crate) fn panic_seen(&self) -> Option<String> {
+        self.panicked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// `127.0.0.1:<http port>`: what a `nacos://` URL names.
