@@ -57,8 +57,8 @@ impl Rnacos {
     }
 
     /// Starts one server with `extra` lines in its env file (`NAME=value\n` each, e.g. authentication
-    /// on), or `None` when `RUDDER_SKIP_NACOS=1`. With `RNACOS_ENABLE_OPEN_API_AUTH=true` the
-    /// config write of [`Rnacos::start`] is left out (it would need a login).
+    /// on), or `None` when `RUDDER_SKIP_NACOS=1`. With `RNACOS_ENABLE_OPEN_API_AUTH=true` the probe
+    /// of [`Rnacos::start`] is a log-in as the initial admin, the first write rnacos makes itself.
     ///
     /// # Panics
     /// As [`Rnacos::start`].
@@ -72,10 +72,12 @@ impl Rnacos {
             let mut server = Rnacos::unstarted().await;
             server.extra_env = extra.to_owned();
             server.run().await;
-            if extra.contains("RNACOS_ENABLE_OPEN_API_AUTH=true") {
-                return Some(server);
-            }
-            match cluster::leads_and_applies(&server).await {
+            let probe = if extra.contains("RNACOS_ENABLE_OPEN_API_AUTH=true") {
+                cluster::admin_logs_in(&server, extra).await
+            } else {
+                cluster::leads_and_applies(&server).await
+            };
+            match probe {
                 Ok(()) => return Some(server),
                 Err(why) => {
                     eprintln!("rnacos, attempt {attempt}: {why}; starting it again");
