@@ -21,6 +21,7 @@ mod driver;
 mod outbox;
 mod pending;
 mod secure;
+mod tls_halves;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -100,7 +100,10 @@ pub(crate) async fn handshake(
             .with_source(TlsError::new(TlsFailure::HandshakeTimeout)));
         }
     };
-    let (reader, writer) = tokio::io::split(stream);
+    // Each half gets its side of the socket; they share only rustls' state (see `tls_halves`).
+    let (tcp, session) = stream.into_inner();
+    let (reader, writer) = tcp.into_split();
+    let (reader, writer) = super::tls_halves::split(reader, writer, session);
     // Bytes after the heartbeat's answer belong to the driver: they are read first.
     let reader = std::io::Cursor::new(rest.freeze()).chain(reader);
     Ok((Box::new(reader), Box::new(writer)))
