@@ -375,9 +375,20 @@ async fn service_definitions_come_from_the_metadata_report_in_nacos_config() {
             }
         }
     };
-    let definitions = tokio::time::timeout(common::WAIT, written)
-        .await
-        .expect("the provider's service definition in Nacos config");
+    let data_id = "org.rudder.it.GreetingService:1.0.0::provider:rudder-it-java-provider";
+    let Ok(definitions) = tokio::time::timeout(common::WAIT, written).await else {
+        // Whether the provider wrote nothing or rudder did not find what it wrote.
+        let admin: ConfigService = ConfigServiceBuilder::new(props(&nacos, ""))
+            .build()
+            .await
+            .unwrap();
+        let stored = admin.get_config(data_id.into(), "dubbo".into()).await;
+        panic!(
+            "no service definition found in {:?}; Nacos holds {data_id} (dubbo): {:?}",
+            common::WAIT,
+            stored.map(|c| c.content().len())
+        );
+    };
     assert_eq!(definitions.len(), 1, "{definitions:?}");
     let definition = &definitions[0];
     assert_eq!(
@@ -388,7 +399,7 @@ async fn service_definitions_come_from_the_metadata_report_in_nacos_config() {
             definition.application.as_str()
         ),
         (
-            "dubbo/org.rudder.it.GreetingService:1.0.0::provider:rudder-it-java-provider",
+            format!("dubbo/{data_id}").as_str(),
             Some("1.0.0"),
             None,
             "rudder-it-java-provider"
