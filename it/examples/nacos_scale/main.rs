@@ -28,6 +28,7 @@
 //! byte; HTTP/2 flow control makes it both sides' work) and rudder's own (last byte until the
 //! directory has it: gRPC decode, JSON, catalog, directory). No rudder code is instrumented.
 //! rnacos batches its pushes (a 500 ms timer), so a change takes 0.5 to 1 s to reach any client.
+//! `NACOS_SCALE_TRACE=1` prints what the relay saw of the first listing of `one` (on stderr).
 
 mod apps;
 mod relay;
