@@ -319,3 +319,91 @@ async fn the_cli_lists_shows_and_invokes_through_nacos() {
         invoke.stderr
     );
 }
+
+/// A Java provider's service definitions come from the metadata report in Nacos config, where
+/// Dubbo 3.3 writes them with its default settings (the registry doubling as the metadata report:
+/// data id `<interface>:<version>:<group>:provider:<application>`, group `dubbo`), and `rudder
+/// list` types the methods with them as on ZooKeeper.
+#[tokio::test]
+async fn service_definitions_come_from_the_metadata_report_in_nacos_config() {
+    let Some(nacos) = Rnacos::start().await else {
+        return;
+    };
+    let _provider = java(&nacos, "", "java-definitions", |c| {
+        c.version = Some("1.0.0".into());
+    })
+    .await;
+    let registry = rudder_registry::connect(&nacos.url(), RegistryOptions::default(), None)
+        .await
+        .unwrap();
+    // The provider writes its definition from a background task after registering: wait for it.
+    let written = async {
+        let mut ticks = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            ticks.tick().await;
+            let found = registry.service_definitions(SERVICE).await.unwrap();
+            if !found.is_empty() {
+                return found;
+            }
+        }
+    };
+    let data_id = "org.rudder.it.GreetingService:1.0.0::provider:rudder-it-java-provider";
+    let Ok(definitions) = tokio::time::timeout(common::WAIT, written).await else {
+        // Whether the provider wrote nothing or rudder did not find what it wrote.
+        let admin: ConfigService = ConfigServiceBuilder::new(props(&nacos, ""))
+            .build()
+            .await
+            .unwrap();
+        let stored = admin.get_config(data_id.into(), "dubbo".into()).await;
+        panic!(
+            "no service definition found in {:?}; Nacos holds {data_id} (dubbo): {:?}",
+            common::WAIT,
+            stored.map(|c| c.content().len())
+        );
+    };
+    assert_eq!(definitions.len(), 1, "{definitions:?}");
+    let definition = &definitions[0];
+    assert_eq!(
+        (
+            definition.path.as_str(),
+            definition.version.as_deref(),
+            definition.group.as_deref(),
+            definition.application.as_str()
+        ),
+        (
+            format!("dubbo/{data_id}").as_str(),
+            Some("1.0.0"),
+            None,
+            "rudder-it-java-provider"
+        )
+    );
+    assert!(
+        registry
+            .service_definitions("org.rudder.it.Unknown")
+            .await
+            .unwrap()
+            .is_empty(),
+        "another interface has none"
+    );
+    registry.close().await;
+
+    let list =
+        rudder_it::run_rudder(&["list", "--registry", &nacos.url(), "--interface", SERVICE]).await;
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert!(
+        list.stdout.contains("\nadd(int, int) -> int\n"),
+        "{}",
+        list.stdout
+    );
+    assert!(
+        list.stdout
+            .contains("\nechoUser(org.rudder.it.User) -> org.rudder.it.User\n"),
+        "{}",
+        list.stdout
+    );
+    assert!(
+        list.stdout.contains("\nclass org.rudder.it.User {\n"),
+        "{}",
+        list.stdout
+    );
+}

@@ -32,8 +32,8 @@ use crate::instance::metadata::MetadataFetcher;
 use crate::instance::source::{InstanceSource, SourceFuture};
 use crate::instance::view::{AppWatch, AppWatches, RemoteMetadata, Revisions, MAX_INSTANCES};
 use crate::nacos::client::Connection;
-use crate::nacos::http::{form_encode, request};
-use crate::nacos::rules::{follow_in, nacos_error, read_config};
+use crate::nacos::configs;
+use crate::nacos::rules::{follow_in, nacos_error};
 use crate::nacos::stream::Pushes;
 use crate::timing::sleep_opt;
 
@@ -84,93 +84,20 @@ impl InstanceSource for NacosInstances {
 impl NacosInstances {
     /// A config of the registry's namespace (the metadata report's), from the first server.
     async fn config(&self, data_id: &str, group: &str) -> Result<Option<String>, RegistryError> {
-        config(&self.connection, data_id, group).await
+        configs::read(&self.connection, data_id, group).await
     }
-}
-
-async fn config(
-    connection: &Connection,
-    data_id: &str,
-    group: &str,
-) -> Result<Option<String>, RegistryError> {
-    let mut last = None;
-    // Every server in turn, as the config centre does after a failure.
-    for server in &connection.address.servers {
-        let tenant = &connection.address.namespace;
-        match read_config(connection, server, tenant, data_id, group).await {
-            Ok(text) => return Ok(text),
-            Err(error) => last = Some(error),
-        }
-    }
-    Err(last.unwrap_or(RegistryError::Closed))
 }
 
 /// The most mapping configs a listing reads (a bound on what a server can make rudder hold).
 const MAX_MAPPED: usize = 100_000;
-/// Mapping configs asked for at a time.
-const MAPPING_PAGE: usize = 500;
-
-#[derive(serde::Deserialize)]
-struct ConfigPage {
-    #[serde(default, rename = "totalCount")]
-    total: u64,
-    #[serde(default, rename = "pageItems")]
-    items: Vec<ConfigItem>,
-}
-
-#[derive(serde::Deserialize)]
-struct ConfigItem {
-    #[serde(default, rename = "dataId")]
-    data_id: String,
-}
 
 /// The interfaces the mapping names: the data ids of group `mapping` in the registry's namespace
 /// (Nacos's config search, paged and bounded), sorted.
 pub(crate) async fn mapped_interfaces(
     connection: &Connection,
 ) -> Result<Vec<String>, RegistryError> {
-    let server = connection
-        .address
-        .servers
-        .first()
-        .ok_or(RegistryError::Closed)?;
-    let mut interfaces = Vec::new();
-    for page in 1.. {
-        let query = format!(
-            "/nacos/v1/cs/configs?search=accurate&dataId=&group={MAPPING_GROUP}&tenant={}&pageNo={page}&pageSize={MAPPING_PAGE}",
-            form_encode(&connection.address.namespace)
-        );
-        let wait = connection.options.connect_timeout();
-        let failed = |reason: String| {
-            nacos_error(
-                "list configs of",
-                MAPPING_GROUP.to_owned(),
-                nacos_sdk::api::error::Error::ErrResult(reason),
-            )
-        };
-        let token = &connection.token;
-        let auth = (token.query(server, wait).await).map_err(|e| failed(e.to_string()))?;
-        let answer = request(server, "GET", &(query + &auth), &[], "", wait)
-            .await
-            .map_err(|e| failed(e.to_string()))?;
-        if answer.status == 403 {
-            token.forget().await;
-        }
-        if answer.status != 200 {
-            return Err(failed(format!("HTTP {}", answer.status)));
-        }
-        let listed: ConfigPage =
-            serde_json::from_str(&answer.body).map_err(|e| failed(e.to_string()))?;
-        let done = listed.items.is_empty();
-        interfaces.extend(listed.items.into_iter().map(|i| i.data_id));
-        let total = usize::try_from(listed.total)
-            .unwrap_or(usize::MAX)
-            .min(MAX_MAPPED);
-        if done || interfaces.len() >= total {
-            break;
-        }
-    }
-    interfaces.truncate(MAX_MAPPED);
+    let listed = configs::list_group(connection, MAPPING_GROUP, MAX_MAPPED).await?;
+    let mut interfaces: Vec<String> = listed.into_iter().map(|c| c.data_id).collect();
     interfaces.sort_unstable();
     interfaces.dedup();
     Ok(interfaces)
@@ -188,7 +115,7 @@ impl RemoteMetadata for NacosMetadata {
         revision: &'a str,
     ) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, String>> + Send + 'a>> {
         Box::pin(async move {
-            match config(&self.connection, app, revision).await {
+            match configs::read(&self.connection, app, revision).await {
                 Ok(Some(text)) => Ok(text.into_bytes()),
                 Ok(None) => Err(format!(
                     "no config {app} ({revision}) in the metadata report"

@@ -7,12 +7,15 @@
 //!
 //! Both levels, as on ZooKeeper: interface level (`naming`), application level (`apps`: instances by
 //! application, the mapping and the metadata report in Nacos config), the migration step and rule
-//! choosing between them (the shared `crate::following`).
+//! choosing between them (the shared `crate::following`). Service definitions for tools come from
+//! the metadata report in Nacos config (`definitions`).
 
 mod address;
 mod apps;
 mod browse;
 mod client;
+mod configs;
+mod definitions;
 mod hosts;
 mod http;
 mod naming;
@@ -423,10 +426,14 @@ impl Registry for NacosRegistry {
 
     fn service_definitions<'a>(
         &'a self,
-        _interface: &'a str,
+        interface: &'a str,
     ) -> RegistryFuture<'a, Result<Vec<ServiceDefinition>, RegistryError>> {
-        // The metadata report in Nacos config is not read yet.
-        Box::pin(async { Ok(Vec::new()) })
+        Box::pin(async move {
+            self.connection
+                .clients_within(self.connection.options.connect_timeout())
+                .await?;
+            definitions::service_definitions(&self.connection, interface).await
+        })
     }
 
     fn register_provider<'a>(

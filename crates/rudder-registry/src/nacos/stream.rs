@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch, Notify};
 use crate::nacos::address::NacosAddress;
 use crate::nacos::hosts::{Key, ServiceInfo};
 use crate::nacos::http::Token;
-use crate::nacos::wire::{answer, grpc_address, Payload, Refused, Wire};
+use crate::nacos::wire::{answer, grpc_address, outcome, Payload, Refused, Wire};
 use crate::options::RegistryOptions;
 
 /// Nacos 2.x's "connection not registered yet" (a request that overtook the stream's set-up).
@@ -302,7 +302,7 @@ async fn session(shared: &Shared, server: &str) -> Result<(), String> {
         }
         for key in keys {
             let list = subscribe(shared, &link, &key, true).await?;
-            offer(shared, &key, &list);
+            offer(shared, &key, list);
         }
         shared.link.send_replace(Some(link.clone()));
         shared.state.send_modify(|s| {
@@ -349,7 +349,7 @@ async fn handle(shared: &Shared, to_server: &mpsc::Sender<Payload>, payload: &Pa
     if kind == "NotifySubscriberRequest" {
         if let Some(info) = push.service_info {
             let key = info.key(push.group_name, push.service_name);
-            offer(shared, &key, &info.instances());
+            offer(shared, &key, info.instances());
         }
     }
     if let Some(response) = kind.strip_suffix("Request") {
@@ -369,7 +369,7 @@ async fn handle(shared: &Shared, to_server: &mpsc::Sender<Payload>, payload: &Pa
 
 /// Hands `list` to every subscriber of `key`; an empty list for a service subscribed again after a
 /// reconnect waits until [`SETTLE`] has passed (see there).
-fn offer(shared: &Shared, key: &Key, list: &[ServiceInstance]) {
+fn offer(shared: &Shared, key: &Key, list: Vec<ServiceInstance>) {
     {
         let mut settling = lock(&shared.settling);
         if let Some(held) = settling.get_mut(key) {
@@ -390,18 +390,24 @@ fn settled(shared: &Shared) {
         .filter_map(|(key, held)| held.then_some(key))
         .collect();
     for key in held {
-        deliver(shared, &key, &[]);
+        deliver(shared, &key, Vec::new());
     }
 }
 
-fn deliver(shared: &Shared, key: &Key, list: &[ServiceInstance]) {
-    let subscribers = lock(&shared.subscribers)
+/// Hands `list` to each subscriber of `key`: copied for all but the last, which takes it (a list
+/// of a large service is megabytes, and there is usually one subscriber).
+fn deliver(shared: &Shared, key: &Key, list: Vec<ServiceInstance>) {
+    let mut subscribers = lock(&shared.subscribers)
         .get(key)
         .cloned()
         .unwrap_or_default();
+    let Some(last) = subscribers.pop() else {
+        return;
+    };
     for pushes in subscribers {
-        pushes.offer(list.to_vec());
+        pushes.offer(list.clone());
     }
+    last.offer(list);
 }
 
 /// (Un)subscribes `key`; the answer's instances.
@@ -456,7 +462,8 @@ async fn request(
     let mut tries = 0;
     loop {
         let answered = link.wire.request(payload.clone()).await?;
-        let refused = answer::<serde_json::Value>(&answered, &kind.replace("Request", "Response"));
+        // The result code alone: an answer may be a service's whole list, megabytes of JSON.
+        let refused = outcome(&answered, &kind.replace("Request", "Response"));
         match refused {
             Err(Refused { code, .. }) if code == NOT_REGISTERED && tries < NOT_REGISTERED_TRIES => {
                 tries += 1;
@@ -490,19 +497,19 @@ mod tests {
         lock(&shared.subscribers).insert(a.clone(), vec![Arc::clone(&pa)]);
         lock(&shared.subscribers).insert(b.clone(), vec![Arc::clone(&pb)]);
         *lock(&shared.settling) = [(a.clone(), false), (b.clone(), false)].into();
-        offer(shared, &a, &[]);
-        offer(shared, &b, &[]);
+        offer(shared, &a, Vec::new());
+        offer(shared, &b, Vec::new());
         assert!(pa.take().is_none() && pb.take().is_none(), "held back");
         let one = ServiceInstance {
             ip: "10.0.0.1".into(),
             ..ServiceInstance::default()
         };
-        offer(shared, &a, std::slice::from_ref(&one));
+        offer(shared, &a, vec![one]);
         assert_eq!(pa.take().map(|l| l.len()), Some(1));
         // Settled: `a` applies everything from now on, `b`'s held empty list is handed over.
         settled(shared);
         assert_eq!(pb.take().map(|l| l.len()), Some(0));
-        offer(shared, &a, &[]);
+        offer(shared, &a, Vec::new());
         assert_eq!(pa.take().map(|l| l.len()), Some(0));
     }
 }

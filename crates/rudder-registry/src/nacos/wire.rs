@@ -100,8 +100,8 @@ pub(crate) struct Refused {
     pub(crate) message: String,
 }
 
-/// Reads a response of type `expected` as `T`, or the server's refusal.
-pub(crate) fn answer<T: DeserializeOwned>(payload: &Payload, expected: &str) -> Result<T, Refused> {
+/// Whether a payload is a successful response of type `expected`, or the server's refusal.
+pub(crate) fn outcome(payload: &Payload, expected: &str) -> Result<(), Refused> {
     let refused = |code, message: String| Refused { code, message };
     let outcome: Outcome = payload.body().map_err(|e| refused(0, e))?;
     if payload.kind() != expected || outcome.result_code != 200 {
@@ -117,7 +117,16 @@ pub(crate) fn answer<T: DeserializeOwned>(payload: &Payload, expected: &str) -> 
                 .unwrap_or_else(|| format!("{} instead of {expected}", payload.kind())),
         ));
     }
-    payload.body().map_err(|e| refused(0, e))
+    Ok(())
+}
+
+/// Reads a response of type `expected` as `T`, or the server's refusal.
+pub(crate) fn answer<T: DeserializeOwned>(payload: &Payload, expected: &str) -> Result<T, Refused> {
+    outcome(payload, expected)?;
+    payload.body().map_err(|e| Refused {
+        code: 0,
+        message: e,
+    })
 }
 
 /// One gRPC connection (one HTTP/2 connection: the server ties the unary requests to the stream by
