@@ -350,15 +350,14 @@ async fn service_definitions_come_from_the_metadata_report_in_nacos_config() {
     let data_id = "org.rudder.it.GreetingService:1.0.0::provider:rudder-it-java-provider";
     let Ok(definitions) = tokio::time::timeout(common::WAIT, written).await else {
         // Whether the provider wrote nothing or rudder did not find what it wrote.
-        let admin: ConfigService = ConfigServiceBuilder::new(props(&nacos, ""))
-            .build()
+        let stored = ConfigAdmin::new(props(&nacos, ""))
             .await
-            .unwrap();
-        let stored = admin.get_config(data_id.into(), "dubbo".into()).await;
+            .read(data_id, "dubbo")
+            .await;
         panic!(
-            "no service definition found in {:?}; Nacos holds {data_id} (dubbo): {:?}",
+            "no service definition found in {:?}; Nacos holds {data_id} (dubbo): {:?} bytes",
             common::WAIT,
-            stored.map(|c| c.content().len())
+            stored.map(|c| c.len())
         );
     };
     assert_eq!(definitions.len(), 1, "{definitions:?}");
