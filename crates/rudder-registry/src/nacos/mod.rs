@@ -18,6 +18,7 @@ mod configs;
 mod definitions;
 mod hosts;
 mod http;
+mod names;
 mod naming;
 mod rules;
 mod stream;
@@ -58,6 +59,7 @@ pub use http::check_answer;
 use address::NacosAddress;
 use apps::NacosInstances;
 use client::Connection;
+use names::InstanceNames;
 use rules::{nacos_error, NacosRules};
 use stream::Pushes;
 use subscriber::{inbox_sink, NacosInterface, NacosSubscriber};
@@ -255,6 +257,7 @@ impl NacosRegistry {
                 split.map(SplitFeed::new),
             ),
             consumer: None,
+            names: InstanceNames::default(),
         };
         subscriber.f.take_rules();
         subscriber.f.take_instances();
@@ -264,6 +267,7 @@ impl NacosRegistry {
                 service: &subscriber.service,
                 pushes: &subscriber.pushes,
                 subscribed: &mut subscriber.subscribed,
+                names: &mut subscriber.names,
             };
             if let Err(error) = interface.subscribe(&mut subscriber.f).await {
                 use crate::following::InterfaceLevel;

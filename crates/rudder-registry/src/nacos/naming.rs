@@ -50,14 +50,14 @@ pub(crate) fn instance_url(instance: &ServiceInstance) -> Option<DubboUrl> {
     Some(url)
 }
 
-/// The child names (encoded provider URLs) of the `enabled` instances, what the shared catalog reads.
-pub(crate) fn provider_names(instances: &[ServiceInstance]) -> Vec<String> {
-    instances
-        .iter()
-        .filter(|i| i.enabled)
-        .filter_map(instance_url)
+/// The child name (encoded provider URL) of an `enabled` instance, what the shared catalog reads;
+/// `None` for one that is not a provider.
+pub(crate) fn provider_name(instance: &ServiceInstance) -> Option<String> {
+    instance
+        .enabled
+        .then(|| instance_url(instance))
+        .flatten()
         .map(|url| url.to_node_name())
-        .collect()
 }
 
 /// The instance Dubbo's `createInstance` registers for `url` (metadata: its parameters, `category`
@@ -125,7 +125,10 @@ mod tests {
         bad_port.port = 70000;
         let mut unhealthy = url_instance(&url, "providers");
         unhealthy.healthy = false;
-        let names = provider_names(&[disabled, no_protocol, bad_port, unhealthy]);
+        let names: Vec<String> = [disabled, no_protocol, bad_port, unhealthy]
+            .iter()
+            .filter_map(provider_name)
+            .collect();
         assert_eq!(
             names.len(),
             1,

@@ -25,7 +25,7 @@ use crate::config_center::RuleInbox;
 use crate::error::RegistryError;
 use crate::following::{instances_changed, rules_arrived, Following, InterfaceLevel};
 use crate::nacos::client::{Clients, Connection};
-use crate::nacos::naming::provider_names;
+use crate::nacos::names::InstanceNames;
 use crate::nacos::rules::nacos_error;
 pub(crate) use crate::nacos::stream::Pushes;
 
@@ -51,6 +51,8 @@ pub(crate) struct NacosSubscriber {
     pub(crate) f: Following,
     /// The consumer instance (service name, instance) when registered.
     pub(crate) consumer: Option<(String, ServiceInstance)>,
+    /// The node names of the last list's instances.
+    pub(crate) names: InstanceNames,
 }
 
 impl NacosSubscriber {
@@ -60,7 +62,8 @@ impl NacosSubscriber {
             return;
         };
         if self.subscribed {
-            take_list(&self.connection, &self.service, &instances, &mut self.f);
+            let names = self.names.of(&instances);
+            take_list(&self.connection, &self.service, names, &mut self.f);
         }
     }
 
@@ -70,6 +73,7 @@ impl NacosSubscriber {
             service: &self.service,
             pushes: &self.pushes,
             subscribed: &mut self.subscribed,
+            names: &mut self.names,
         }
     }
 
@@ -124,6 +128,7 @@ impl NacosSubscriber {
                         service: &self.service,
                         pushes: &self.pushes,
                         subscribed: &mut self.subscribed,
+                        names: &mut self.names,
                     };
                     self.f.on_migration(&mut interface).await;
                 }
@@ -144,15 +149,10 @@ impl NacosSubscriber {
 
 /// Applies one instance list of `service` to the interface-level catalog, through the empty-push
 /// protection.
-fn take_list(
-    connection: &Connection,
-    service: &str,
-    instances: &[ServiceInstance],
-    f: &mut Following,
-) {
+fn take_list(connection: &Connection, service: &str, names: Vec<String>, f: &mut Following) {
     let delta = crate::empty_push::apply_providers(
         &mut f.catalog,
-        provider_names(instances),
+        names,
         connection.address.empty_protection,
         service,
         &f.status,
@@ -167,6 +167,7 @@ pub(crate) struct NacosInterface<'a> {
     pub(crate) service: &'a str,
     pub(crate) pushes: &'a Arc<Pushes>,
     pub(crate) subscribed: &'a mut bool,
+    pub(crate) names: &'a mut InstanceNames,
 }
 
 impl NacosInterface<'_> {
@@ -189,7 +190,8 @@ impl NacosInterface<'_> {
         })?;
         // A push that came meanwhile is as new or newer than the answer.
         let latest = self.pushes.take().unwrap_or(first);
-        take_list(self.connection, self.service, &latest, f);
+        let names = self.names.of(&latest);
+        take_list(self.connection, self.service, names, f);
         Ok(())
     }
 }
