@@ -67,6 +67,35 @@ fn digest(raw: &[u8]) -> u128 {
     (u128::from(lane(0)) << 64) | u128::from(lane(1))
 }
 
+/// Any bytes as the JSON of a Nacos push or a subscription's answer (the fuzz target
+/// `nacos_push`, feature `fuzzing`): reading it never panics; the names made through the cache are
+/// the names made from each instance afresh, the first time and again from the cache; the cache
+/// never holds more entries than the list has instances.
+/// (The unit tests run it over the target's seeds.)
+#[cfg(any(test, feature = "fuzzing"))]
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
+pub fn check_push(data: &[u8]) {
+    let Ok(listing) = crate::nacos::hosts::Listing::read(bytes::Bytes::copy_from_slice(data))
+    else {
+        return;
+    };
+    let Some((_, list)) = listing.list else {
+        return;
+    };
+    let fresh: Vec<String> = list
+        .raw()
+        .filter_map(|raw| read_instance(raw).as_ref().and_then(provider_name))
+        .collect();
+    let mut names = InstanceNames::default();
+    assert_eq!(names.of(&list), fresh);
+    assert!(names.last.len() <= list.len());
+    assert_eq!(names.of(&list), fresh, "from the cache");
+    assert!(names
+        .of(&crate::nacos::hosts::HostList::default())
+        .is_empty());
+    assert!(names.last.is_empty(), "an empty list forgets every name");
+}
+
 #[cfg(test)]
 mod tests {
     use rudder_common::url::DubboUrl;
@@ -136,6 +165,24 @@ mod tests {
             2,
             "the unreadable one is remembered as no provider"
         );
+    }
+
+    #[test]
+    fn the_fuzz_seeds_keep_the_fuzz_target_s_promises() {
+        let seeds = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/nacos_push");
+        let mut checked = 0;
+        for seed in std::fs::read_dir(seeds).unwrap() {
+            let data = std::fs::read(seed.unwrap().path()).unwrap();
+            check_push(&data);
+            checked += 1;
+        }
+        assert!(checked >= 2, "{checked} seeds");
+        let four = std::fs::read(format!("{seeds}/four-java-providers.json")).unwrap();
+        let (_, list) = crate::nacos::hosts::Listing::read(bytes::Bytes::from(four))
+            .unwrap()
+            .list
+            .unwrap();
+        assert_eq!(InstanceNames::default().of(&list).len(), 4);
     }
 
     #[test]
