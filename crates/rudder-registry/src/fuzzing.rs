@@ -13,7 +13,7 @@ use crate::junk::REMEMBERED;
 use crate::ConsumerSpec;
 
 pub use crate::instance::fuzzing::check_app_level;
-pub use crate::nacos::check_answer;
+pub use crate::nacos::{check_answer, check_push};
 
 /// What a sink holds: full URL string to how many times it was inserted.
 type Held = BTreeMap<String, usize>;

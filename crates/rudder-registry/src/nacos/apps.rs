@@ -147,8 +147,8 @@ impl Follower {
             () = self.subscribe() => {}
         };
         loop {
-            if let Some(instances) = self.pushes.take() {
-                self.take(&instances);
+            if let Some(list) = self.pushes.take() {
+                self.take(&list.instances());
             }
             let metadata = NacosMetadata {
                 connection: Arc::clone(&connection),

@@ -55,6 +55,8 @@ use crate::subscription::{Subscription, SubscriptionStatus};
 
 #[cfg(feature = "fuzzing")]
 pub use http::check_answer;
+#[cfg(feature = "fuzzing")]
+pub use names::check_push;
 
 use address::NacosAddress;
 use apps::NacosInstances;

@@ -23,7 +23,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, watch, Notify};
 
 use crate::nacos::address::NacosAddress;
-use crate::nacos::hosts::{Key, ServiceInfo};
+use crate::nacos::hosts::{HostList, Key, Listing};
 use crate::nacos::http::Token;
 use crate::nacos::wire::{answer, grpc_address, outcome, Payload, Refused, Wire};
 use crate::options::RegistryOptions;
@@ -37,18 +37,18 @@ const NOT_REGISTERED_TRIES: u32 = 40;
 /// application and never queues.
 #[derive(Default)]
 pub(crate) struct Pushes {
-    latest: Mutex<Option<Vec<ServiceInstance>>>,
+    latest: Mutex<Option<HostList>>,
     arrived: Notify,
 }
 
 impl Pushes {
-    pub(crate) fn offer(&self, instances: Vec<ServiceInstance>) {
+    pub(crate) fn offer(&self, instances: HostList) {
         *self.latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(instances);
         self.arrived.notify_one();
     }
 
     /// The first list, unless a push already brought one (which is as new or newer).
-    pub(crate) fn offer_first(&self, instances: Vec<ServiceInstance>) {
+    pub(crate) fn offer_first(&self, instances: HostList) {
         let mut latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
         if latest.is_none() {
             *latest = Some(instances);
@@ -56,7 +56,7 @@ impl Pushes {
         }
     }
 
-    pub(crate) fn take(&self) -> Option<Vec<ServiceInstance>> {
+    pub(crate) fn take(&self) -> Option<HostList> {
         self.latest.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
@@ -184,7 +184,7 @@ impl NamingStream {
         service: &str,
         group: &str,
         pushes: &Arc<Pushes>,
-    ) -> Result<Vec<ServiceInstance>, String> {
+    ) -> Result<HostList, String> {
         let key = (group.to_owned(), service.to_owned());
         {
             let mut subscribers = lock(&self.shared.subscribers);
@@ -220,11 +220,6 @@ impl NamingStream {
         service: &str,
         group: &str,
     ) -> Result<Vec<ServiceInstance>, String> {
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Queried {
-            service_info: Option<ServiceInfo>,
-        }
         let link = self.link().await?;
         let body = json!({
             "namespace": self.shared.namespace,
@@ -235,11 +230,7 @@ impl NamingStream {
             "module": "naming",
         });
         let answered = request(&self.shared, &link, "ServiceQueryRequest", body).await?;
-        let queried: Queried = answer(&answered, "QueryServiceResponse").map_err(refusal)?;
-        Ok(queried
-            .service_info
-            .map(ServiceInfo::instances)
-            .unwrap_or_default())
+        Ok(listed(&answered, "QueryServiceResponse")?.instances())
     }
 
     /// Takes `pushes` off `service`; the last one to go unsubscribes.
@@ -330,26 +321,19 @@ async fn session(shared: &Shared, server: &str) -> Result<(), String> {
 
 /// One message from the server; `false` when it asks for a reconnect.
 async fn handle(shared: &Shared, to_server: &mpsc::Sender<Payload>, payload: &Payload) -> bool {
-    #[derive(serde::Deserialize, Default)]
-    #[serde(rename_all = "camelCase", default)]
-    struct Push {
-        request_id: Option<String>,
-        service_name: Option<String>,
-        group_name: Option<String>,
-        service_info: Option<ServiceInfo>,
-    }
-    let kind = payload.kind().to_owned();
-    let push: Push = match payload.body() {
+    let kind = payload.kind();
+    // Read down to where each instance is; the instances themselves are read by the subscribers,
+    // and only those they have not seen (`nacos::names`).
+    let push = match Listing::read(payload.body_bytes()) {
         Ok(push) => push,
         Err(error) => {
-            tracing::warn!(error = %error, "unreadable message from Nacos");
-            Push::default()
+            tracing::warn!(%error, kind, "unreadable message from Nacos");
+            Listing::default()
         }
     };
     if kind == "NotifySubscriberRequest" {
-        if let Some(info) = push.service_info {
-            let key = info.key(push.group_name, push.service_name);
-            offer(shared, &key, info.instances());
+        if let Some((key, list)) = push.list {
+            offer(shared, &key, list);
         }
     }
     if let Some(response) = kind.strip_suffix("Request") {
@@ -369,7 +353,7 @@ async fn handle(shared: &Shared, to_server: &mpsc::Sender<Payload>, payload: &Pa
 
 /// Hands `list` to every subscriber of `key`; an empty list for a service subscribed again after a
 /// reconnect waits until [`SETTLE`] has passed (see there).
-fn offer(shared: &Shared, key: &Key, list: Vec<ServiceInstance>) {
+fn offer(shared: &Shared, key: &Key, list: HostList) {
     {
         let mut settling = lock(&shared.settling);
         if let Some(held) = settling.get_mut(key) {
@@ -390,38 +374,24 @@ fn settled(shared: &Shared) {
         .filter_map(|(key, held)| held.then_some(key))
         .collect();
     for key in held {
-        deliver(shared, &key, Vec::new());
+        deliver(shared, &key, HostList::default());
     }
 }
 
-/// Hands `list` to each subscriber of `key`: copied for all but the last, which takes it (a list
-/// of a large service is megabytes, and there is usually one subscriber).
-fn deliver(shared: &Shared, key: &Key, list: Vec<ServiceInstance>) {
-    let mut subscribers = lock(&shared.subscribers)
+/// Hands `list` to each subscriber of `key` (the same bytes to each: a list of a large service is
+/// megabytes).
+fn deliver(shared: &Shared, key: &Key, list: HostList) {
+    let subscribers = lock(&shared.subscribers)
         .get(key)
         .cloned()
         .unwrap_or_default();
-    let Some(last) = subscribers.pop() else {
-        return;
-    };
     for pushes in subscribers {
         pushes.offer(list.clone());
     }
-    last.offer(list);
 }
 
 /// (Un)subscribes `key`; the answer's instances.
-async fn subscribe(
-    shared: &Shared,
-    link: &Link,
-    key: &Key,
-    on: bool,
-) -> Result<Vec<ServiceInstance>, String> {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Subscribed {
-        service_info: Option<ServiceInfo>,
-    }
+async fn subscribe(shared: &Shared, link: &Link, key: &Key, on: bool) -> Result<HostList, String> {
     let body = json!({
         "namespace": shared.namespace,
         "groupName": key.0,
@@ -431,11 +401,15 @@ async fn subscribe(
         "module": "naming",
     });
     let answered = request(shared, link, "SubscribeServiceRequest", body).await?;
-    let subscribed: Subscribed = answer(&answered, "SubscribeServiceResponse").map_err(refusal)?;
-    Ok(subscribed
-        .service_info
-        .map(|info| info.instances())
-        .unwrap_or_default())
+    listed(&answered, "SubscribeServiceResponse")
+}
+
+/// The list an answer of type `expected` carries (none: an empty one), or the server's refusal.
+fn listed(answered: &Payload, expected: &str) -> Result<HostList, String> {
+    outcome(answered, expected).map_err(refusal)?;
+    let listing =
+        Listing::read(answered.body_bytes()).map_err(|e| format!("unreadable {expected}: {e}"))?;
+    Ok(listing.list.map(|(_, list)| list).unwrap_or_default())
 }
 
 /// One request with the `accessToken` header when logged in, tried again while the server has not
@@ -497,19 +471,16 @@ mod tests {
         lock(&shared.subscribers).insert(a.clone(), vec![Arc::clone(&pa)]);
         lock(&shared.subscribers).insert(b.clone(), vec![Arc::clone(&pb)]);
         *lock(&shared.settling) = [(a.clone(), false), (b.clone(), false)].into();
-        offer(shared, &a, Vec::new());
-        offer(shared, &b, Vec::new());
+        offer(shared, &a, HostList::default());
+        offer(shared, &b, HostList::default());
         assert!(pa.take().is_none() && pb.take().is_none(), "held back");
-        let one = ServiceInstance {
-            ip: "10.0.0.1".into(),
-            ..ServiceInstance::default()
-        };
-        offer(shared, &a, vec![one]);
+        let one = HostList::of(json!([{"ip": "10.0.0.1"}]));
+        offer(shared, &a, one);
         assert_eq!(pa.take().map(|l| l.len()), Some(1));
         // Settled: `a` applies everything from now on, `b`'s held empty list is handed over.
         settled(shared);
         assert_eq!(pb.take().map(|l| l.len()), Some(0));
-        offer(shared, &a, Vec::new());
+        offer(shared, &a, HostList::default());
         assert_eq!(pa.take().map(|l| l.len()), Some(0));
     }
 }

@@ -28,8 +28,8 @@ pub(crate) const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 pub(crate) struct Any {
     #[prost(string, tag = "1")]
     pub(crate) type_url: String,
-    #[prost(bytes = "vec", tag = "2")]
-    pub(crate) value: Vec<u8>,
+    #[prost(bytes = "bytes", tag = "2")]
+    pub(crate) value: bytes::Bytes,
 }
 
 /// The type name of a payload's body and its headers (`accessToken` when logged in).
@@ -67,7 +67,7 @@ impl Payload {
             }),
             body: Some(Any {
                 type_url: String::new(),
-                value: body.to_string().into_bytes(),
+                value: body.to_string().into_bytes().into(),
             }),
         }
     }
@@ -77,9 +77,17 @@ impl Payload {
         self.metadata.as_ref().map_or("", |m| m.r#type.as_str())
     }
 
+    /// The body's bytes (empty without one), sharing the message's.
+    pub(crate) fn body_bytes(&self) -> bytes::Bytes {
+        self.body
+            .as_ref()
+            .map(|b| b.value.clone())
+            .unwrap_or_default()
+    }
+
     /// The body read as `T`.
     pub(crate) fn body<T: DeserializeOwned>(&self) -> Result<T, String> {
-        let bytes = self.body.as_ref().map_or(&[][..], |b| b.value.as_slice());
+        let bytes = self.body.as_ref().map_or(&[][..], |b| &b.value[..]);
         serde_json::from_slice(bytes).map_err(|e| format!("unreadable {}: {e}", self.kind()))
     }
 }
