@@ -35,6 +35,9 @@ pub(crate) struct NacosAddress {
     pub(crate) servers: Vec<String>,
     pub(crate) namespace: String,
     pub(crate) group: String,
+    /// Whether the URL names a group (`DEFAULT_GROUP` too): Dubbo's metadata report then writes to
+    /// that group, and to `dubbo` otherwise (`nacos::definitions`).
+    pub(crate) group_named: bool,
     pub(crate) username: Option<String>,
     pub(crate) password: Option<String>,
     pub(crate) timeout: Option<Duration>,
@@ -126,6 +129,7 @@ impl NacosAddress {
             servers,
             namespace: name("namespace", "")?,
             group: name("group", DEFAULT_GROUP)?,
+            group_named: params.get("group").is_some_and(|g| !g.trim().is_empty()),
             username,
             password,
             timeout,
@@ -152,7 +156,7 @@ impl fmt::Display for NacosAddress {
             write!(f, "{sep}namespace={}", self.namespace)?;
             sep = '&';
         }
-        if self.group != DEFAULT_GROUP {
+        if self.group_named {
             write!(f, "{sep}group={}", self.group)?;
         }
         Ok(())

@@ -5,7 +5,7 @@
 //! | what | where (Dubbo 3.3) |
 //! |---|---|
 //! | data id | `<interface>:<version>:<group>:provider:<application>`, empty version and group left empty (`MetadataIdentifier.getUniqueKey(UNIQUE_KEY)`) |
-//! | group | the registry's `group` when one is given, else `dubbo` (`NacosMetadataReport`: `url.getParameter(GROUP_KEY, DEFAULT_ROOT)`; `registryAsMetadataCenter` copies the registry's group) |
+//! | group | the registry URL's `group` when it names one (`DEFAULT_GROUP` too), else `dubbo` (`NacosMetadataReport`: `url.getParameter(GROUP_KEY, DEFAULT_ROOT)`; `registryAsMetadataCenter` copies the registry URL's parameters) |
 //! | namespace | the registry's (`public` unless `namespace=` is given) |
 //! | text | the `FullServiceDefinition` JSON (`ServiceConfig` → `MetadataUtils.publishServiceDefinition`) |
 //!
@@ -15,7 +15,7 @@
 
 use crate::backend::ServiceDefinition;
 use crate::error::RegistryError;
-use crate::nacos::address::{NacosAddress, DEFAULT_GROUP};
+use crate::nacos::address::NacosAddress;
 use crate::nacos::client::Connection;
 use crate::nacos::configs;
 
@@ -26,10 +26,10 @@ const MAX_LISTED: usize = 100_000;
 
 /// The config group the metadata report of `address` writes to.
 fn metadata_group(address: &NacosAddress) -> &str {
-    if address.group == DEFAULT_GROUP {
-        DEFAULT_METADATA_GROUP
-    } else {
+    if address.group_named {
         &address.group
+    } else {
+        DEFAULT_METADATA_GROUP
     }
 }
 
@@ -112,5 +112,14 @@ mod tests {
         assert_eq!(metadata_group(&default), "dubbo");
         let named = NacosAddress::parse("nacos://127.0.0.1:8848?group=G1").unwrap();
         assert_eq!(metadata_group(&named), "G1");
+        // Named, even as Nacos's default: Dubbo copies the parameter, so its report goes there.
+        let explicit = NacosAddress::parse("nacos://127.0.0.1:8848?group=DEFAULT_GROUP").unwrap();
+        assert_eq!(metadata_group(&explicit), "DEFAULT_GROUP");
+        assert_eq!(explicit.group, default.group);
+        assert_ne!(explicit, default, "two places of the metadata report");
+        assert_eq!(
+            explicit.to_string(),
+            "nacos://127.0.0.1:8848?group=DEFAULT_GROUP"
+        );
     }
 }
