@@ -260,6 +260,47 @@ impl RpcError {
     }
 }
 
+/// An error of another library and its causes as one line, `a: b: c`, each part once: a cause whose
+/// text the line already holds is left out (hyper's and tonic's errors often repeat their cause in
+/// their own message). For a log field or an error message built from a foreign error; an
+/// [`RpcError`] says its own with [`RpcError::message_with_causes`].
+///
+/// ```
+/// use rudder_common::error::causes_text;
+/// let refused = std::io::Error::other("connection refused");
+/// assert_eq!(
+///     causes_text(&OuterError(refused)),
+///     "tcp connect error: connection refused"
+/// );
+///
+/// /// An error that prints its cause in its own message too.
+/// #[derive(Debug)]
+/// struct OuterError(std::io::Error);
+/// impl std::fmt::Display for OuterError {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         write!(f, "tcp connect error: {}", self.0)
+///     }
+/// }
+/// impl std::error::Error for OuterError {
+///     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+///         Some(&self.0)
+///     }
+/// }
+/// ```
+pub fn causes_text(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(link) = cause {
+        let next = link.to_string();
+        if !next.is_empty() && !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = link.source();
+    }
+    text
+}
+
 impl fmt::Display for RpcError {
     /// `kind: message`, in both forms: the cause is not repeated here but given by `source()`, so a
     /// chain printer (`anyhow`'s `{:#}`, a `tracing` subscriber, a loop over `source()`) shows each

@@ -328,7 +328,7 @@ async fn send(
             RpcErrorKind::Network,
             format!(
                 "{target}: the call failed before any answer: {}",
-                crate::protocol::error_chain(&e)
+                rudder_common::error::causes_text(&e)
             ),
         )
     };

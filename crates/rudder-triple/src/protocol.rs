@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use dashmap::DashMap;
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::uri::PathAndQuery;
-use rudder_common::error::{RpcError, RpcErrorKind};
+use rudder_common::error::{causes_text, RpcError, RpcErrorKind};
 use rudder_common::invocation::Invocation;
 use rudder_common::status::availability::Availability;
 use rudder_common::status::record::RecordAvailability;
@@ -452,7 +452,7 @@ impl TripleProtocol {
                 endpoint.connect().await.map_err(|e| {
                     RpcError::new(
                         RpcErrorKind::Network,
-                        format!("cannot connect to tri://{addr}: {}", error_chain(&e)),
+                        format!("cannot connect to tri://{addr}: {}", causes_text(&e)),
                     )
                 })
             })
@@ -521,18 +521,6 @@ pub(crate) fn target_description(url: &DubboUrl) -> String {
     let version = nonempty(url.parameter("version"))
         .map_or("no version".to_owned(), |v| format!("version {v}"));
     format!("{group}, {version}")
-}
-
-/// An error and its causes, one line (tonic's transport error alone says only "transport error").
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

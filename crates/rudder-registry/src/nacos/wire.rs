@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use rudder_common::error::causes_text;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tonic::codegen::http::uri::PathAndQuery;
@@ -159,7 +160,7 @@ impl Wire {
         let channel = endpoint
             .connect()
             .await
-            .map_err(|e| format!("connecting to {server}: {}", chain(&e)))?;
+            .map_err(|e| format!("connecting to {server}: {}", causes_text(&e)))?;
         let grpc = tonic::client::Grpc::new(channel)
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE);
@@ -172,7 +173,7 @@ impl Wire {
         let call = async {
             grpc.ready()
                 .await
-                .map_err(|e| format!("not ready: {}", chain(&e)))?;
+                .map_err(|e| format!("not ready: {}", causes_text(&e)))?;
             let mut request = tonic::Request::new(payload);
             request.set_timeout(self.timeout);
             grpc.unary(
@@ -199,7 +200,7 @@ impl Wire {
         let open = async {
             grpc.ready()
                 .await
-                .map_err(|e| format!("not ready: {}", chain(&e)))?;
+                .map_err(|e| format!("not ready: {}", causes_text(&e)))?;
             grpc.streaming(
                 tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx)),
                 PathAndQuery::from_static("/BiRequestStream/requestBiStream"),
@@ -227,21 +228,6 @@ pub(crate) fn grpc_address(server: &str) -> Result<String, String> {
         .and_then(|p| p.checked_add(1000))
         .ok_or_else(|| format!("no gRPC port for {server}"))?;
     Ok(format!("{host}:{port}"))
-}
-
-/// An error and its causes on one line.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let next = cause.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -166,7 +166,7 @@ impl TlsClient {
             Err(error) => {
                 tracing::warn!(
                     config = ?self.inner.config,
-                    error = %error_chain(&error),
+                    error = %rudder_common::error::causes_text(&error),
                     "TLS files changed but cannot be used; keeping the previous ones"
                 );
                 *failed = Some(now);
@@ -383,15 +383,4 @@ fn build(
         plain: Arc::new(plain),
         h2: Arc::new(h2),
     })
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(link) = cause {
-        text.push_str(": ");
-        text.push_str(&link.to_string());
-        cause = link.source();
-    }
-    text
 }
