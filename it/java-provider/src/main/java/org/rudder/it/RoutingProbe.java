@@ -27,9 +27,11 @@ import org.apache.dubbo.rpc.RpcException;
  * {@code nacos://127.0.0.1:PORT}), it discovers the providers through that registry instead, and reads
  * the rules from it as Dubbo does when a registry doubles as config center (for Nacos: Dubbo's
  * {@code registryAsConfigCenter} and {@code NacosDynamicConfiguration}, data id = the rule key, group
- * {@code dubbo}, in the namespace Dubbo's config center settles on). Dubbo's file caches (registry,
- * mapping, metadata under ~/.dubbo) are off then, as in {@link MigrationProbe}: a cache left by an
- * earlier run against another server on the same port would be read before the server.
+ * {@code dubbo}, in the URL's {@code namespace}, else Nacos's {@code public}: the config center's
+ * default namespace {@code dubbo} is dropped by {@code NacosDynamicConfigurationFactory}). Dubbo's
+ * file caches (registry, mapping, metadata under ~/.dubbo) are off then, as in {@link MigrationProbe}:
+ * a cache left by an earlier run against another server on the same port would be read before the
+ * server.
  *
  * <p>Settings (system property, or the environment variable in brackets):
  * <ul>
