@@ -36,6 +36,7 @@ mod nacos_cluster;
 mod nacos_discovery;
 mod nacos_faults;
 mod nacos_migration_parity;
+mod nacos_routing_parity;
 mod nacos_rules;
 mod nacos_watch;
 mod outlier_java;

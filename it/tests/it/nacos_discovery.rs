@@ -169,14 +169,14 @@ async fn a_configurator_in_nacos_config_reweighs_and_a_provider_leaving_is_pushe
     assert_eq!(common::addresses(&directory).len(), 2);
 
     // As dubbo-admin writes it: data id `<interface>::.configurators`, group `dubbo`, in the config
-    // centre's namespace, which for a registry URL without `namespace` is `dubbo`.
+    // centre's namespace, which for a registry URL without `namespace` is `public` (id `""`).
     let rule = format!(
         "configVersion: v2.7\nscope: service\nkey: {SERVICE}\nenabled: true\nconfigs:\n\
          - side: consumer\n  addresses: [\"0.0.0.0\"]\n  providerAddresses: [\"127.0.0.1:{}\"]\n  \
          parameters:\n    weight: 300\n",
         a.port()
     );
-    ConfigAdmin::new(props(&nacos, "dubbo"))
+    ConfigAdmin::new(props(&nacos, ""))
         .await
         .put(&format!("{SERVICE}::.configurators"), "dubbo", Some(&rule))
         .await;

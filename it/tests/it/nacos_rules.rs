@@ -1,7 +1,7 @@
 //! The config centre on Nacos (issue 25, items 4 and 8): a weight configurator, a tag rule and a
 //! condition rule published into rnacos's config as dubbo-admin publishes them (its Nacos client's
-//! `publishConfig`: data id = the rule key, group `dubbo`, namespace `dubbo` for a registry URL
-//! without `namespace`), reaching a reference's routing live and shown by `rudder providers
+//! `publishConfig`: data id = the rule key, group `dubbo`, namespace `public` for a registry URL
+//! without `namespace`, where Java 3.3.6 reads them too: `nacos_routing_parity`), reaching a reference's routing live and shown by `rudder providers
 //! --explain` and `simulate`; and every CLI command on `nacos://` leaving the registry as it found
 //! it (services, instances and rules read before and after, equal).
 
@@ -21,8 +21,9 @@ use crate::nacos_discovery::{naming, props};
 
 const SERVICE: &str = "com.acme.NacosRouted";
 const PROVIDER_APP: &str = "nacos-routed-provider";
-/// Where a registry URL without `namespace` keeps its rules (see docs/nacos.md).
-const RULE_NAMESPACE: &str = "dubbo";
+/// Where a registry URL without `namespace` keeps its rules: `public`, whose id is `""` (see
+/// docs/nacos.md).
+const RULE_NAMESPACE: &str = "";
 const WAIT: Duration = Duration::from_secs(30);
 
 /// Three port-echo providers registered into Nacos as a Dubbo provider registers (rudder's own

@@ -33,26 +33,26 @@ use zookeeper_client::{Acls, Client, CreateMode};
 
 use crate::common::changes::reference_reaches;
 
-const SERVICE: &str = "org.rudder.it.GreetingService";
+pub(super) const SERVICE: &str = "org.rudder.it.GreetingService";
 /// The providers' application: the tag router reads `<provider app>.tag-router`.
-const PROVIDER_APP: &str = "parity-provider";
+pub(super) const PROVIDER_APP: &str = "parity-provider";
 /// The consumers' application, on both sides: `<consumer app>.condition-router` applies to them.
-const CONSUMER_APP: &str = "parity-app";
+pub(super) const CONSUMER_APP: &str = "parity-app";
 /// Calls per spec and side; see the module docs for why 64.
 const CALLS: usize = 64;
 /// Where Dubbo reads governance rules when the registry doubles as config center (spec-2 §1.1).
 const CONFIG_ROOT: &str = "/dubbo/config/dubbo";
-const READY_WITHIN: Duration = Duration::from_secs(120);
+pub(super) const READY_WITHIN: Duration = Duration::from_secs(120);
 const PROBE_WITHIN: Duration = Duration::from_secs(180);
 /// A guard on every awaited condition, not a pause.
-const WAIT: Duration = Duration::from_secs(30);
+pub(super) const WAIT: Duration = Duration::from_secs(30);
 
 /// Until rudder references read the config center by themselves, the test hands the rudder side the
 /// same YAML it wrote into ZooKeeper. When they do, set this to `false`: everything else (waiting for
 /// the rule to show in `explain`) already treats the rudder side as a config-center reader.
 const FEED_RULES_BY_HAND: bool = false;
 
-const NO_PROVIDER: &str = "error:no-provider";
+pub(super) const NO_PROVIDER: &str = "error:no-provider";
 /// `1` where Java cannot be had: a missing JDK or Maven then skips the test (loudly) instead of
 /// failing it. Any other value, or none, and a missing Java is a failure.
 const SKIP_JAVA: &str = "RUDDER_SKIP_JAVA";
@@ -67,8 +67,8 @@ const PROVIDERS: [(&str, Option<&str>); 4] = [
 
 /// One kind of call, made [`CALLS`] times on each side.
 #[derive(Debug, Clone)]
-struct CallSpec {
-    label: &'static str,
+pub(super) struct CallSpec {
+    pub(super) label: &'static str,
     /// `whoAmI` or `sayHello`.
     method: &'static str,
     attachments: Vec<(&'static str, &'static str)>,
@@ -82,7 +82,7 @@ struct CallSpec {
     java_on_loopback: Option<Vec<&'static str>>,
 }
 
-fn who(
+pub(super) fn who(
     label: &'static str,
     attachments: &[(&'static str, &'static str)],
     expect: &[&'static str],
@@ -96,7 +96,7 @@ fn who(
     }
 }
 
-fn hello(
+pub(super) fn hello(
     label: &'static str,
     attachments: &[(&'static str, &'static str)],
     expect: &[&'static str],
@@ -147,36 +147,25 @@ impl CallSpec {
 
 /// A rule as written into the config center: its key (the node name) and its YAML.
 #[derive(Debug, Clone)]
-struct Rule {
-    key: RuleKey,
-    yaml: String,
+pub(super) struct Rule {
+    pub(super) key: RuleKey,
+    pub(super) yaml: String,
     /// A condition line the rule holds (how `explain` names its steps); `None` for a tag rule.
     first_line: Option<String>,
 }
 
-struct Scenario {
-    name: &'static str,
-    rules: Vec<Rule>,
-    specs: Vec<CallSpec>,
+pub(super) struct Scenario {
+    pub(super) name: &'static str,
+    pub(super) rules: Vec<Rule>,
+    pub(super) specs: Vec<CallSpec>,
 }
 
 /// Outcome (instance name or error kind) to how many calls had it.
-type Outcomes = BTreeMap<String, usize>;
+pub(super) type Outcomes = BTreeMap<String, usize>;
 
 #[tokio::test]
 async fn java_dubbo_and_rudder_reach_the_same_providers_under_the_same_rules() {
-    if let Some(missing) = missing_java_tool() {
-        let install = "Install a JDK 17 and Maven \
-             (scripts/peers/build-java-provider.sh does it with apt-get)";
-        assert!(
-            std::env::var_os(SKIP_JAVA).is_some_and(|v| v == "1"),
-            "routing parity needs Java: {missing}. {install}, or set {SKIP_JAVA}=1 to skip it."
-        );
-        // Straight to the stderr handle: libtest hides `eprintln!` output of a passing test.
-        let _ = writeln!(
-            std::io::stderr(),
-            "\nrouting parity SKIPPED ({SKIP_JAVA}=1): {missing}. {install}; nothing was compared."
-        );
+    if skip_without_java("routing parity") {
         return;
     }
     let started = Instant::now();
@@ -229,42 +218,17 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_the_same_rules() {
         for rule in &scenario.rules {
             publish(&writer, &rudder, rule).await;
         }
-        let java = run_probe(&connect, &scenario.specs).await;
+        let java = run_probe(&connect, None, &scenario.specs).await;
         let java_took = begun.elapsed();
-        for spec in &scenario.specs {
-            let java_outcomes = java.get(spec.label).unwrap_or_else(|| {
-                panic!(
-                    "{}: the probe printed no result for {}",
-                    scenario.name, spec.label
-                )
-            });
-            let rudder_outcomes = call_rudder(&rudder, spec).await;
-            let (java_set, rudder_set) = (keys(java_outcomes), keys(&rudder_outcomes));
-            let expected = names(&spec.expect);
-            let java_expected = spec
-                .java_on_loopback
-                .as_deref()
-                .map_or_else(|| expected.clone(), names);
-            let as_expected = java_set == java_expected && rudder_set == expected;
-            let verdict = match (java_set == rudder_set, as_expected) {
-                (true, true) => "same",
-                (false, true) => "known difference",
-                (true, false) => "same, not as expected",
-                (false, false) => "DIFFERENT",
-            };
-            report.push(format!(
-                "{:<20} {:<15} {verdict:<16} java {java_outcomes:?} rudder {rudder_outcomes:?}",
-                scenario.name, spec.label
-            ));
-            if !as_expected {
-                let why = rudder.explain(&spec.invocation());
-                mismatches.push(format!(
-                    "{} / {}: java {java_set:?} (expected {java_expected:?}), rudder {rudder_set:?} \
-                     (expected {expected:?})\n{why}",
-                    scenario.name, spec.label
-                ));
-            }
-        }
+        compare(
+            scenario.name,
+            &scenario.specs,
+            &java,
+            &rudder,
+            &mut report,
+            &mut mismatches,
+        )
+        .await;
         for rule in &scenario.rules {
             withdraw(&writer, &rudder, rule).await;
         }
@@ -401,7 +365,7 @@ fn scenarios(ports: [u16; 4]) -> Vec<Scenario> {
 
 /// dubbo-admin's TagRoute for the providers' application, as SnakeYAML's `dumpAsMap` writes it (keys
 /// sorted, nulls left out, sequences not indented under their key); `tags` is the list's YAML.
-fn tag_rule(force: bool, tags: &str) -> Rule {
+pub(super) fn tag_rule(force: bool, tags: &str) -> Rule {
     Rule {
         key: RuleKey::tag(PROVIDER_APP),
         yaml: format!(
@@ -413,7 +377,7 @@ fn tag_rule(force: bool, tags: &str) -> Rule {
 }
 
 /// dubbo-admin's RoutingRule for a service (`scope: service`, key the interface), as SnakeYAML dumps it.
-fn service_condition(force: bool, conditions: &[&str]) -> Rule {
+pub(super) fn service_condition(force: bool, conditions: &[&str]) -> Rule {
     condition_rule(
         RuleKey::service_condition(SERVICE, "", ""),
         "service",
@@ -424,7 +388,7 @@ fn service_condition(force: bool, conditions: &[&str]) -> Rule {
 }
 
 /// dubbo-admin's RoutingRule for an application (`scope: application`, key the consumer application).
-fn app_condition(force: bool, conditions: &[&str]) -> Rule {
+pub(super) fn app_condition(force: bool, conditions: &[&str]) -> Rule {
     condition_rule(
         RuleKey::app_condition(CONSUMER_APP),
         "application",
@@ -453,6 +417,26 @@ async fn provider(zookeeper: &str, (instance, tag): (&str, Option<&str>)) -> Pee
     Peer::start(config, READY_WITHIN)
         .await
         .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Whether the test named `test` is to be skipped: `java` or `mvn` is missing and [`SKIP_JAVA`] is
+/// `1` (said on stderr as `<test> SKIPPED`). With Java missing and no such setting, fails the test.
+pub(super) fn skip_without_java(test: &str) -> bool {
+    let Some(missing) = missing_java_tool() else {
+        return false;
+    };
+    let install = "Install a JDK 17 and Maven \
+         (scripts/peers/build-java-provider.sh does it with apt-get)";
+    assert!(
+        std::env::var_os(SKIP_JAVA).is_some_and(|v| v == "1"),
+        "{test} needs Java: {missing}. {install}, or set {SKIP_JAVA}=1 to skip it."
+    );
+    // Straight to the stderr handle: libtest hides `eprintln!` output of a passing test.
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n{test} SKIPPED ({SKIP_JAVA}=1): {missing}. {install}; nothing was compared."
+    );
+    true
 }
 
 /// `Some(what is missing)` when this machine cannot run Java Dubbo at all. Anything else that goes
@@ -524,7 +508,7 @@ async fn withdraw(writer: &Client, rudder: &Reference, rule: &Rule) {
 /// Whether `explain` shows a step of `rule` (by its key, and its first condition line if any) for a
 /// plain `whoAmI`. Routing stops at a step that keeps nothing, but for that call only a tag rule ever
 /// does, and the tag router is always the first step, so the rule's own step is always reached.
-fn in_force(rudder: &Reference, rule: &Rule) -> bool {
+pub(super) fn in_force(rudder: &Reference, rule: &Rule) -> bool {
     let why = rudder.explain(&Invocation::new("whoAmI", Vec::new(), Vec::new()));
     why.steps.iter().any(|step| {
         *step.rule.rule == *rule.key.name
@@ -537,21 +521,73 @@ fn in_force(rudder: &Reference, rule: &Rule) -> bool {
 
 /// Waits until `condition` holds for `rudder`, checked on each snapshot or rule change; panics after
 /// [`WAIT`] saying what did not happen.
-async fn wait_for(rudder: &Reference, what: &str, condition: impl FnMut() -> bool) {
+pub(super) async fn wait_for(rudder: &Reference, what: &str, condition: impl FnMut() -> bool) {
     reference_reaches(rudder, what, WAIT, condition).await;
 }
 
-/// Runs the Java probe over `specs`; each spec's outcomes.
-async fn run_probe(zookeeper: &str, specs: &[CallSpec]) -> BTreeMap<String, Outcomes> {
+/// Makes each of `specs`' calls through `rudder` and compares the providers reached with the Java
+/// probe's (`java`) and with what the spec expects: one line per spec in `report`, and one entry in
+/// `mismatches` (with rudder's `explain`) for each spec either side did not reach as expected.
+pub(super) async fn compare(
+    scenario: &str,
+    specs: &[CallSpec],
+    java: &BTreeMap<String, Outcomes>,
+    rudder: &Reference,
+    report: &mut Vec<String>,
+    mismatches: &mut Vec<String>,
+) {
+    for spec in specs {
+        let java_outcomes = java.get(spec.label).unwrap_or_else(|| {
+            panic!("{scenario}: the probe printed no result for {}", spec.label)
+        });
+        let rudder_outcomes = call_rudder(rudder, spec).await;
+        let (java_set, rudder_set) = (keys(java_outcomes), keys(&rudder_outcomes));
+        let expected = names(&spec.expect);
+        let java_expected = spec
+            .java_on_loopback
+            .as_deref()
+            .map_or_else(|| expected.clone(), names);
+        let as_expected = java_set == java_expected && rudder_set == expected;
+        let verdict = match (java_set == rudder_set, as_expected) {
+            (true, true) => "same",
+            (false, true) => "known difference",
+            (true, false) => "same, not as expected",
+            (false, false) => "DIFFERENT",
+        };
+        report.push(format!(
+            "{scenario:<20} {:<15} {verdict:<16} java {java_outcomes:?} rudder {rudder_outcomes:?}",
+            spec.label
+        ));
+        if !as_expected {
+            let why = rudder.explain(&spec.invocation());
+            mismatches.push(format!(
+                "{scenario} / {}: java {java_set:?} (expected {java_expected:?}), rudder {rudder_set:?} \
+                 (expected {expected:?})\n{why}",
+                spec.label
+            ));
+        }
+    }
+}
+
+/// Runs the Java probe over `specs` through the ZooKeeper at `zookeeper`, or through `registry` (a
+/// whole registry URL, `nacos://127.0.0.1:PORT`) when given; each spec's outcomes.
+pub(super) async fn run_probe(
+    zookeeper: &str,
+    registry: Option<&str>,
+    specs: &[CallSpec],
+) -> BTreeMap<String, Outcomes> {
     let lines: Vec<String> = specs.iter().map(CallSpec::probe_line).collect();
     let lines = lines.join("\n");
     let calls = CALLS.to_string();
-    let env = [
+    let mut env = vec![
         ("RUDDER_ZK_ADDRESS", zookeeper),
         ("RUDDER_APPLICATION", CONSUMER_APP),
         ("RUDDER_PROBE_CALLS", calls.as_str()),
         ("RUDDER_PROBE_SPECS", lines.as_str()),
     ];
+    if let Some(registry) = registry {
+        env.push(("RUDDER_REGISTRY_ADDRESS", registry));
+    }
     let out = Peer::run_java("org.rudder.it.RoutingProbe", &env, PROBE_WITHIN)
         .await
         .unwrap_or_else(|e| panic!("{e}"));

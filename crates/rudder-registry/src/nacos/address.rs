@@ -12,7 +12,11 @@
 //! * `register-consumer-url` (`false`): register the consumer as an instance, as Dubbo does only then.
 //!
 //! The config centre the registry doubles as (Dubbo's `registryAsConfigCenter`) reads rules in the Nacos
-//! namespace named by `namespace`, else **`dubbo`** (Dubbo's `ConfigCenterConfig` default): not in `public`.
+//! namespace named by `namespace`, else in Nacos's default namespace **`public`**, the same namespace
+//! as discovery: Dubbo's config centre defaults its namespace to `dubbo` (`ConfigCenterConfig`), but
+//! `NacosDynamicConfigurationFactory` drops a `dubbo` namespace before it makes the Nacos client
+//! ("Nacos use empty string as default name space"). A Java 3.3.6 consumer was seen doing so against
+//! rnacos (`it/tests/it/nacos_routing_parity.rs`).
 
 use std::fmt;
 use std::time::Duration;
@@ -26,8 +30,6 @@ use crate::error::RegistryError;
 const DEFAULT_PORT: u16 = 8848;
 /// Nacos's default group (Dubbo's `Constants.DEFAULT_GROUP` in its Nacos modules).
 pub(crate) const DEFAULT_GROUP: &str = "DEFAULT_GROUP";
-/// The config-centre namespace when the URL names none (Dubbo's `ConfigCenterConfig.checkDefault`).
-pub(crate) const DEFAULT_RULE_NAMESPACE: &str = "dubbo";
 
 /// A parsed `nacos://` URL. The password never reaches `Debug` or `Display`.
 #[derive(Clone, PartialEq, Eq)]
@@ -138,13 +140,10 @@ impl NacosAddress {
         })
     }
 
-    /// The config-centre namespace: the URL's `namespace`, else `dubbo` (see the module docs).
+    /// The config-centre namespace id: the URL's `namespace`, else `""`, Nacos's `public` (see the
+    /// module docs): the discovery namespace.
     pub(crate) fn rule_namespace(&self) -> &str {
-        if self.namespace.is_empty() {
-            DEFAULT_RULE_NAMESPACE
-        } else {
-            &self.namespace
-        }
+        &self.namespace
     }
 }
 
@@ -228,7 +227,11 @@ mod tests {
         assert_eq!(a.namespace, "");
         assert_eq!(a.group, "DEFAULT_GROUP");
         assert!(!a.empty_protection);
-        assert_eq!(a.rule_namespace(), "dubbo");
+        assert_eq!(
+            a.rule_namespace(),
+            "",
+            "public, as Dubbo's Nacos config centre"
+        );
         assert_eq!(a.to_string(), "nacos://127.0.0.1:8848");
     }
 

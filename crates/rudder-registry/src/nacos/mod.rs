@@ -492,7 +492,7 @@ mod tests {
         assert!(nacos.empty_protection());
         assert_eq!(
             registry.config_center().address(),
-            "nacos://127.0.0.1:8848?namespace=dubbo"
+            "nacos://127.0.0.1:8848?namespace=public"
         );
     }
 }

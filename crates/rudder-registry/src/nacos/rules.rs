@@ -1,7 +1,8 @@
 //! Nacos as config centre: each rule is one config, data id = the rule key, group = the rule group
 //! (`dubbo` for configurators and routers, `DUBBO_SERVICEDISCOVERY_MIGRATION` for migration rules),
-//! in the namespace the registry URL names, else `dubbo` (Dubbo's `registryAsConfigCenter` gives the
-//! config centre the registry's group as namespace, and `ConfigCenterConfig` defaults it to `dubbo`).
+//! in the namespace the registry URL names, else Nacos's `public` (Dubbo's `registryAsConfigCenter`
+//! config centre defaults its namespace to `dubbo`, which `NacosDynamicConfigurationFactory` drops:
+//! see the `address` module).
 //!
 //! Followed with Nacos's HTTP open API (see the `http` module for why not nacos-sdk's listener): every
 //! key read once, then one long-polling `listener` request at a time naming every key with the md5 of
@@ -118,13 +119,18 @@ impl Follower {
     async fn listen(&mut self) -> Result<(), RegistryError> {
         let mut listening = String::new();
         for k in &self.keys {
+            // `dataId^2group^2md5[^2tenant]^1`: without the tenant field for `public`, as Nacos's
+            // own client writes it.
             listening.push_str(&format!(
-                "{}\u{2}{}\u{2}{}\u{2}{}\u{1}",
+                "{}\u{2}{}\u{2}{}",
                 k.key.as_str(),
                 self.group,
-                k.md5,
-                self.tenant
+                k.md5
             ));
+            if !self.tenant.is_empty() {
+                listening.push_str(&format!("\u{2}{}", self.tenant));
+            }
+            listening.push('\u{1}');
         }
         let body = format!("Listening-Configs={}", form_encode(&listening));
         let headers = [("Long-Pulling-Timeout", LONG_POLL.as_millis().to_string())];
@@ -291,11 +297,11 @@ pub(crate) async fn follow_in(
 impl ConfigCenter for NacosRules {
     fn address(&self) -> String {
         let a = &self.connection.address;
-        format!(
-            "nacos://{}?namespace={}",
-            a.servers.join(","),
-            a.rule_namespace()
-        )
+        let namespace = match a.rule_namespace() {
+            "" => "public",
+            named => named,
+        };
+        format!("nacos://{}?namespace={namespace}", a.servers.join(","))
     }
 
     fn follow(

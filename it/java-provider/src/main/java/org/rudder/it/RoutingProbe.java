@@ -23,9 +23,21 @@ import org.apache.dubbo.rpc.RpcException;
  * and the condition routers read their node synchronously on the first provider notification), so a
  * test writes the rules first and then runs the probe.
  *
+ * <p>With {@code rudder.registry.address} set (a whole registry URL such as
+ * {@code nacos://127.0.0.1:PORT}), it discovers the providers through that registry instead, and reads
+ * the rules from it as Dubbo does when a registry doubles as config center (for Nacos: Dubbo's
+ * {@code registryAsConfigCenter} and {@code NacosDynamicConfiguration}, data id = the rule key, group
+ * {@code dubbo}, in the URL's {@code namespace}, else Nacos's {@code public}: the config center's
+ * default namespace {@code dubbo} is dropped by {@code NacosDynamicConfigurationFactory}). Dubbo's
+ * file caches (registry, mapping, metadata under ~/.dubbo) are off then, as in {@link MigrationProbe}:
+ * a cache left by an earlier run against another server on the same port would be read before the
+ * server.
+ *
  * <p>Settings (system property, or the environment variable in brackets):
  * <ul>
  *   <li>{@code rudder.zk.address} [RUDDER_ZK_ADDRESS], default 127.0.0.1:2181</li>
+ *   <li>{@code rudder.registry.address} [RUDDER_REGISTRY_ADDRESS], optional: a whole registry URL
+ *       ({@code nacos://127.0.0.1:PORT}) used instead of ZooKeeper</li>
  *   <li>{@code rudder.application} [RUDDER_APPLICATION], default parity-app: the consumer application
  *       (rules keyed {@code <app>.condition-router} apply to it)</li>
  *   <li>{@code rudder.probe.calls} [RUDDER_PROBE_CALLS], default 64: calls per spec</li>
@@ -92,9 +104,22 @@ public final class RoutingProbe {
         params.put("prefer.serialization", "hessian2");
         reference.setParameters(params);
 
+        // A whole registry URL (nacos://127.0.0.1:PORT) wins over the ZooKeeper address.
+        String registryAddress = Settings.get("rudder.registry.address", "").trim();
+        RegistryConfig registry;
+        if (registryAddress.isEmpty()) {
+            registry = new RegistryConfig("zookeeper://" + zk);
+        } else {
+            registry = new RegistryConfig(registryAddress);
+            application.setEnableFileCache(false);
+            Map<String, String> registryParams = new LinkedHashMap<>();
+            registryParams.put("file-cache", "false");
+            registry.setParameters(registryParams);
+        }
+
         DubboBootstrap bootstrap = DubboBootstrap.getInstance()
                 .application(application)
-                .registry(new RegistryConfig("zookeeper://" + zk))
+                .registry(registry)
                 .reference(reference);
         bootstrap.start();
         GreetingService greeting = reference.get();
