@@ -16,7 +16,8 @@
 //! as discovery: Dubbo's config centre defaults its namespace to `dubbo` (`ConfigCenterConfig`), but
 //! `NacosDynamicConfigurationFactory` drops a `dubbo` namespace before it makes the Nacos client
 //! ("Nacos use empty string as default name space"). A Java 3.3.6 consumer was seen doing so against
-//! rnacos (`it/tests/it/nacos_routing_parity.rs`).
+//! rnacos (`it/tests/it/nacos_routing_parity.rs`). The factory drops a `dubbo` the URL names too, so
+//! with `namespace=dubbo` services are found in `dubbo` and rules are read in `public`, as Dubbo does.
 
 use std::fmt;
 use std::time::Duration;
@@ -30,6 +31,8 @@ use crate::error::RegistryError;
 const DEFAULT_PORT: u16 = 8848;
 /// Nacos's default group (Dubbo's `Constants.DEFAULT_GROUP` in its Nacos modules).
 pub(crate) const DEFAULT_GROUP: &str = "DEFAULT_GROUP";
+/// The namespace Dubbo's Nacos config centre replaces by `public` (`NacosDynamicConfigurationFactory`).
+const DUBBO_NAMESPACE: &str = "dubbo";
 
 /// A parsed `nacos://` URL. The password never reaches `Debug` or `Display`.
 #[derive(Clone, PartialEq, Eq)]
@@ -143,7 +146,11 @@ impl NacosAddress {
     /// The config-centre namespace id: the URL's `namespace`, else `""`, Nacos's `public` (see the
     /// module docs): the discovery namespace.
     pub(crate) fn rule_namespace(&self) -> &str {
-        &self.namespace
+        if self.namespace == DUBBO_NAMESPACE {
+            ""
+        } else {
+            &self.namespace
+        }
     }
 }
 
@@ -214,6 +221,12 @@ mod tests {
         assert!(a.empty_protection);
         assert!(!a.register_consumer);
         assert_eq!(a.rule_namespace(), "dev");
+        // A `dubbo` namespace is discovery's; Dubbo reads the rules in `public` then.
+        let dubbo = NacosAddress::parse("nacos://127.0.0.1:8848?namespace=dubbo").unwrap();
+        assert_eq!(
+            (dubbo.namespace.as_str(), dubbo.rule_namespace()),
+            ("dubbo", "")
+        );
         assert_eq!(
             a.to_string(),
             "nacos://10.0.0.1:8848,10.0.0.2:8848,10.0.0.3:9848?namespace=dev&group=G1"
