@@ -81,7 +81,10 @@ members=()
 patches=()
 for crate in $(printf '%s\n' "${LIBRARIES[@]}" | grep -v '^-p$'); do
     file=$(echo target/package/"$crate"-[0-9]*.crate)
-    tar -xzf "$file" -C "$packaged"
+    # --touch: a .crate stores every file with the same old mtime (2006), so extracted as it is, a
+    # packaged crate looks older than the check artifacts of the last run and cargo would reuse them
+    # (a run after a change then checks the old sources, or fails against them).
+    tar -xzf "$file" -C "$packaged" --touch
     dir=$(basename "$file" .crate)
     members+=("\"$dir\"")
     patches+=("$crate = { path = \"$dir\" }")
