@@ -86,49 +86,68 @@ impl Changes {
     /// nothing ever can any more (the reference and its consumer are gone). A subscription that was
     /// replaced counts as a change: look again through a new [`Reference::changes`](crate::Reference::changes).
     pub async fn changed(&mut self) -> bool {
-        std::future::poll_fn(|cx| self.poll_changed(cx)).await
-    }
-
-    fn poll_changed(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
-        let mut open = false;
-        for version in &mut self.versions {
-            match poll_receiver(version, cx) {
-                Poll::Ready(true) => return Poll::Ready(true),
-                Poll::Ready(false) => {}
-                Poll::Pending => open = true,
+        // One `watch::Receiver::changed` future per channel, kept for the whole wait: each holds
+        // its channel's wake-up registration, which a future made and dropped on every poll would
+        // give up (and the wait would then sleep through the change).
+        let seen = {
+            // The status's index (`None`: a version channel) and its wait.
+            let mut waits: Vec<(Option<usize>, Wait<'_>)> = Vec::new();
+            for version in &mut self.versions {
+                waits.push((None, Box::pin(async { version.changed().await.is_ok() })));
             }
-        }
-        let mut index = 0;
-        while index < self.statuses.len() {
-            match poll_receiver(&mut self.statuses[index], cx) {
-                Poll::Ready(true) => return Poll::Ready(true),
-                Poll::Ready(false) => {
-                    // Replaced: a change, once.
-                    self.statuses.swap_remove(index);
-                    return Poll::Ready(true);
-                }
-                Poll::Pending => {
-                    open = true;
-                    index += 1;
-                }
+            for (index, status) in self.statuses.iter_mut().enumerate() {
+                waits.push((
+                    Some(index),
+                    Box::pin(async { status.changed().await.is_ok() }),
+                ));
             }
-        }
-        if open {
-            Poll::Pending
-        } else {
-            Poll::Ready(false)
+            std::future::poll_fn(|cx| poll_waits(&mut waits, cx)).await
+        };
+        match seen {
+            Seen::Changed => true,
+            Seen::Replaced(index) => {
+                // Replaced: a change, once.
+                self.statuses.swap_remove(index);
+                true
+            }
+            Seen::Closed => false,
         }
     }
 }
 
-/// Whether `receiver` saw a new value (`true`) or closed (`false`); marks the value seen.
-fn poll_receiver<T>(receiver: &mut watch::Receiver<T>, cx: &mut Context<'_>) -> Poll<bool> {
-    let changed = receiver.changed();
-    tokio::pin!(changed);
-    match Future::poll(Pin::as_mut(&mut changed), cx) {
-        Poll::Ready(Ok(())) => Poll::Ready(true),
-        Poll::Ready(Err(_)) => Poll::Ready(false),
-        Poll::Pending => Poll::Pending,
+/// One channel's wait for its next value: `false` when the channel closed.
+type Wait<'a> = Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
+
+/// What a wait on the channels found.
+enum Seen {
+    Changed,
+    /// The status channel at this index closed: its subscription was replaced.
+    Replaced(usize),
+    /// Every channel is closed.
+    Closed,
+}
+
+/// Polls each wait: a new value, a status channel closed, or every channel closed. A version channel
+/// that closed is dropped from `waits` (polled no more).
+fn poll_waits(waits: &mut Vec<(Option<usize>, Wait<'_>)>, cx: &mut Context<'_>) -> Poll<Seen> {
+    let mut index = 0;
+    while index < waits.len() {
+        let (status, wait) = &mut waits[index];
+        match wait.as_mut().poll(cx) {
+            Poll::Ready(true) => return Poll::Ready(Seen::Changed),
+            Poll::Ready(false) => match status {
+                Some(status) => return Poll::Ready(Seen::Replaced(*status)),
+                None => {
+                    drop(waits.swap_remove(index));
+                }
+            },
+            Poll::Pending => index += 1,
+        }
+    }
+    if waits.is_empty() {
+        Poll::Ready(Seen::Closed)
+    } else {
+        Poll::Pending
     }
 }
 
@@ -157,5 +176,58 @@ impl RulesInForce {
     /// The rules last refused (one per key at most; the last good rule of that key stays in force).
     pub fn refused(&self) -> &[RuleError] {
         &self.refused
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A value sent while `changed` waits wakes it (the wait's registration is kept between polls).
+    /// On a paused clock, a wait that lost its wake-up sleeps until the runtime skips to the
+    /// deadline, whose timer polls the wait again: it then sees the value, but 30 s late.
+    #[tokio::test(start_paused = true)]
+    async fn a_change_during_the_wait_wakes_it() {
+        let started = tokio::time::Instant::now();
+        let (version, version_rx) = watch::channel(0_u64);
+        let (other, other_rx) = watch::channel(0_u64);
+        let mut changes = Changes::new(vec![version_rx, other_rx], Vec::new());
+        let sender = tokio::spawn(async move {
+            // Let the wait start and be polled (and go idle) first.
+            tokio::task::yield_now().await;
+            version.send_replace(1);
+            version
+        });
+        let woke = tokio::time::timeout(Duration::from_secs(30), changes.changed()).await;
+        assert_eq!(woke, Ok(true), "the change woke the wait");
+        assert_eq!(
+            started.elapsed(),
+            Duration::ZERO,
+            "woken by the change, not the deadline"
+        );
+        let version = sender.await.unwrap();
+        // Seen: nothing new until the next value, on either channel.
+        let again = tokio::time::timeout(Duration::from_secs(1), changes.changed()).await;
+        assert!(again.is_err(), "no new value, no wake");
+        other.send_replace(7);
+        assert!(changes.changed().await);
+        drop((version, other));
+        assert!(!changes.changed().await, "every channel closed");
+    }
+
+    #[cfg(feature = "zookeeper")]
+    #[tokio::test(start_paused = true)]
+    async fn a_replaced_subscription_is_a_change_once() {
+        let (version, version_rx) = watch::channel(0_u64);
+        let (status, status_rx) = watch::channel(Status::default());
+        let mut changes = Changes::new(vec![version_rx], vec![status_rx]);
+        drop(status);
+        assert!(changes.changed().await, "replaced: a change");
+        let later = tokio::time::timeout(Duration::from_secs(1), changes.changed()).await;
+        assert!(later.is_err(), "once");
+        version.send_replace(2);
+        assert!(changes.changed().await);
     }
 }

@@ -28,7 +28,13 @@ pub(crate) async fn reference_reaches(
             );
         }
     };
-    if tokio::time::timeout(wait, reached).await.is_err() {
-        panic!("waited {wait:?} for {what}");
+    // The deadline is polled first: a wait that missed its wake-up and is only polled again by the
+    // deadline's timer fails here, rather than passing late (a lost wake-up in `Changes` once did).
+    let deadline = tokio::time::sleep(wait);
+    tokio::pin!(deadline);
+    tokio::select! {
+        biased;
+        () = &mut deadline => panic!("waited {wait:?} for {what}"),
+        () = reached => {}
     }
 }
