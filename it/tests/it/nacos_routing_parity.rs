@@ -41,9 +41,9 @@ use rudder_it::{Peer, PeerConfig, PeerKind, Rnacos};
 use crate::common::nacos_config::ConfigAdmin;
 use crate::nacos_discovery::props;
 use crate::routing_parity::{
-    app_condition, compare, hello, in_force, run_probe, service_condition, skip_without_java,
-    tag_rule, wait_for, who, CallSpec, Rule, CONSUMER_APP, NO_PROVIDER, PROVIDER_APP, READY_WITHIN,
-    SERVICE,
+    app_condition, hello, in_force, run_probe, service_condition, skip_without_java, tag_rule,
+    wait_for, who, CallSpec, Findings, Rule, Scenario, CONSUMER_APP, NO_PROVIDER, PROVIDER_APP,
+    READY_WITHIN, SERVICE,
 };
 
 /// Where Dubbo's consumer reads rules with a registry URL that names no namespace: Nacos's default
@@ -115,14 +115,8 @@ fn disabling(port: u16) -> NacosRule {
     }
 }
 
-struct Scenario {
-    name: &'static str,
-    rules: Vec<NacosRule>,
-    specs: Vec<CallSpec>,
-}
-
 /// The scenarios with rules in namespace `public`, for providers on `ports` (in [`PROVIDERS`] order).
-fn scenarios(ports: [u16; 3]) -> Vec<Scenario> {
+fn scenarios(ports: [u16; 3]) -> Vec<Scenario<NacosRule>> {
     let [plain_1, plain_2, gray_1] = ports;
     let gray = ("dubbo.tag", "gray");
     let north = ("region", "north");
@@ -212,8 +206,7 @@ async fn java_dubbo_and_rudder_route_the_same_by_rules_in_nacos_config() {
     let rules = ConfigAdmin::new(props(&nacos, RULE_NAMESPACE)).await;
     let dubbo = ConfigAdmin::new(props(&nacos, DUBBO_NAMESPACE)).await;
 
-    let mut report = Vec::new();
-    let mut mismatches = Vec::new();
+    let mut findings = Findings::default();
 
     // Rules in namespace `dubbo` only, written before either consumer starts: both must ignore them.
     let begun = Instant::now();
@@ -256,15 +249,9 @@ async fn java_dubbo_and_rudder_route_the_same_by_rules_in_nacos_config() {
     .await;
     let specs = untouched_specs(&["plain-1", "plain-2"]);
     let java = run_probe("127.0.0.1:1", Some(&registry), &specs).await;
-    compare(
-        "in dubbo only",
-        &specs,
-        &java,
-        &rudder,
-        &mut report,
-        &mut mismatches,
-    )
-    .await;
+    findings
+        .compare("in dubbo only", &specs, &java, &rudder)
+        .await;
     for rule in &in_dubbo {
         assert!(
             !rule.in_force(&rudder),
@@ -276,37 +263,17 @@ async fn java_dubbo_and_rudder_route_the_same_by_rules_in_nacos_config() {
     eprintln!("scenario in dubbo only took {:?}", begun.elapsed());
 
     for scenario in scenarios(ports) {
-        let begun = Instant::now();
-        for rule in &scenario.rules {
-            publish(&rules, &rudder, rule).await;
-        }
-        let java = run_probe("127.0.0.1:1", Some(&registry), &scenario.specs).await;
-        let java_took = begun.elapsed();
-        compare(
-            scenario.name,
-            &scenario.specs,
-            &java,
-            &rudder,
-            &mut report,
-            &mut mismatches,
-        )
-        .await;
-        for rule in &scenario.rules {
-            withdraw(&rules, &rudder, rule).await;
-        }
-        eprintln!(
-            "scenario {} took {:?} (Java probe {java_took:?})",
-            scenario.name,
-            begun.elapsed()
-        );
+        findings
+            .run(
+                &scenario,
+                &rudder,
+                async |rule| publish(&rules, &rudder, rule).await,
+                async |specs| run_probe("127.0.0.1:1", Some(&registry), specs).await,
+                async |rule| withdraw(&rules, &rudder, rule).await,
+            )
+            .await;
     }
-    eprintln!("{}", report.join("\n"));
-    eprintln!("nacos routing parity took {:?} in all", started.elapsed());
-    assert!(
-        mismatches.is_empty(),
-        "routing differs:\n{}",
-        mismatches.join("\n")
-    );
+    findings.assert_none("nacos routing parity", started);
     drop(rudder);
     consumer.shutdown().await;
     drop((p1, p2, p3));

@@ -154,9 +154,9 @@ pub(super) struct Rule {
     first_line: Option<String>,
 }
 
-pub(super) struct Scenario {
+pub(super) struct Scenario<R = Rule> {
     pub(super) name: &'static str,
-    pub(super) rules: Vec<Rule>,
+    pub(super) rules: Vec<R>,
     pub(super) specs: Vec<CallSpec>,
 }
 
@@ -211,40 +211,19 @@ async fn java_dubbo_and_rudder_reach_the_same_providers_under_the_same_rules() {
     })
     .await;
 
-    let mut report = Vec::new();
-    let mut mismatches = Vec::new();
+    let mut findings = Findings::default();
     for scenario in scenarios(ports) {
-        let begun = Instant::now();
-        for rule in &scenario.rules {
-            publish(&writer, &rudder, rule).await;
-        }
-        let java = run_probe(&connect, None, &scenario.specs).await;
-        let java_took = begun.elapsed();
-        compare(
-            scenario.name,
-            &scenario.specs,
-            &java,
-            &rudder,
-            &mut report,
-            &mut mismatches,
-        )
-        .await;
-        for rule in &scenario.rules {
-            withdraw(&writer, &rudder, rule).await;
-        }
-        eprintln!(
-            "scenario {} took {:?} (Java probe {java_took:?})",
-            scenario.name,
-            begun.elapsed()
-        );
+        findings
+            .run(
+                &scenario,
+                &rudder,
+                async |rule| publish(&writer, &rudder, rule).await,
+                async |specs| run_probe(&connect, None, specs).await,
+                async |rule| withdraw(&writer, &rudder, rule).await,
+            )
+            .await;
     }
-    eprintln!("{}", report.join("\n"));
-    eprintln!("routing parity took {:?} in all", started.elapsed());
-    assert!(
-        mismatches.is_empty(),
-        "routing differs:\n{}",
-        mismatches.join("\n")
-    );
+    findings.assert_none("routing parity", started);
     drop((p1, p2, p3, p4));
 }
 
@@ -525,46 +504,93 @@ pub(super) async fn wait_for(rudder: &Reference, what: &str, condition: impl FnM
     reference_reaches(rudder, what, WAIT, condition).await;
 }
 
-/// Makes each of `specs`' calls through `rudder` and compares the providers reached with the Java
-/// probe's (`java`) and with what the spec expects: one line per spec in `report`, and one entry in
-/// `mismatches` (with rudder's `explain`) for each spec either side did not reach as expected.
-pub(super) async fn compare(
-    scenario: &str,
-    specs: &[CallSpec],
-    java: &BTreeMap<String, Outcomes>,
-    rudder: &Reference,
-    report: &mut Vec<String>,
-    mismatches: &mut Vec<String>,
-) {
-    for spec in specs {
-        let java_outcomes = java.get(spec.label).unwrap_or_else(|| {
-            panic!("{scenario}: the probe printed no result for {}", spec.label)
-        });
-        let rudder_outcomes = call_rudder(rudder, spec).await;
-        let (java_set, rudder_set) = (keys(java_outcomes), keys(&rudder_outcomes));
-        let expected = names(&spec.expect);
-        let java_expected = spec
-            .java_on_loopback
-            .as_deref()
-            .map_or_else(|| expected.clone(), names);
-        let as_expected = java_set == java_expected && rudder_set == expected;
-        let verdict = match (java_set == rudder_set, as_expected) {
-            (true, true) => "same",
-            (false, true) => "known difference",
-            (true, false) => "same, not as expected",
-            (false, false) => "DIFFERENT",
-        };
-        report.push(format!(
-            "{scenario:<20} {:<15} {verdict:<16} java {java_outcomes:?} rudder {rudder_outcomes:?}",
-            spec.label
-        ));
-        if !as_expected {
-            let why = rudder.explain(&spec.invocation());
-            mismatches.push(format!(
-                "{scenario} / {}: java {java_set:?} (expected {java_expected:?}), rudder {rudder_set:?} \
-                 (expected {expected:?})\n{why}",
+/// What the scenarios of a parity test found: one line per spec (`report`), and one entry (with
+/// rudder's `explain`) for each spec either side did not reach as expected (`mismatches`).
+#[derive(Default)]
+pub(super) struct Findings {
+    report: Vec<String>,
+    mismatches: Vec<String>,
+}
+
+impl Findings {
+    /// One scenario: `publish` each rule (returning once rudder routes by it), the Java probe's calls
+    /// (`probe`), the same calls through `rudder`, compared; then `withdraw` each rule.
+    pub(super) async fn run<R>(
+        &mut self,
+        scenario: &Scenario<R>,
+        rudder: &Reference,
+        publish: impl AsyncFn(&R),
+        probe: impl AsyncFn(&[CallSpec]) -> BTreeMap<String, Outcomes>,
+        withdraw: impl AsyncFn(&R),
+    ) {
+        let begun = Instant::now();
+        for rule in &scenario.rules {
+            publish(rule).await;
+        }
+        let java = probe(&scenario.specs).await;
+        let java_took = begun.elapsed();
+        self.compare(scenario.name, &scenario.specs, &java, rudder)
+            .await;
+        for rule in &scenario.rules {
+            withdraw(rule).await;
+        }
+        eprintln!(
+            "scenario {} took {:?} (Java probe {java_took:?})",
+            scenario.name,
+            begun.elapsed()
+        );
+    }
+
+    /// Prints the report and asserts that every spec went as expected on both sides.
+    pub(super) fn assert_none(self, test: &str, started: Instant) {
+        eprintln!("{}", self.report.join("\n"));
+        eprintln!("{test} took {:?} in all", started.elapsed());
+        assert!(
+            self.mismatches.is_empty(),
+            "routing differs:\n{}",
+            self.mismatches.join("\n")
+        );
+    }
+
+    /// Makes each of `specs`' calls through `rudder` and compares the providers reached with the
+    /// Java probe's (`java`) and with what the spec expects.
+    pub(super) async fn compare(
+        &mut self,
+        scenario: &str,
+        specs: &[CallSpec],
+        java: &BTreeMap<String, Outcomes>,
+        rudder: &Reference,
+    ) {
+        for spec in specs {
+            let java_outcomes = java.get(spec.label).unwrap_or_else(|| {
+                panic!("{scenario}: the probe printed no result for {}", spec.label)
+            });
+            let rudder_outcomes = call_rudder(rudder, spec).await;
+            let (java_set, rudder_set) = (keys(java_outcomes), keys(&rudder_outcomes));
+            let expected = names(&spec.expect);
+            let java_expected = spec
+                .java_on_loopback
+                .as_deref()
+                .map_or_else(|| expected.clone(), names);
+            let as_expected = java_set == java_expected && rudder_set == expected;
+            let verdict = match (java_set == rudder_set, as_expected) {
+                (true, true) => "same",
+                (false, true) => "known difference",
+                (true, false) => "same, not as expected",
+                (false, false) => "DIFFERENT",
+            };
+            self.report.push(format!(
+                "{scenario:<20} {:<15} {verdict:<16} java {java_outcomes:?} rudder {rudder_outcomes:?}",
                 spec.label
             ));
+            if !as_expected {
+                let why = rudder.explain(&spec.invocation());
+                self.mismatches.push(format!(
+                    "{scenario} / {}: java {java_set:?} (expected {java_expected:?}), rudder {rudder_set:?} \
+                     (expected {expected:?})\n{why}",
+                    spec.label
+                ));
+            }
         }
     }
 }
