@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch, Notify};
 use crate::nacos::address::NacosAddress;
 use crate::nacos::hosts::{HostList, Key, Listing};
 use crate::nacos::http::Token;
-use crate::nacos::wire::{answer, grpc_address, outcome, Payload, Refused, Wire};
+use crate::nacos::wire::{grpc_address, outcome, Payload, Refused, Wire};
 use crate::options::RegistryOptions;
 
 /// Nacos 2.x's "connection not registered yet" (a request that overtook the stream's set-up).
@@ -229,7 +229,13 @@ impl NamingStream {
             "healthyOnly": false,
             "module": "naming",
         });
-        let answered = request(&self.shared, &link, "ServiceQueryRequest", body).await?;
+        let answered = request(
+            &self.shared,
+            &link,
+            ("ServiceQueryRequest", "QueryServiceResponse"),
+            body,
+        )
+        .await?;
         Ok(listed(&answered, "QueryServiceResponse")?.instances())
     }
 
@@ -267,8 +273,13 @@ async fn session(shared: &Shared, server: &str) -> Result<(), String> {
         wire,
         server: server.to_owned(),
     };
-    let check = request(shared, &link, "ServerCheckRequest", json!({})).await?;
-    answer::<serde_json::Value>(&check, "ServerCheckResponse").map_err(refusal)?;
+    request(
+        shared,
+        &link,
+        ("ServerCheckRequest", "ServerCheckResponse"),
+        json!({}),
+    )
+    .await?;
     let (to_server, mut from_server) = link.wire.bi_stream().await?;
     let setup = json!({
         "clientVersion": concat!("Nacos-Rust-Client:rudder-", env!("CARGO_PKG_VERSION")),
@@ -400,26 +411,28 @@ async fn subscribe(shared: &Shared, link: &Link, key: &Key, on: bool) -> Result<
         "clusters": "",
         "module": "naming",
     });
-    let answered = request(shared, link, "SubscribeServiceRequest", body).await?;
-    listed(&answered, "SubscribeServiceResponse")
+    let kinds = ("SubscribeServiceRequest", "SubscribeServiceResponse");
+    let answered = request(shared, link, kinds, body).await?;
+    listed(&answered, kinds.1)
 }
 
-/// The list an answer of type `expected` carries (none: an empty one), or the server's refusal.
+/// The list an answer of type `expected` (which [`request`] checked) carries; none: an empty one.
 fn listed(answered: &Payload, expected: &str) -> Result<HostList, String> {
-    outcome(answered, expected).map_err(refusal)?;
     let listing =
         Listing::read(answered.body_bytes()).map_err(|e| format!("unreadable {expected}: {e}"))?;
     Ok(listing.list.map(|(_, list)| list).unwrap_or_default())
 }
 
-/// One request with the `accessToken` header when logged in, tried again while the server has not
-/// registered the connection yet.
+/// One request of type `kinds.0` with the `accessToken` header when logged in, tried again while the
+/// server has not registered the connection yet: an answer of type `kinds.1`, or the server's
+/// refusal as the error.
 async fn request(
     shared: &Shared,
     link: &Link,
-    kind: &str,
+    kinds: (&str, &str),
     mut body: serde_json::Value,
 ) -> Result<Payload, String> {
+    let (kind, expected) = kinds;
     let wait = shared.options.connect_timeout();
     let mut headers = HashMap::new();
     match shared.token.value(&link.server, wait).await {
@@ -433,31 +446,37 @@ async fn request(
     body["requestId"] = json!(id);
     body["headers"] = json!(headers);
     let payload = Payload::new(kind, &body, headers);
-    let (answered, refused) = until_registered(kind, || link.wire.request(payload.clone())).await?;
-    if let Some(Refused { code: 403, .. }) = refused {
-        // The token may be stale (a restarted server): log in again next time.
-        shared.token.forget().await;
+    let (answered, refused) =
+        until_registered(expected, || link.wire.request(payload.clone())).await?;
+    match refused {
+        None => Ok(answered),
+        Some(refused) => {
+            if refused.code == 403 {
+                // The token may be stale (a restarted server): log in again next time.
+                shared.token.forget().await;
+            }
+            Err(refusal(refused))
+        }
     }
-    Ok(answered)
 }
 
-/// Sends a request of type `kind` with `send` until the answer is something other than "connection
-/// not registered yet" (Nacos answers that to a request that overtook the stream's set-up), at most
-/// [`NOT_REGISTERED_TRIES`] times more, 50 ms apart. The answer, and its refusal if it is one.
+/// Sends a request with `send` until the answer is something other than "connection not registered
+/// yet" (Nacos answers that to a request that overtook the stream's set-up), at most
+/// [`NOT_REGISTERED_TRIES`] times more, 50 ms apart. The answer, and its refusal if it is not a
+/// successful one of type `expected`.
 async fn until_registered<F, Answer>(
-    kind: &str,
+    expected: &str,
     mut send: F,
 ) -> Result<(Payload, Option<Refused>), String>
 where
     F: FnMut() -> Answer,
     Answer: std::future::Future<Output = Result<Payload, String>>,
 {
-    let expected = kind.replace("Request", "Response");
     let mut tries = 0;
     loop {
         let answered = send().await?;
         // The result code alone: an answer may be a service's whole list, megabytes of JSON.
-        match outcome(&answered, &expected) {
+        match outcome(&answered, expected) {
             Err(Refused { code, .. }) if code == NOT_REGISTERED && tries < NOT_REGISTERED_TRIES => {
                 tries += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;

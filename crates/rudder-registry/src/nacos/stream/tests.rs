@@ -17,7 +17,7 @@ fn unregistered() -> Payload {
 async fn a_request_that_overtook_the_set_up_is_sent_again_until_registered() {
     let sent = std::cell::Cell::new(0);
     let started = tokio::time::Instant::now();
-    let (answered, refused) = until_registered("SubscribeServiceRequest", || {
+    let (answered, refused) = until_registered("SubscribeServiceResponse", || {
         sent.set(sent.get() + 1);
         let answer = if sent.get() < 3 {
             unregistered()
@@ -35,7 +35,7 @@ async fn a_request_that_overtook_the_set_up_is_sent_again_until_registered() {
 
     // Never registered: the last answer's refusal, after the bounded tries.
     sent.set(0);
-    let (_, refused) = until_registered("SubscribeServiceRequest", || {
+    let (_, refused) = until_registered("SubscribeServiceResponse", || {
         sent.set(sent.get() + 1);
         async { Ok(unregistered()) }
     })
@@ -46,7 +46,7 @@ async fn a_request_that_overtook_the_set_up_is_sent_again_until_registered() {
 
     // Any other refusal, or a failure to send, is the answer at once.
     sent.set(0);
-    let (_, refused) = until_registered("ServiceQueryRequest", || {
+    let (_, refused) = until_registered("QueryServiceResponse", || {
         sent.set(sent.get() + 1);
         async {
             Ok(answer_with(
@@ -58,7 +58,7 @@ async fn a_request_that_overtook_the_set_up_is_sent_again_until_registered() {
     .await
     .unwrap();
     assert_eq!((sent.get(), refused.map(|r| r.code)), (1, Some(403)));
-    let failed = until_registered("ServiceQueryRequest", || async {
+    let failed = until_registered("QueryServiceResponse", || async {
         Err::<Payload, _>("no answer within 3000 ms".to_owned())
     })
     .await;
